@@ -1,0 +1,34 @@
+"""Gigi's kernel: plugin system, manifests, policy engine, store and tool-call path."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from gigi_core.hookspecs import hookimpl
+
+__version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from gigi_core.kernel import Kernel
+    from gigi_core.policy.actor import Actor
+    from gigi_core.policy.decision import Decision
+    from gigi_core.tools.context import ToolContext
+
+# Heavy parts load on first use so `gigi plugins list` and plugin imports stay fast.
+_LAZY = {
+    "Kernel": "gigi_core.kernel",
+    "Actor": "gigi_core.policy.actor",
+    "Decision": "gigi_core.policy.decision",
+    "ToolContext": "gigi_core.tools.context",
+}
+
+__all__ = ["Actor", "Decision", "Kernel", "ToolContext", "__version__", "hookimpl"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'gigi_core' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,89 @@
+"""Every hook a Gigi plugin can implement. Read this module as the reference.
+
+Registration hooks run once while the kernel starts and receive a ``register``
+callback. Runtime hooks run per event; async implementations are awaited.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pluggy
+
+hookspec = pluggy.HookspecMarker("gigi")
+hookimpl = pluggy.HookimplMarker("gigi")
+
+
+@hookspec
+def register_manifests(register: Any) -> None:
+    """Call ``register(path)`` for each manifest file (a Path or importlib Traversable)."""
+
+
+@hookspec
+def register_tools(register: Any) -> None:
+    """Call ``register(action_name, handler)`` for each action declared in your manifests."""
+
+
+@hookspec
+def register_providers(register: Any) -> None:
+    """Call ``register(provider)`` for each LLM provider (a ``gigi_core.llm.Provider``)."""
+
+
+@hookspec
+def register_surfaces(register: Any) -> None:
+    """Call ``register(name, factory)``; ``factory(kernel)`` returns an object with async ``run()``."""
+
+
+@hookspec
+def register_retrievers(register: Any) -> None:
+    """Call ``register(name, retriever)`` for each retrieval path over guild memory."""
+
+
+@hookspec
+def register_config_models(register: Any) -> None:
+    """Call ``register(plugin_name, model)``: a pydantic model validating the per-guild config."""
+
+
+@hookspec
+def register_migrations(register: Any) -> None:
+    """Call ``register(plugin_name, versions_dir)``: an alembic versions folder for your tables."""
+
+
+@hookspec
+def register_commands(cli: Any) -> None:
+    """Add click commands or groups to the ``gigi`` command group ``cli``."""
+
+
+@hookspec
+def startup(kernel: Any) -> None:
+    """Run once after the kernel opened its store; return nothing (may be async)."""
+
+
+@hookspec
+def shutdown(kernel: Any) -> None:
+    """Run once before the kernel closes its store; return nothing (may be async)."""
+
+
+@hookspec(firstresult=True)
+def actor_from_event(event: Any, surface: str) -> Any:
+    """Return a ``gigi_core.Actor`` for a surface event, or None to let the next plugin decide."""
+
+
+@hookspec
+def capabilities_for(actor: Any, guild_id: str, kernel: Any) -> Any:
+    """Return an iterable of capability names this actor holds in the guild (results are unioned)."""
+
+
+@hookspec
+def check_tool_call(call: Any, actor: Any, action: Any, kernel: Any) -> Any:
+    """Return None (no opinion), ``"confirm"``, ``"deny"`` or ``Decision``; any deny wins, then confirm."""
+
+
+@hookspec
+def after_tool_call(call: Any, actor: Any, outcome: Any, kernel: Any) -> None:
+    """Observe a finished tool call (metadata in ``outcome``); return nothing."""
+
+
+@hookspec
+def track_event(name: str, properties: dict[str, Any], kernel: Any) -> None:
+    """Observe a metadata-only event (never message text or secrets); return nothing."""

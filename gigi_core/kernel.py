@@ -1,0 +1,207 @@
+"""The Kernel: loaded plugins, store, policy and the tool-call path in one object."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from gigi_core.errors import ConfigError, SecretsError
+from gigi_core.hooks import HookRunner
+from gigi_core.plugins import LoadedPlugins, LoadOptions, load_plugins
+from gigi_core.policy.actor import Actor
+from gigi_core.policy.engine import PolicyEngine
+from gigi_core.registry import Registry
+from gigi_core.settings import Settings
+from gigi_core.store.audit import AuditLog, AuditRecord
+from gigi_core.store.db import Database, resolve_url
+from gigi_core.store.grants import GrantStore
+from gigi_core.store.plugin_state import PluginStateStore
+from gigi_core.store.sealing import Sealer
+from gigi_core.store.secrets import SecretStore
+from gigi_core.tools.context import ToolOutcome
+
+log = logging.getLogger(__name__)
+
+
+class Kernel:
+    """Start with ``await Kernel.open()``; end with ``await kernel.close()``."""
+
+    def __init__(
+        self, settings: Settings, plugins: LoadedPlugins, db: Database, sealer: Sealer
+    ) -> None:
+        self.settings = settings
+        self.pm = plugins.pm
+        self.registry: Registry = plugins.registry
+        self.hooks = HookRunner(self.pm)
+        self.db = db
+        self.sealer = sealer
+        self.secrets = SecretStore(sealer)
+        self.plugin_state = PluginStateStore(db, self.secrets)
+        self.grants = GrantStore(db)
+        self.audit = AuditLog(db)
+        self.policy = PolicyEngine(self)
+        self._closed = False
+
+    @classmethod
+    async def open(
+        cls,
+        database_url: str | None = None,
+        home: str | Path | None = None,
+        *,
+        plugins: LoadedPlugins | None = None,
+        load: list[str] | None = None,
+        extra_plugins: list[tuple[str, object]] | None = None,
+        sealer: Sealer | None = None,
+        migrate: bool = True,
+    ) -> Kernel:
+        """Load plugins, connect, migrate, run ``startup`` hooks."""
+        from gigi_core.store import migrate as migrations
+
+        settings = Settings.resolve(database_url, home)
+        if plugins is None:
+            options = LoadOptions.from_env(load=frozenset(load) if load is not None else None)
+            plugins = load_plugins(options, extra=extra_plugins or ())
+        db = Database(resolve_url(settings.database_url, settings.home))
+        try:
+            if migrate:
+                await migrations.upgrade(db, plugins.registry.migrations)
+            else:
+                await db.check()
+        except BaseException:
+            await db.close()
+            raise
+        kernel = cls(settings, plugins, db, sealer or Sealer.from_env())
+        await kernel.hooks.notify("startup", kernel=kernel)
+        return kernel
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        await self.hooks.notify("shutdown", kernel=self)
+        await self.db.close()
+
+    async def __aenter__(self) -> Kernel:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # -- tools -------------------------------------------------------------------------
+
+    async def call_tool(
+        self,
+        action: str,
+        args: Any,
+        *,
+        actor: Actor,
+        guild_id: str,
+        channel_id: str | None = None,
+        channel_visible: bool | None = None,
+        run_id: str | None = None,
+    ) -> ToolOutcome:
+        """Validate, decide, execute and audit one call; raises ToolError subclasses."""
+        from gigi_core.tools.invoke import call_tool
+
+        return await call_tool(
+            self,
+            action,
+            args,
+            actor=actor,
+            guild_id=guild_id,
+            channel_id=channel_id,
+            channel_visible=channel_visible,
+            run_id=run_id,
+        )
+
+    # -- plugin administration ---------------------------------------------------------
+
+    async def enable_plugin(
+        self,
+        guild_id: str,
+        plugin: str,
+        *,
+        config: dict[str, Any] | None = None,
+        allow_external: bool | None = None,
+        by: str | None = None,
+    ) -> None:
+        """Enable a loaded plugin in a guild, validating (and sealing) its config first."""
+        manifest = self._manifest(plugin)
+        plain, secrets = self.validate_config(plugin, config) if config is not None else (None, {})
+        if secrets:
+            self.sealer.require_key()
+        await self.plugin_state.save(
+            guild_id, plugin, enabled=True, allow_external=allow_external, config=plain,
+            secrets=secrets, by=by,
+        )
+        await self._audit_admin("plugin.enable", guild_id, by, manifest.plugin.name)
+
+    async def disable_plugin(self, guild_id: str, plugin: str, *, by: str | None = None) -> None:
+        await self.plugin_state.save(guild_id, plugin, enabled=False, by=by)
+        await self._audit_admin("plugin.disable", guild_id, by, plugin)
+
+    async def configure_plugin(
+        self, guild_id: str, plugin: str, config: dict[str, Any], *, by: str | None = None
+    ) -> None:
+        plain, secrets = self.validate_config(plugin, config)
+        if secrets:
+            self.sealer.require_key()
+        await self.plugin_state.save(guild_id, plugin, config=plain, secrets=secrets, by=by)
+        await self._audit_admin("plugin.config", guild_id, by, plugin)
+
+    def validate_config(
+        self, plugin: str, config: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, str]]:
+        """Validate against the manifest's config_schema (and a config model, if registered)."""
+        import jsonschema_rs
+
+        manifest = self._manifest(plugin)
+        if not isinstance(config, dict):
+            raise ConfigError(f"config for {plugin} must be a JSON object")
+        validator = jsonschema_rs.Draft202012Validator(manifest.plugin.config_schema)
+        for error in validator.iter_errors(config):
+            field = ".".join(str(p) for p in error.instance_path) or "(config)"
+            raise ConfigError(f"invalid config for {plugin}: {field}: {error.message}")
+        model = self.registry.config_models.get(plugin)
+        if model is not None:
+            from pydantic import ValidationError
+
+            try:
+                model.model_validate(config)
+            except ValidationError as exc:
+                err = exc.errors(include_url=False)[0]
+                field = ".".join(str(p) for p in err["loc"]) or "(config)"
+                raise ConfigError(f"invalid config for {plugin}: {field}: {err['msg']}") from None
+        secret_names = manifest.plugin.secret_fields()
+        secrets = {k: str(v) for k, v in config.items() if k in secret_names}
+        plain = {k: v for k, v in config.items() if k not in secret_names}
+        return plain, secrets
+
+    async def plugin_config(self, guild_id: str, plugin: str) -> Any:
+        """The config a handler sees: plain fields plus unsealed secrets, as the model if any."""
+        state = await self.plugin_state.get(guild_id, plugin)
+        config = dict(state.config) if state else {}
+        if state and state.secret_fields:
+            try:
+                config.update(await self.plugin_state.unsealed_secrets(guild_id, plugin))
+            except SecretsError:
+                log.error("cannot unseal config secrets of %s in guild %s", plugin, guild_id)
+                raise
+        model = self.registry.config_models.get(plugin)
+        return model.model_validate(config) if model is not None else config
+
+    def _manifest(self, plugin: str) -> Any:
+        manifest = self.registry.manifests.get(plugin)
+        if manifest is None:
+            record = self.registry.records.get(plugin)
+            if record is not None and record.status == "failed":
+                raise ConfigError(f"plugin {plugin} failed to load: {record.error}")
+            known = ", ".join(sorted(self.registry.manifests)) or "none"
+            raise ConfigError(f"no loaded plugin is named {plugin!r} (loaded: {known})")
+        return manifest
+
+    async def _audit_admin(self, kind: str, guild_id: str, by: str | None, plugin: str) -> None:
+        await self.audit.record(
+            AuditRecord(kind=kind, status="ok", actor_id=by, guild_id=guild_id, action=plugin)
+        )

@@ -1,0 +1,87 @@
+"""Checks that need more than one field: namespaces, duplicates, schemas, capabilities."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from gigi_core.manifest.models import Manifest
+
+Loc = tuple[str | int, ...]
+
+
+def schema_problem(schema: dict[str, Any]) -> str | None:
+    """Return why ``schema`` is not a valid Draft 2020-12 schema, or None."""
+    import jsonschema_rs
+
+    try:
+        jsonschema_rs.meta.validate(schema)
+    except jsonschema_rs.ValidationError as exc:
+        path = "/".join(str(p) for p in exc.instance_path)
+        return f"not a valid JSON Schema (Draft 2020-12){' at ' + path if path else ''}: " + (
+            exc.message
+        )
+    except Exception as exc:
+        return f"not a valid JSON Schema (Draft 2020-12): {exc}"
+    try:
+        jsonschema_rs.Draft202012Validator(schema)
+    except Exception as exc:
+        return f"JSON Schema does not compile: {exc}"
+    return None
+
+
+def semantic_problems(
+    manifest: Manifest, known_capabilities: Iterable[str], kernel_version: str
+) -> list[tuple[Loc, str]]:
+    """Every cross-field problem with the location of the field it belongs to."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    problems: list[tuple[Loc, str]] = []
+    plugin = manifest.plugin
+    if Version(kernel_version) not in SpecifierSet(plugin.kernel, prereleases=True):
+        problems.append(
+            (
+                ("plugin", "kernel"),
+                f"needs kernel {plugin.kernel!r} but this is Gigi {kernel_version}",
+            )
+        )
+    if problem := schema_problem(plugin.config_schema):
+        problems.append((("plugin", "config_schema"), problem))
+    elif plugin.config_schema.get("type") != "object":
+        problems.append((("plugin", "config_schema"), 'must have "type": "object"'))
+
+    declared: set[str] = set()
+    for index, cap in enumerate(plugin.capabilities):
+        if cap.name in declared:
+            problems.append((("plugin", "capabilities", index, "name"), f"duplicate {cap.name!r}"))
+        declared.add(cap.name)
+    known = declared | set(known_capabilities)
+
+    seen: set[str] = set()
+    for index, action in enumerate(manifest.actions):
+        loc: Loc = ("actions", index)
+        if action.plugin != plugin.name:
+            problems.append(
+                (
+                    (*loc, "name"),
+                    f"action {action.name!r} is outside the plugin's namespace "
+                    f"'{plugin.name}.'",
+                )
+            )
+        if action.name in seen:
+            problems.append(((*loc, "name"), f"duplicate action {action.name!r}"))
+        seen.add(action.name)
+        if action.capability not in known:
+            problems.append(
+                (
+                    (*loc, "capability"),
+                    f"capability {action.capability!r} is neither declared under "
+                    "plugin.capabilities nor known to the kernel",
+                )
+            )
+        if problem := schema_problem(action.args):
+            problems.append(((*loc, "args"), problem))
+        if action.result is not None and (problem := schema_problem(action.result)):
+            problems.append(((*loc, "result"), problem))
+    return problems

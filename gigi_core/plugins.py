@@ -1,0 +1,299 @@
+"""Plugin loading: defaults first, then entry points, each isolated; failures are recorded, not fatal."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pluggy
+
+from gigi_core import hookspecs
+from gigi_core.errors import GigiError, ManifestError, PluginError
+from gigi_core.registry import Contributions, PluginRecord, Registry
+
+log = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = "gigi"
+DEFAULT_PLUGINS: tuple[str, ...] = ()
+REGISTRATION_HOOKS = (
+    "register_manifests",
+    "register_tools",
+    "register_providers",
+    "register_surfaces",
+    "register_retrievers",
+    "register_config_models",
+    "register_migrations",
+)
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """Which plugins to load; read from GIGI_LOAD_PLUGINS / GIGI_BLOCK_PLUGINS / GIGI_STRICT_PLUGINS."""
+
+    load: frozenset[str] | None = None
+    block: frozenset[str] = frozenset()
+    strict: bool = False
+    defaults: tuple[str, ...] = DEFAULT_PLUGINS
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> LoadOptions:
+        def names(var: str) -> frozenset[str] | None:
+            raw = os.environ.get(var)
+            return None if raw is None else frozenset(n.strip() for n in raw.split(",") if n.strip())
+
+        values: dict[str, Any] = {
+            "load": names("GIGI_LOAD_PLUGINS"),
+            "block": names("GIGI_BLOCK_PLUGINS") or frozenset(),
+            "strict": os.environ.get("GIGI_STRICT_PLUGINS", "") not in ("", "0", "false"),
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    def wants(self, name: str) -> bool:
+        return name not in self.block and (self.load is None or name in self.load)
+
+
+@dataclass
+class LoadedPlugins:
+    pm: pluggy.PluginManager
+    registry: Registry
+
+    @property
+    def failures(self) -> list[PluginRecord]:
+        return [r for r in self.registry.records.values() if r.status == "failed"]
+
+
+def new_plugin_manager() -> pluggy.PluginManager:
+    pm = pluggy.PluginManager("gigi")
+    pm.add_hookspecs(hookspecs)
+    return pm
+
+
+def load_plugins(
+    options: LoadOptions | None = None,
+    *,
+    extra: Iterable[tuple[str, object]] = (),
+    known_capabilities: Iterable[str] | None = None,
+) -> LoadedPlugins:
+    """Load every wanted plugin; ``extra`` adds in-process plugin objects (tests, embedding)."""
+    from gigi_core.policy.capabilities import KERNEL_CAPABILITIES
+
+    options = options or LoadOptions.from_env()
+    pm = new_plugin_manager()
+    registry = Registry()
+    for cap in KERNEL_CAPABILITIES:
+        registry.capabilities[cap.name] = cap
+    known = set(known_capabilities or registry.capabilities)
+    loader = _Loader(pm, registry, options, known)
+    for module_name in options.defaults:
+        name = module_name.rsplit(".", 1)[-1]
+        if options.wants(name):
+            loader.load(name, lambda m=module_name: _import(m), "default", module_name)
+    for ep in _entry_points():
+        if options.wants(ep.name):
+            dist = getattr(ep, "dist", None)
+            loader.load(
+                ep.name,
+                ep.load,
+                "entrypoint",
+                ep.value,
+                distribution=dist.name if dist else None,
+                version=dist.version if dist else None,
+            )
+    for name, plugin in extra:
+        loader.load(name, lambda p=plugin: p, "inline", getattr(plugin, "__name__", repr(plugin)))
+    return LoadedPlugins(pm, registry)
+
+
+def _import(module_name: str) -> ModuleType:
+    import importlib
+
+    return importlib.import_module(module_name)
+
+
+def _entry_points() -> list[Any]:
+    from importlib.metadata import entry_points
+
+    seen: set[str] = set()
+    unique = []
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        if ep.name not in seen:  # the same dist on sys.path twice
+            seen.add(ep.name)
+            unique.append(ep)
+    return unique
+
+
+class _Loader:
+    def __init__(
+        self, pm: pluggy.PluginManager, registry: Registry, options: LoadOptions, known: set[str]
+    ) -> None:
+        self.pm, self.registry, self.options, self.known = pm, registry, options, known
+
+    def load(
+        self,
+        name: str,
+        get: Callable[[], object],
+        source: Any,
+        module: str,
+        *,
+        distribution: str | None = None,
+        version: str | None = None,
+    ) -> None:
+        record = PluginRecord(name, module, source, distribution, version)
+        plugin: object | None = None
+        try:
+            if name in self.registry.records:
+                raise PluginError(f"a plugin named {name!r} is already loaded")
+            plugin = get()
+            self.pm.register(plugin, name=name)
+            self._check_pending(plugin, name)
+            record.contributions = self._collect(plugin, name)
+            self._validate(record)
+            if record.version is None and record.manifests:
+                record.version = record.manifests[0].plugin.version
+        except Exception as exc:
+            record.status, record.error = "failed", _describe(exc)
+            if plugin is not None and self.pm.is_registered(plugin):
+                self.pm.unregister(plugin)
+            log.warning("plugin %s failed to load: %s", name, record.error)
+            if self.options.strict:
+                raise PluginError(
+                    f"plugin {name} failed to load: {record.error}",
+                    hint="unset GIGI_STRICT_PLUGINS to skip broken plugins",
+                ) from exc
+            self.registry.records[name] = record
+            return
+        self.registry.add(record)
+
+    def _check_pending(self, plugin: object, name: str) -> None:
+        try:
+            self.pm.check_pending()
+        except pluggy.PluginValidationError as exc:
+            raise PluginError(f"unknown hook: {exc}") from None
+
+    def _collect(self, plugin: object, name: str) -> Contributions:
+        c = Contributions()
+
+        def add_to(target: dict[str, Any], kind: str) -> Callable[..., None]:
+            def register(key: str, value: Any) -> None:
+                if key in target:
+                    raise PluginError(f"{kind} {key!r} registered twice")
+                target[key] = value
+
+            return register
+
+        def register_manifest(path: Any) -> None:
+            from gigi_core.manifest.loader import load_manifest
+
+            c.manifests.append(load_manifest(path, known_capabilities=self.known))
+
+        def register_provider(provider: Any) -> None:
+            add_to(c.providers, "provider")(str(provider.name), provider)
+
+        def register_migrations(plugin_name: str, versions: Any) -> None:
+            path = Path(str(versions))
+            if not path.is_dir():
+                raise PluginError(f"migrations folder {path} does not exist")
+            add_to(c.migrations, "migrations for")(plugin_name, path)
+
+        registers: dict[str, Callable[..., None]] = {
+            "register_manifests": register_manifest,
+            "register_tools": add_to(c.tools, "tool"),
+            "register_providers": register_provider,
+            "register_surfaces": add_to(c.surfaces, "surface"),
+            "register_retrievers": add_to(c.retrievers, "retriever"),
+            "register_config_models": add_to(c.config_models, "config model for"),
+            "register_migrations": register_migrations,
+        }
+        for hook in REGISTRATION_HOOKS:
+            for impl in getattr(self.pm.hook, hook).get_hookimpls():
+                if impl.plugin is not plugin:
+                    continue
+                try:
+                    result = impl.function(register=registers[hook])
+                except ManifestError:
+                    raise
+                except Exception as exc:
+                    raise PluginError(f"hook {hook} raised {_describe(exc)}") from exc
+                if inspect.isawaitable(result):
+                    close = getattr(result, "close", None)
+                    if close:
+                        close()
+                    raise PluginError(f"hook {hook} must be synchronous")
+        return c
+
+    def _validate(self, record: PluginRecord) -> None:
+        c = record.contributions
+        names = set()
+        actions: dict[str, Any] = {}
+        for m in record.manifests:
+            if m.plugin.name in self.registry.manifests or m.plugin.name in names:
+                owner = self.registry.owner_of(m.plugin.name)
+                raise PluginError(
+                    f"plugin name {m.plugin.name!r} is already declared by "
+                    f"{owner.name if owner else 'another manifest'}"
+                )
+            names.add(m.plugin.name)
+            actions.update({a.name: a for a in m.actions})
+        problems = [
+            f"handler registered for {n!r}, which no manifest of this plugin declares"
+            for n in sorted(set(c.tools) - set(actions))
+        ]
+        problems += [
+            f"action {n!r} has no handler (register it in register_tools)"
+            for n in sorted(set(actions) - set(c.tools))
+        ]
+        for n in sorted(set(actions) & set(c.tools)):
+            problems += _signature_problems(n, c.tools[n], actions[n].args)
+        for plugin_name in set(c.config_models) | set(c.migrations):
+            if plugin_name not in names:
+                problems.append(f"{plugin_name!r} is not a plugin declared by this module's manifests")
+        if problems:
+            raise PluginError("; ".join(problems))
+
+
+def _signature_problems(action: str, handler: Callable[..., Any], schema: dict[str, Any]) -> list[str]:
+    """A handler takes ``ctx`` then one keyword per schema property (or ``**kwargs``)."""
+    if not callable(handler):
+        return [f"handler for {action!r} is not callable"]
+    try:
+        params = list(inspect.signature(handler).parameters.values())
+    except (TypeError, ValueError):
+        return []
+    if not params:
+        return [f"handler for {action!r} must accept ctx as its first parameter"]
+    rest = params[1:]
+    if any(p.kind is p.VAR_KEYWORD for p in rest):
+        return []
+    props = set((schema.get("properties") or {}).keys())
+    required = set(schema.get("required") or [])
+    accepted = {p.name for p in rest if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    problems = [
+        f"handler for {action!r} does not accept argument {p!r} from its manifest"
+        for p in sorted(props - accepted)
+    ]
+    for p in rest:
+        if p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) or p.default is not p.empty:
+            continue
+        if p.name not in props:
+            problems.append(
+                f"handler for {action!r} requires {p.name!r}, which the manifest does not declare"
+            )
+        elif p.name not in required and "default" not in schema["properties"][p.name]:
+            problems.append(
+                f"handler for {action!r} requires {p.name!r}, which the manifest makes optional "
+                "without a default"
+            )
+    return problems
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, GigiError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"

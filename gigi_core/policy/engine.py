@@ -1,0 +1,158 @@
+"""Decide allow / confirm / deny for one proposed call. Pure rules first, then plugin vetoes."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from gigi_core.manifest.models import ActionSpec, Safety
+from gigi_core.policy.actor import Actor
+from gigi_core.policy.capabilities import matches
+from gigi_core.policy.decision import Decision, Outcome
+
+if TYPE_CHECKING:
+    from gigi_core.kernel import Kernel
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PolicyFacts:
+    """Everything the rules look at, gathered from code and SQL — never from the model."""
+
+    action: ActionSpec
+    plugin_loaded: bool
+    plugin_enabled: bool
+    capability_default: Literal["everyone", "admins"] | None
+    grants: frozenset[str]
+    hook_capabilities: frozenset[str] = frozenset()
+    external_consent: bool = False
+    channel_visible: bool | None = None
+
+
+def holds_capability(actor: Actor, facts: PolicyFacts) -> tuple[bool, str]:
+    """Whether the actor holds the action's capability, and through what."""
+    cap = facts.action.capability
+    if facts.capability_default is None:
+        return False, f"capability {cap} is unknown"
+    if actor.is_admin:
+        return True, "guild admin"
+    if facts.capability_default == "everyone":
+        return True, "granted to everyone by default"
+    if any(matches(g, cap) for g in facts.grants):
+        return True, "explicit grant"
+    if any(matches(g, cap) for g in facts.hook_capabilities):
+        return True, "granted by a plugin"
+    return False, f"you do not hold {cap}; a guild admin can grant it with `grants add {cap}`"
+
+
+def base_decision(actor: Actor, facts: PolicyFacts) -> Decision:
+    """The kernel's own rules, in order; default deny."""
+    action = facts.action
+    if not facts.plugin_loaded:
+        return Decision.deny(f"plugin {action.plugin} is not loaded", "plugin_not_loaded")
+    if not facts.plugin_enabled:
+        return Decision.deny(
+            f"plugin {action.plugin} is not enabled in this server", "plugin_disabled"
+        )
+    if facts.channel_visible is False:
+        return Decision.deny("you cannot view that channel", "channel_hidden")
+    held, why = holds_capability(actor, facts)
+    if not held:
+        return Decision.deny(why, "missing_capability")
+    if action.safety is Safety.external and not facts.external_consent:
+        return Decision.deny(
+            f"{action.name} reaches outside Discord and a guild admin has not allowed "
+            f"external actions for {action.plugin}",
+            "external_not_consented",
+        )
+    if action.needs_confirmation:
+        return Decision.confirm(
+            f"{action.name} is a {action.safety.value} action and needs your confirmation",
+            "confirm_required",
+        )
+    return Decision.allow(f"allowed ({why})")
+
+
+def combine(base: Decision, vetoes: Iterable[Any]) -> Decision:
+    """Apply plugin vetoes: any deny wins, then any confirm; a veto never upgrades a deny."""
+    if base.outcome is Outcome.deny:
+        return base
+    confirm: Decision | None = None
+    for veto in vetoes:
+        decision = _as_decision(veto)
+        if decision is None:
+            continue
+        if decision.outcome is Outcome.deny:
+            return decision
+        if decision.outcome is Outcome.confirm and confirm is None:
+            confirm = decision
+    if confirm is not None and base.outcome is Outcome.allow:
+        return confirm
+    return base
+
+
+def _as_decision(veto: Any) -> Decision | None:
+    if veto is None or veto == "allow":
+        return None
+    if isinstance(veto, Decision):
+        return None if veto.outcome is Outcome.allow else veto
+    if veto == "deny":
+        return Decision.deny("a plugin policy denied this call", "plugin_veto")
+    if veto == "confirm":
+        return Decision.confirm("a plugin policy asks for confirmation", "plugin_confirm")
+    raise TypeError(f"check_tool_call returned {veto!r}; expected None, 'confirm', 'deny' or Decision")
+
+
+class PolicyEngine:
+    """Gathers facts for a call and decides; any exception while deciding is a deny."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+
+    async def decide(
+        self,
+        actor: Actor,
+        action: ActionSpec,
+        guild_id: str,
+        *,
+        call: Any = None,
+        channel_visible: bool | None = None,
+    ) -> Decision:
+        try:
+            facts = await self.facts(actor, action, guild_id, channel_visible=channel_visible)
+            base = base_decision(actor, facts)
+            if base.outcome is Outcome.deny:
+                return base
+            vetoes = await self.kernel.hooks.call_all(
+                "check_tool_call", call=call, actor=actor, action=action, kernel=self.kernel
+            )
+            return combine(base, vetoes)
+        except Exception:
+            log.exception("policy evaluation failed for %s; denying", action.name)
+            return Decision.deny("the policy check failed, so the call was denied", "policy_error")
+
+    async def facts(
+        self, actor: Actor, action: ActionSpec, guild_id: str, *, channel_visible: bool | None
+    ) -> PolicyFacts:
+        kernel = self.kernel
+        state = await kernel.plugin_state.get(guild_id, action.plugin)
+        granted = await kernel.grants.for_actor(guild_id, actor)
+        hook_caps: set[str] = set()
+        for result in await kernel.hooks.call_all(
+            "capabilities_for", actor=actor, guild_id=guild_id, kernel=kernel
+        ):
+            if result:
+                hook_caps.update(str(c) for c in result)
+        return PolicyFacts(
+            action=action,
+            plugin_loaded=kernel.registry.plugin_loaded(action.plugin),
+            plugin_enabled=state is not None and state.enabled,
+            capability_default=kernel.registry.capability_default(action.capability),
+            grants=frozenset(granted),
+            hook_capabilities=frozenset(hook_caps),
+            external_consent=state is not None and state.allow_external,
+            channel_visible=channel_visible,
+        )

@@ -1,0 +1,118 @@
+"""What loaded plugins contributed: manifests, handlers, providers, surfaces and more."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from gigi_core.manifest.loader import LoadedManifest
+from gigi_core.manifest.models import ActionSpec, CapabilitySpec, Manifest
+
+
+@dataclass
+class Contributions:
+    """Everything one plugin module registered; merged into the Registry only if all is valid."""
+
+    manifests: list[LoadedManifest] = field(default_factory=list)
+    tools: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    providers: dict[str, Any] = field(default_factory=dict)
+    surfaces: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    retrievers: dict[str, Any] = field(default_factory=dict)
+    config_models: dict[str, Any] = field(default_factory=dict)
+    migrations: dict[str, Path] = field(default_factory=dict)
+
+
+@dataclass
+class PluginRecord:
+    """One plugin module as `gigi plugins list` shows it."""
+
+    name: str
+    module: str
+    source: Literal["default", "entrypoint", "inline"]
+    distribution: str | None = None
+    version: str | None = None
+    status: Literal["ok", "failed"] = "ok"
+    error: str | None = None
+    contributions: Contributions = field(default_factory=Contributions)
+
+    @property
+    def manifests(self) -> list[Manifest]:
+        return [m.manifest for m in self.contributions.manifests]
+
+    @property
+    def actions(self) -> list[str]:
+        return sorted(a.name for m in self.manifests for a in m.actions)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "module": self.module,
+            "source": self.source,
+            "distribution": self.distribution,
+            "version": self.version,
+            "status": self.status,
+            "error": self.error,
+            "plugins": [m.plugin.name for m in self.manifests],
+            "actions": self.actions,
+            "providers": sorted(self.contributions.providers),
+            "surfaces": sorted(self.contributions.surfaces),
+        }
+
+
+@dataclass
+class Registry:
+    """The merged view the kernel works from."""
+
+    records: dict[str, PluginRecord] = field(default_factory=dict)
+    manifests: dict[str, Manifest] = field(default_factory=dict)
+    actions: dict[str, ActionSpec] = field(default_factory=dict)
+    handlers: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    capabilities: dict[str, CapabilitySpec] = field(default_factory=dict)
+    providers: dict[str, Any] = field(default_factory=dict)
+    surfaces: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    retrievers: dict[str, Any] = field(default_factory=dict)
+    config_models: dict[str, Any] = field(default_factory=dict)
+    migrations: dict[str, Path] = field(default_factory=dict)
+    _validators: dict[str, Any] = field(default_factory=dict)
+
+    def add(self, record: PluginRecord) -> None:
+        c = record.contributions
+        for loaded in c.manifests:
+            m = loaded.manifest
+            self.manifests[m.plugin.name] = m
+            for cap in m.plugin.capabilities:
+                self.capabilities.setdefault(cap.name, cap)
+            for action in m.actions:
+                self.actions[action.name] = action
+        self.handlers.update(c.tools)
+        self.providers.update(c.providers)
+        self.surfaces.update(c.surfaces)
+        self.retrievers.update(c.retrievers)
+        self.config_models.update(c.config_models)
+        self.migrations.update(c.migrations)
+        self.records[record.name] = record
+
+    def plugin_loaded(self, plugin: str) -> bool:
+        return plugin in self.manifests
+
+    def capability_default(self, capability: str) -> Literal["everyone", "admins"] | None:
+        spec = self.capabilities.get(capability)
+        return spec.default if spec else None
+
+    def validator(self, action: str) -> Any:
+        """The action's compiled args validator, built once and reused for every call."""
+        validator = self._validators.get(action)
+        if validator is None:
+            import jsonschema_rs
+
+            validator = jsonschema_rs.Draft202012Validator(self.actions[action].args)
+            self._validators[action] = validator
+        return validator
+
+    def owner_of(self, plugin: str) -> PluginRecord | None:
+        for record in self.records.values():
+            if any(m.plugin.name == plugin for m in record.manifests):
+                return record
+        return None

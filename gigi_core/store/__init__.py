@@ -1,0 +1,1 @@
+"""The SQL store: async engine, alembic migrations, kernel tables and their repositories."""

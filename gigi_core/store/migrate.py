@@ -1,0 +1,51 @@
+"""Alembic upgrades: the kernel's versions plus one branch per plugin (register_migrations)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gigi_core.errors import StoreError
+
+if TYPE_CHECKING:
+    from gigi_core.store.db import Database
+
+KERNEL_VERSIONS = Path(__file__).parent / "migrations" / "versions"
+SCRIPT_LOCATION = Path(__file__).parent / "migrations"
+
+
+def alembic_config(version_locations: list[Path]) -> Any:
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(SCRIPT_LOCATION))
+    cfg.set_main_option("path_separator", "newline")
+    cfg.set_main_option(
+        "version_locations", "\n".join(str(p) for p in [KERNEL_VERSIONS, *version_locations])
+    )
+    return cfg
+
+
+async def upgrade(db: Database, plugin_versions: dict[str, Path]) -> None:
+    """Bring the kernel and every plugin branch to its head."""
+    from alembic import command
+
+    cfg = alembic_config(list(plugin_versions.values()))
+
+    def run(sync_conn: Any) -> None:
+        cfg.attributes["connection"] = sync_conn
+        command.upgrade(cfg, "heads")
+
+    await db.check()
+    try:
+        async with db.engine.begin() as conn:
+            await conn.run_sync(run)
+    except Exception as exc:
+        raise StoreError(f"database migration failed: {exc}") from exc
+
+
+async def current_heads(db: Database) -> set[str]:
+    from alembic.runtime.migration import MigrationContext
+
+    async with db.engine.connect() as conn:
+        return set(await conn.run_sync(lambda c: MigrationContext.configure(c).get_current_heads()))

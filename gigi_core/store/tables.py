@@ -1,0 +1,87 @@
+"""The kernel's tables. Audit rows hold metadata only: never argument values, results or text."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, Boolean, DateTime, Float, Integer, LargeBinary, String, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    """Kernel metadata; alembic revision 0001 creates exactly these tables (drift-tested)."""
+
+
+class GuildPlugin(Base):
+    """Per-guild plugin state: enabled flag, validated config (secrets live sealed elsewhere)."""
+
+    __tablename__ = "guild_plugins"
+
+    guild_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    plugin: Mapped[str] = mapped_column(String(64), primary_key=True)
+    enabled: Mapped[bool] = mapped_column(Boolean, default=False)
+    allow_external: Mapped[bool] = mapped_column(Boolean, default=False)
+    config: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    updated_by: Mapped[str | None] = mapped_column(String(64))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class CapabilityGrant(Base):
+    """A capability (or ``plugin.*`` wildcard) granted to a user or a role in one guild."""
+
+    __tablename__ = "capability_grants"
+    __table_args__ = (
+        UniqueConstraint("guild_id", "capability", "subject_type", "subject_id", name="uq_grant"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    guild_id: Mapped[str] = mapped_column(String(64), index=True)
+    capability: Mapped[str] = mapped_column(String(128))
+    subject_type: Mapped[str] = mapped_column(String(8))  # "user" | "role"
+    subject_id: Mapped[str] = mapped_column(String(64))
+    granted_by: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class AuditEvent(Base):
+    """Who did what where, and how it was decided; metadata only."""
+
+    __tablename__ = "audit_events"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+    kind: Mapped[str] = mapped_column(String(32))  # tool.call, plugin.enable, grant.add ...
+    actor_id: Mapped[str | None] = mapped_column(String(64))
+    guild_id: Mapped[str | None] = mapped_column(String(64), index=True)
+    channel_id: Mapped[str | None] = mapped_column(String(64))
+    action: Mapped[str | None] = mapped_column(String(128))
+    capability: Mapped[str | None] = mapped_column(String(128))
+    decision: Mapped[str | None] = mapped_column(String(16))
+    reason_code: Mapped[str | None] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(16))
+    duration_ms: Mapped[float | None] = mapped_column(Float)
+    run_id: Mapped[str | None] = mapped_column(String(64))
+    step_index: Mapped[int | None] = mapped_column(Integer)
+
+
+class SealedSecret(Base):
+    """AES-256-GCM ciphertext; the associated data binds it to (scope, owner, name)."""
+
+    __tablename__ = "sealed_secrets"
+    __table_args__ = (UniqueConstraint("scope", "owner", "name", name="uq_secret"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    scope: Mapped[str] = mapped_column(String(32))  # e.g. "plugin_config"
+    owner: Mapped[str] = mapped_column(String(160))  # e.g. "<guild>/<plugin>"
+    name: Mapped[str] = mapped_column(String(128))
+    key_id: Mapped[str] = mapped_column(String(32))
+    nonce: Mapped[bytes] = mapped_column(LargeBinary)
+    ciphertext: Mapped[bytes] = mapped_column(LargeBinary)
+    fingerprint: Mapped[str] = mapped_column(String(32))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

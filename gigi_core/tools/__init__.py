@@ -1,0 +1,1 @@
+"""The deterministic tool-call path and the context handlers receive."""

@@ -1,0 +1,195 @@
+"""The deterministic call path: look up, validate, decide, execute, audit."""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import inspect
+import json
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from gigi_core.errors import (
+    ConfirmationRequired,
+    InvalidArguments,
+    PolicyDenied,
+    ToolExecutionError,
+    UnknownAction,
+)
+from gigi_core.manifest.models import ActionSpec
+from gigi_core.policy.actor import Actor
+from gigi_core.policy.decision import Decision, Outcome
+from gigi_core.store.audit import AuditRecord
+from gigi_core.tools.context import ToolContext, ToolOutcome
+
+if TYPE_CHECKING:
+    from gigi_core.kernel import Kernel
+
+log = logging.getLogger(__name__)
+
+
+def lookup(kernel: Kernel, action: str) -> ActionSpec:
+    spec = kernel.registry.actions.get(action)
+    if spec is None:
+        close = difflib.get_close_matches(action, list(kernel.registry.actions), n=3)
+        hint = f"did you mean {', '.join(close)}?" if close else "`gigi tools list` shows them"
+        raise UnknownAction(f"no loaded plugin declares the action {action!r}", hint=hint)
+    return spec
+
+
+def validate_args(kernel: Kernel, spec: ActionSpec, args: Any) -> dict[str, Any]:
+    """Check ``args`` with the compiled validator; returns them with top-level defaults filled."""
+    if not isinstance(args, dict):
+        raise InvalidArguments(spec.name, "", f"expected a JSON object, got {type(args).__name__}")
+    validator = kernel.registry.validator(spec.name)
+    if not validator.is_valid(args):
+        error = min(validator.iter_errors(args), key=lambda e: list(map(str, e.instance_path)))
+        field = ".".join(str(p) for p in error.instance_path)
+        if not field and error.kind.__class__.__name__.endswith("Required"):
+            field = str(getattr(error.kind, "property", "") or "")
+        raise InvalidArguments(spec.name, field, error.message)
+    filled = dict(args)
+    for name, prop in (spec.args.get("properties") or {}).items():
+        if name not in filled and isinstance(prop, dict) and "default" in prop:
+            filled[name] = prop["default"]
+    return filled
+
+
+async def call_tool(
+    kernel: Kernel,
+    action: str,
+    args: Any,
+    *,
+    actor: Actor,
+    guild_id: str,
+    channel_id: str | None = None,
+    channel_visible: bool | None = None,
+    run_id: str | None = None,
+    call_id: str | None = None,
+) -> ToolOutcome:
+    """Run one call through policy; raises a ToolError subclass for every non-ok outcome."""
+    spec = lookup(kernel, action)
+    audit = AuditRecord(
+        kind="tool.call",
+        status="pending",
+        actor_id=actor.id,
+        guild_id=guild_id,
+        channel_id=channel_id,
+        action=spec.name,
+        capability=spec.capability,
+        run_id=run_id,
+    )
+    try:
+        filled = validate_args(kernel, spec, args)
+    except InvalidArguments:
+        await kernel.audit.record(_with(audit, status="invalid"))
+        raise
+    decision = await kernel.policy.decide(
+        actor, spec, guild_id, call={"action": spec.name, "args": filled}, channel_visible=channel_visible
+    )
+    if decision.outcome is Outcome.deny:
+        await kernel.audit.record(_with(audit, status="denied", decision=decision))
+        raise PolicyDenied(spec.name, decision.reason)
+    if decision.outcome is Outcome.confirm:
+        await kernel.audit.record(_with(audit, status="needs_confirmation", decision=decision))
+        raise ConfirmationRequired(spec.name, decision.reason)
+    return await execute(
+        kernel, spec, filled, actor=actor, guild_id=guild_id, channel_id=channel_id,
+        decision=decision, audit=audit, run_id=run_id, call_id=call_id,
+    )
+
+
+async def execute(
+    kernel: Kernel,
+    spec: ActionSpec,
+    args: dict[str, Any],
+    *,
+    actor: Actor,
+    guild_id: str,
+    channel_id: str | None,
+    decision: Decision,
+    audit: AuditRecord,
+    run_id: str | None = None,
+    call_id: str | None = None,
+) -> ToolOutcome:
+    """Run an already-allowed call with a timeout; failures are masked for the caller."""
+    ctx = ToolContext(
+        actor=actor,
+        guild_id=guild_id,
+        channel_id=channel_id,
+        config=await kernel.plugin_config(guild_id, spec.plugin),
+        kernel=kernel,
+        action=spec,
+        run_id=run_id,
+        call_id=call_id,
+    )
+    handler = kernel.registry.handlers[spec.name]
+    started = time.perf_counter()
+    status = "ok"
+    try:
+        result = await _run(handler, ctx, args, spec.timeout_seconds)
+        result = _as_json(spec, result)
+    except TimeoutError:
+        status = "timeout"
+        raise ToolExecutionError(f"{spec.name} did not finish within {spec.timeout_seconds:g}s") from None
+    except ToolExecutionError:
+        status = "error"
+        raise
+    except Exception as exc:
+        status = "error"
+        log.exception("tool %s raised", spec.name)
+        raise ToolExecutionError(f"{spec.name} failed ({type(exc).__name__})") from exc
+    finally:
+        elapsed = (time.perf_counter() - started) * 1000
+        record = _with(audit, status=status, decision=decision, duration_ms=round(elapsed, 3))
+        await kernel.audit.record(record)
+        call = {"action": spec.name, "run_id": run_id, "call_id": call_id}
+        await kernel.hooks.notify(
+            "after_tool_call", call=call, actor=actor, outcome=record, kernel=kernel
+        )
+    return ToolOutcome(spec.name, "ok", result, decision.outcome.value, elapsed)
+
+
+async def _run(handler: Any, ctx: ToolContext, args: dict[str, Any], timeout: float) -> Any:
+    if inspect.iscoroutinefunction(handler):
+        return await asyncio.wait_for(handler(ctx, **args), timeout)
+    result = await asyncio.wait_for(asyncio.to_thread(handler, ctx, **args), timeout)
+    if inspect.isawaitable(result):
+        result = await asyncio.wait_for(result, timeout)
+    return result
+
+
+def _as_json(spec: ActionSpec, result: Any) -> Any:
+    try:
+        plain = json.loads(json.dumps(result, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise ToolExecutionError(f"{spec.name} returned data that is not JSON ({exc})") from None
+    if spec.result is not None:
+        error = next(iter(kernel_registry_result(spec).iter_errors(plain)), None)
+        if error is not None:
+            log.error("tool %s result violates its schema: %s", spec.name, error.message)
+            raise ToolExecutionError(f"{spec.name} returned a result that does not match its manifest")
+    return plain
+
+
+def kernel_registry_result(spec: ActionSpec) -> Any:
+    """Result validators are compiled once per action spec and cached on it."""
+    validator = _RESULT_VALIDATORS.get(id(spec))
+    if validator is None or validator[0] is not spec:
+        import jsonschema_rs
+
+        validator = (spec, jsonschema_rs.Draft202012Validator(spec.result))
+        _RESULT_VALIDATORS[id(spec)] = validator
+    return validator[1]
+
+
+_RESULT_VALIDATORS: dict[int, tuple[ActionSpec, Any]] = {}
+
+
+def _with(audit: AuditRecord, *, status: str, decision: Decision | None = None, **extra: Any) -> AuditRecord:
+    from dataclasses import replace
+
+    if decision is not None:
+        extra.update(decision=decision.outcome.value, reason_code=decision.code)
+    return replace(audit, status=status, **extra)

@@ -1,0 +1,1 @@
+"""Helpers for testing Gigi and Gigi plugins: fake provider servers and fixtures."""

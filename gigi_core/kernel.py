@@ -132,8 +132,13 @@ class Kernel:
         if secrets:
             self.sealer.require_key()
         await self.plugin_state.save(
-            guild_id, plugin, enabled=True, allow_external=allow_external, config=plain,
-            secrets=secrets, by=by,
+            guild_id,
+            plugin,
+            enabled=True,
+            allow_external=allow_external,
+            config=plain,
+            secrets=secrets,
+            by=by,
         )
         await self._audit_admin("plugin.enable", guild_id, by, manifest.plugin.name)
 
@@ -190,6 +195,62 @@ class Kernel:
                 raise
         model = self.registry.config_models.get(plugin)
         return model.model_validate(config) if model is not None else config
+
+    async def add_grant(
+        self,
+        guild_id: str,
+        capability: str,
+        subject_type: str,
+        subject_id: str,
+        *,
+        by: str | None = None,
+    ) -> bool:
+        """Grant a known capability (or wildcard); False when it already existed."""
+        self.check_capability_name(capability)
+        created = await self.grants.add(guild_id, capability, subject_type, subject_id, by)
+        await self.audit.record(
+            AuditRecord(
+                kind="grant.add",
+                status="ok" if created else "noop",
+                actor_id=by,
+                guild_id=guild_id,
+                capability=capability,
+            )
+        )
+        return created
+
+    async def remove_grant(
+        self,
+        guild_id: str,
+        capability: str,
+        subject_type: str,
+        subject_id: str,
+        *,
+        by: str | None = None,
+    ) -> None:
+        if not await self.grants.remove(guild_id, capability, subject_type, subject_id):
+            raise ConfigError(
+                f"no grant of {capability} to {subject_type} {subject_id} in guild {guild_id}"
+            )
+        await self.audit.record(
+            AuditRecord(
+                kind="grant.remove",
+                status="ok",
+                actor_id=by,
+                guild_id=guild_id,
+                capability=capability,
+            )
+        )
+
+    def check_capability_name(self, capability: str) -> None:
+        from gigi_core.policy.capabilities import matches
+
+        known = self.registry.capabilities
+        if capability == "*" or capability in known:
+            return
+        if capability.endswith(".*") and any(matches(capability, c) for c in known):
+            return
+        raise ConfigError(f"unknown capability {capability!r}; known: {', '.join(sorted(known))}")
 
     def _manifest(self, plugin: str) -> Any:
         manifest = self.registry.manifests.get(plugin)

@@ -45,7 +45,9 @@ class LoadOptions:
     def from_env(cls, **overrides: Any) -> LoadOptions:
         def names(var: str) -> frozenset[str] | None:
             raw = os.environ.get(var)
-            return None if raw is None else frozenset(n.strip() for n in raw.split(",") if n.strip())
+            return (
+                None if raw is None else frozenset(n.strip() for n in raw.split(",") if n.strip())
+            )
 
         values: dict[str, Any] = {
             "load": names("GIGI_LOAD_PLUGINS"),
@@ -253,12 +255,16 @@ class _Loader:
             problems += _signature_problems(n, c.tools[n], actions[n].args)
         for plugin_name in set(c.config_models) | set(c.migrations):
             if plugin_name not in names:
-                problems.append(f"{plugin_name!r} is not a plugin declared by this module's manifests")
+                problems.append(
+                    f"{plugin_name!r} is not a plugin declared by this module's manifests"
+                )
         if problems:
             raise PluginError("; ".join(problems))
 
 
-def _signature_problems(action: str, handler: Callable[..., Any], schema: dict[str, Any]) -> list[str]:
+def _signature_problems(
+    action: str, handler: Callable[..., Any], schema: dict[str, Any]
+) -> list[str]:
     """A handler takes ``ctx`` then one keyword per schema property (or ``**kwargs``)."""
     if not callable(handler):
         return [f"handler for {action!r} is not callable"]

@@ -65,8 +65,7 @@ def semantic_problems(
             problems.append(
                 (
                     (*loc, "name"),
-                    f"action {action.name!r} is outside the plugin's namespace "
-                    f"'{plugin.name}.'",
+                    f"action {action.name!r} is outside the plugin's namespace '{plugin.name}.'",
                 )
             )
         if action.name in seen:

@@ -72,7 +72,9 @@ class PluginSpec(_Strict):
     def secret_fields(self) -> frozenset[str]:
         """Config properties marked ``x-gigi-secret: true``: stored sealed, shown masked."""
         props = self.config_schema.get("properties", {}) or {}
-        return frozenset(k for k, v in props.items() if isinstance(v, dict) and v.get("x-gigi-secret"))
+        return frozenset(
+            k for k, v in props.items() if isinstance(v, dict) and v.get("x-gigi-secret")
+        )
 
 
 class ActionSpec(_Strict):

@@ -5,7 +5,9 @@ from __future__ import annotations
 from gigi_core.manifest.models import CapabilitySpec
 
 KERNEL_CAPABILITIES: tuple[CapabilitySpec, ...] = (
-    CapabilitySpec(name="plugins.read", description="See which plugins are enabled", default="everyone"),
+    CapabilitySpec(
+        name="plugins.read", description="See which plugins are enabled", default="everyone"
+    ),
     CapabilitySpec(name="plugins.manage", description="Enable, disable and configure plugins"),
     CapabilitySpec(name="grants.manage", description="Grant and revoke capabilities"),
     CapabilitySpec(

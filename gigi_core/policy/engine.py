@@ -103,7 +103,9 @@ def _as_decision(veto: Any) -> Decision | None:
         return Decision.deny("a plugin policy denied this call", "plugin_veto")
     if veto == "confirm":
         return Decision.confirm("a plugin policy asks for confirmation", "plugin_confirm")
-    raise TypeError(f"check_tool_call returned {veto!r}; expected None, 'confirm', 'deny' or Decision")
+    raise TypeError(
+        f"check_tool_call returned {veto!r}; expected None, 'confirm', 'deny' or Decision"
+    )
 
 
 class PolicyEngine:

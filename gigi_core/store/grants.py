@@ -46,7 +46,9 @@ class GrantStore:
             return False
         return True
 
-    async def remove(self, guild_id: str, capability: str, subject_type: str, subject_id: str) -> bool:
+    async def remove(
+        self, guild_id: str, capability: str, subject_type: str, subject_id: str
+    ) -> bool:
         async with self.db.session() as s:
             result = await s.execute(
                 delete(CapabilityGrant).where(
@@ -63,10 +65,21 @@ class GrantStore:
             rows = await s.scalars(
                 select(CapabilityGrant)
                 .where(CapabilityGrant.guild_id == guild_id)
-                .order_by(CapabilityGrant.capability, CapabilityGrant.subject_type, CapabilityGrant.subject_id)
+                .order_by(
+                    CapabilityGrant.capability,
+                    CapabilityGrant.subject_type,
+                    CapabilityGrant.subject_id,
+                )
             )
             return [
-                Grant(r.guild_id, r.capability, r.subject_type, r.subject_id, r.granted_by, r.created_at)
+                Grant(
+                    r.guild_id,
+                    r.capability,
+                    r.subject_type,
+                    r.subject_id,
+                    r.granted_by,
+                    r.created_at,
+                )
                 for r in rows
             ]
 

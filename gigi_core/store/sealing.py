@@ -99,5 +99,7 @@ class Sealer:
         try:
             plain = AESGCM(key).decrypt(sealed.nonce, sealed.ciphertext, associated.encode())
         except InvalidTag as exc:
-            raise SecretsError("a sealed secret failed its integrity check (tampered or moved row)") from exc
+            raise SecretsError(
+                "a sealed secret failed its integrity check (tampered or moved row)"
+            ) from exc
         return plain.decode()

@@ -59,7 +59,9 @@ class SecretStore:
         changed = 0
         for row in await s.scalars(select(SealedSecret).where(SealedSecret.key_id != current)):
             ad = associated_data(row.scope, row.owner, row.name)
-            plain = self.sealer.open(Sealed(row.key_id, row.nonce, row.ciphertext, row.fingerprint), ad)
+            plain = self.sealer.open(
+                Sealed(row.key_id, row.nonce, row.ciphertext, row.fingerprint), ad
+            )
             sealed = self.sealer.seal(plain, ad)
             row.key_id, row.nonce, row.ciphertext = sealed.key_id, sealed.nonce, sealed.ciphertext
             row.updated_at = utcnow()

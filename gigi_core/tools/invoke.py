@@ -86,7 +86,11 @@ async def call_tool(
         await kernel.audit.record(_with(audit, status="invalid"))
         raise
     decision = await kernel.policy.decide(
-        actor, spec, guild_id, call={"action": spec.name, "args": filled}, channel_visible=channel_visible
+        actor,
+        spec,
+        guild_id,
+        call={"action": spec.name, "args": filled},
+        channel_visible=channel_visible,
     )
     if decision.outcome is Outcome.deny:
         await kernel.audit.record(_with(audit, status="denied", decision=decision))
@@ -95,8 +99,16 @@ async def call_tool(
         await kernel.audit.record(_with(audit, status="needs_confirmation", decision=decision))
         raise ConfirmationRequired(spec.name, decision.reason)
     return await execute(
-        kernel, spec, filled, actor=actor, guild_id=guild_id, channel_id=channel_id,
-        decision=decision, audit=audit, run_id=run_id, call_id=call_id,
+        kernel,
+        spec,
+        filled,
+        actor=actor,
+        guild_id=guild_id,
+        channel_id=channel_id,
+        decision=decision,
+        audit=audit,
+        run_id=run_id,
+        call_id=call_id,
     )
 
 
@@ -132,7 +144,9 @@ async def execute(
         result = _as_json(spec, result)
     except TimeoutError:
         status = "timeout"
-        raise ToolExecutionError(f"{spec.name} did not finish within {spec.timeout_seconds:g}s") from None
+        raise ToolExecutionError(
+            f"{spec.name} did not finish within {spec.timeout_seconds:g}s"
+        ) from None
     except ToolExecutionError:
         status = "error"
         raise
@@ -151,12 +165,12 @@ async def execute(
     return ToolOutcome(spec.name, "ok", result, decision.outcome.value, elapsed)
 
 
-async def _run(handler: Any, ctx: ToolContext, args: dict[str, Any], timeout: float) -> Any:
+async def _run(handler: Any, ctx: ToolContext, args: dict[str, Any], seconds: float) -> Any:
     if inspect.iscoroutinefunction(handler):
-        return await asyncio.wait_for(handler(ctx, **args), timeout)
-    result = await asyncio.wait_for(asyncio.to_thread(handler, ctx, **args), timeout)
+        return await asyncio.wait_for(handler(ctx, **args), seconds)
+    result = await asyncio.wait_for(asyncio.to_thread(handler, ctx, **args), seconds)
     if inspect.isawaitable(result):
-        result = await asyncio.wait_for(result, timeout)
+        result = await asyncio.wait_for(result, seconds)
     return result
 
 
@@ -169,7 +183,9 @@ def _as_json(spec: ActionSpec, result: Any) -> Any:
         error = next(iter(kernel_registry_result(spec).iter_errors(plain)), None)
         if error is not None:
             log.error("tool %s result violates its schema: %s", spec.name, error.message)
-            raise ToolExecutionError(f"{spec.name} returned a result that does not match its manifest")
+            raise ToolExecutionError(
+                f"{spec.name} returned a result that does not match its manifest"
+            )
     return plain
 
 
@@ -187,7 +203,9 @@ def kernel_registry_result(spec: ActionSpec) -> Any:
 _RESULT_VALIDATORS: dict[int, tuple[ActionSpec, Any]] = {}
 
 
-def _with(audit: AuditRecord, *, status: str, decision: Decision | None = None, **extra: Any) -> AuditRecord:
+def _with(
+    audit: AuditRecord, *, status: str, decision: Decision | None = None, **extra: Any
+) -> AuditRecord:
     from dataclasses import replace
 
     if decision is not None:

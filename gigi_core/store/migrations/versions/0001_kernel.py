@@ -36,7 +36,9 @@ def upgrade() -> None:
         sa.Column("subject_id", sa.String(64), nullable=False),
         sa.Column("granted_by", sa.String(64)),
         sa.Column("created_at", tz, nullable=False),
-        sa.UniqueConstraint("guild_id", "capability", "subject_type", "subject_id", name="uq_grant"),
+        sa.UniqueConstraint(
+            "guild_id", "capability", "subject_type", "subject_id", name="uq_grant"
+        ),
     )
     op.create_index("ix_capability_grants_guild_id", "capability_grants", ["guild_id"])
     op.create_table(

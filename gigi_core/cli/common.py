@@ -1,0 +1,103 @@
+"""Shared CLI plumbing: loaded plugins, opening the kernel, JSON output, error exits."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import sys
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from gigi_core.errors import GigiError
+
+if TYPE_CHECKING:
+    from gigi_core.kernel import Kernel
+    from gigi_core.plugins import LoadedPlugins
+
+T = TypeVar("T")
+
+
+@dataclass
+class CliState:
+    database_url: str | None = None
+    home: str | None = None
+    debug: bool = False
+    _plugins: LoadedPlugins | None = field(default=None, repr=False)
+
+    def plugins(self) -> LoadedPlugins:
+        if self._plugins is None:
+            from gigi_core.plugins import load_plugins
+
+            self._plugins = load_plugins()
+        return self._plugins
+
+    async def open_kernel(self) -> Kernel:
+        from gigi_core.kernel import Kernel
+
+        return await Kernel.open(self.database_url, self.home, plugins=self.plugins())
+
+
+pass_state = click.make_pass_decorator(CliState, ensure=True)
+
+
+def with_kernel(fn: Callable[..., Awaitable[T]]) -> Callable[..., T]:
+    """Run an async command body with an open kernel, closing it whatever happens."""
+
+    @functools.wraps(fn)
+    def wrapper(state: CliState, *args: Any, **kwargs: Any) -> T:
+        async def body() -> T:
+            kernel = await state.open_kernel()
+            try:
+                return await fn(kernel, *args, **kwargs)
+            finally:
+                await kernel.close()
+
+        return run(body(), state)
+
+    return pass_state(wrapper)
+
+
+def run(coro: Coroutine[Any, Any, T], state: CliState | None = None) -> T:
+    return asyncio.run(coro)
+
+
+def echo_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, sort_keys=True, default=str))
+
+
+def parse_json_option(value: str | None, option: str) -> Any:
+    if value is None:
+        return None
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise UsageFailure(
+            f"{option} is not valid JSON: {exc.msg} (line {exc.lineno} column {exc.colno})"
+        )
+
+
+class UsageFailure(GigiError):
+    """Bad command-line input; exit code 2 like click's own usage errors."""
+
+    exit_code = 2
+
+
+def fail(error: GigiError) -> None:
+    click.echo(f"Error: {error}", err=True)
+    sys.exit(error.exit_code)
+
+
+def table(rows: list[dict[str, Any]], columns: list[str]) -> None:
+    """A plain aligned table for people; ``--json`` is for programs."""
+    if not rows:
+        click.echo("(none)")
+        return
+    cells = [[str(r.get(c, "") if r.get(c) is not None else "") for c in columns] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
+    click.echo("  ".join(c.upper().ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip())
+    for row in cells:
+        click.echo("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())

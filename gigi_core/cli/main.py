@@ -1,0 +1,122 @@
+"""The root ``gigi`` group: global options, error handling, plugin-contributed commands."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import traceback
+
+import click
+
+from gigi_core import __version__
+from gigi_core.cli.common import CliState, fail
+from gigi_core.errors import GigiError
+
+
+class GigiGroup(click.Group):
+    """Turns GigiErrors into one readable line and an exit code; tracebacks only with --debug."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except GigiError as error:
+            if ctx.find_object(CliState) and ctx.find_object(CliState).debug:
+                traceback.print_exc()
+            fail(error)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
+            raise
+        except Exception as exc:
+            state = ctx.find_object(CliState)
+            if state is not None and state.debug:
+                traceback.print_exc()
+            else:
+                click.echo(
+                    f"Error: {type(exc).__name__}: {exc} (rerun with --debug for details)", err=True
+                )
+            sys.exit(1)
+        return None
+
+
+class _Formatter(logging.Formatter):
+    """One line per record; tracebacks only with --debug (the exception's message stays)."""
+
+    def __init__(self, debug: bool) -> None:
+        super().__init__("%(levelname)s %(name)s: %(message)s")
+        self.debug = debug
+
+    def format(self, record: logging.LogRecord) -> str:
+        if self.debug or not record.exc_info:
+            return super().format(record)
+        exc = record.exc_info[1]
+        line = super().format(
+            logging.makeLogRecord({**record.__dict__, "exc_info": None, "exc_text": None})
+        )
+        return f"{line}: {type(exc).__name__}: {exc}"
+
+
+@click.group(cls=GigiGroup)
+@click.version_option(__version__, prog_name="gigi")
+@click.option(
+    "--database-url",
+    envvar="GIGI_DATABASE_URL",
+    help="SQLAlchemy URL (default: SQLite in GIGI_HOME).",
+)
+@click.option(
+    "--home", envvar="GIGI_HOME", help="Data folder (default: the platform's user data dir)."
+)
+@click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
+@click.pass_context
+def cli(ctx: click.Context, database_url: str | None, home: str | None, debug: bool) -> None:
+    """Gigi: a Discord-native agent runtime. The LLM proposes; Gigi validates and executes."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(_Formatter(debug))
+    logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, handlers=[handler])
+    state = ctx.ensure_object(CliState)
+    state.database_url, state.home, state.debug = database_url or None, home or None, debug
+
+
+def _add_builtin_commands() -> None:
+    from gigi_core.cli import db, grants, manifest, plugins, run, secrets, tools
+
+    for module in (db, grants, manifest, plugins, run, secrets, tools):
+        for command in module.COMMANDS:
+            cli.add_command(command)
+    try:
+        from gigi_core.cli.new_plugin import new_plugin_command
+    except ImportError:  # pragma: no cover - the template command ships with the kernel
+        return
+    cli.add_command(new_plugin_command, "new-plugin")
+
+
+def _add_plugin_commands(state: CliState) -> None:
+    """Plugins add commands through ``register_commands(cli)``; one failing hook is recorded."""
+    loaded = state.plugins()
+    for impl in reversed(loaded.pm.hook.register_commands.get_hookimpls()):
+        try:
+            impl.function(cli=cli)
+        except Exception as exc:
+            record = loaded.registry.records.get(impl.plugin_name)
+            logging.getLogger(__name__).warning(
+                "plugin %s failed in register_commands: %s", impl.plugin_name, exc
+            )
+            if record is not None:
+                record.status, record.error = "failed", f"hook register_commands raised {exc!r}"
+
+
+_add_builtin_commands()
+
+
+def main() -> None:
+    state = CliState()
+    if _needs_plugins(sys.argv[1:]):
+        try:
+            _add_plugin_commands(state)
+        except GigiError as error:
+            fail(error)
+    cli.main(obj=state, prog_name="gigi")
+
+
+def _needs_plugins(argv: list[str]) -> bool:
+    """Skip plugin loading for --help/--version on the root and for commands that never need it."""
+    words = [a for a in argv if not a.startswith("-")]
+    return not (words and words[0] in {"manifest", "new-plugin", "secrets"})

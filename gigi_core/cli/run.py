@@ -1,0 +1,84 @@
+"""``gigi run``: start the kernel and a surface (Discord with a token, else the console)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import click
+
+from gigi_core.cli.common import CliState, pass_state, run
+from gigi_core.errors import GigiError
+
+
+def choose_surface(available: list[str], requested: str | None) -> str | None:
+    """An explicit --surface wins; a Discord token picks discord; then the console."""
+    if requested:
+        if requested not in available:
+            raise GigiError(
+                f"surface {requested!r} is not installed (installed: {', '.join(available) or 'none'})",
+                hint="install the plugin that provides it, e.g. pip install gigi-discord",
+            )
+        return requested
+    if os.environ.get("GIGI_DISCORD_TOKEN") and "discord" in available:
+        return "discord"
+    if "console" in available:
+        return "console"
+    return available[0] if len(available) == 1 else None
+
+
+@click.command("run")
+@click.option(
+    "--surface", help="Surface to start (default: discord with GIGI_DISCORD_TOKEN, else console)."
+)
+@click.option(
+    "--check", is_flag=True, help="Start, migrate, report and exit without starting a surface."
+)
+@pass_state
+def run_command(state: CliState, surface: str | None, check: bool) -> None:
+    """Start Gigi: open the store, migrate, load plugins, then run a surface."""
+    from gigi_core.store.db import redact_url
+
+    async def body() -> None:
+        kernel = await state.open_kernel()
+        try:
+            click.echo(f"Gigi kernel on {redact_url(kernel.db.url)} (home {kernel.settings.home})")
+            _report(kernel)
+            names = sorted(kernel.registry.surfaces)
+            chosen = choose_surface(names, surface)
+            if check:
+                return
+            if chosen is None:
+                click.echo(
+                    "No surface to start: install one (the console surface ships with the agent "
+                    "runtime; gigi-discord adds Discord). Exiting."
+                )
+                return
+            click.echo(f"Starting surface {chosen}.")
+            await kernel.registry.surfaces[chosen](kernel).run()
+        finally:
+            await kernel.close()
+
+    run(body())
+
+
+def _report(kernel: Any) -> None:
+    for record in kernel.registry.records.values():
+        detail = ", ".join(record.actions) or "no actions"
+        extra = []
+        if record.contributions.providers:
+            extra.append("providers: " + ", ".join(sorted(record.contributions.providers)))
+        if record.contributions.surfaces:
+            extra.append("surfaces: " + ", ".join(sorted(record.contributions.surfaces)))
+        line = f"  {record.name} {record.version or ''} [{record.status}] {detail}"
+        if extra:
+            line += " (" + "; ".join(extra) + ")"
+        if record.error:
+            line += f" error: {record.error}"
+        click.echo(line)
+    if not kernel.registry.records:
+        click.echo("  no plugins installed")
+    click.echo(f"Surfaces: {', '.join(sorted(kernel.registry.surfaces)) or 'none'}")
+
+
+COMMANDS = [run_command]

@@ -1,0 +1,107 @@
+"""``gigi tools``: list actions and call one through the deterministic path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from gigi_core.cli.common import CliState, echo_json, parse_json_option, pass_state, run, table
+from gigi_core.errors import PolicyDenied
+
+
+@click.group("tools")
+def tools_group() -> None:
+    """List and call plugin actions."""
+
+
+@tools_group.command("list")
+@click.option("--guild", help="Only actions of plugins enabled in this guild.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@pass_state
+def list_tools(state: CliState, guild: str | None, as_json: bool) -> None:
+    """Every declared action with its safety class and capability."""
+
+    async def enabled() -> set[str] | None:
+        if guild is None:
+            return None
+        kernel = await state.open_kernel()
+        try:
+            return set(await kernel.plugin_state.enabled_plugins(guild))
+        finally:
+            await kernel.close()
+
+    only = run(enabled())
+    rows = [
+        {
+            "name": a.name,
+            "plugin": a.plugin,
+            "safety": a.safety.value,
+            "capability": a.capability,
+            "confirm": a.confirm.value,
+            "needs_confirmation": a.needs_confirmation,
+            "description": a.description,
+            "args": a.args,
+        }
+        for a in sorted(state.plugins().registry.actions.values(), key=lambda a: a.name)
+        if only is None or a.plugin in only
+    ]
+    if as_json:
+        echo_json(rows)
+    else:
+        table(rows, ["name", "safety", "capability", "confirm", "description"])
+
+
+@tools_group.command("call")
+@click.argument("action")
+@click.option("--guild", required=True, help="Guild (server) id.")
+@click.option("--user", required=True, help="Acting user id.")
+@click.option("--role", "roles", multiple=True, help="A role the user holds (repeatable).")
+@click.option("--admin", is_flag=True, help="The user is a guild admin.")
+@click.option("--channel", help="Channel id.")
+@click.option(
+    "--args", "args_json", default="{}", show_default=True, help="Arguments as a JSON object."
+)
+@pass_state
+def call(
+    state: CliState,
+    action: str,
+    guild: str,
+    user: str,
+    roles: tuple[str, ...],
+    admin: bool,
+    channel: str | None,
+    args_json: str,
+) -> None:
+    """Validate, check policy, execute and audit ACTION; print its result as JSON.
+
+    Exit codes: 0 done, 2 invalid arguments or unknown action, 3 denied,
+    4 confirmation required (not executed), 5 the tool failed.
+    """
+    from gigi_core.policy.actor import Actor
+
+    args = parse_json_option(args_json, "--args")
+
+    async def body() -> Any:
+        kernel = await state.open_kernel()
+        try:
+            if action in kernel.registry.actions and not await kernel.plugin_state.known_guild(
+                guild
+            ):
+                raise PolicyDenied(
+                    action,
+                    f"guild {guild} is unknown: no plugin was ever enabled there "
+                    f"(gigi plugins enable PLUGIN --guild {guild})",
+                )
+            actor = Actor(id=user, roles=frozenset(roles), is_admin=admin)
+            return await kernel.call_tool(
+                action, args, actor=actor, guild_id=guild, channel_id=channel
+            )
+        finally:
+            await kernel.close()
+
+    outcome = run(body())
+    echo_json(outcome.result)
+
+
+COMMANDS = [tools_group]

@@ -77,7 +77,7 @@ def parse_json_option(value: str | None, option: str) -> Any:
     except json.JSONDecodeError as exc:
         raise UsageFailure(
             f"{option} is not valid JSON: {exc.msg} (line {exc.lineno} column {exc.colno})"
-        )
+        ) from None
 
 
 class UsageFailure(GigiError):

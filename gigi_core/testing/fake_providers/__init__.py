@@ -12,7 +12,7 @@ See docs/llm-providers.md for the full API.
 from __future__ import annotations
 
 from gigi_core.testing.fake_providers.anthropic import FakeAnthropic, message_body
-from gigi_core.testing.fake_providers.common import AUTO, FakeToolCall, fake_vector
+from gigi_core.testing.fake_providers.common import AUTO, FakeToolCall, RecordingSleep, fake_vector
 from gigi_core.testing.fake_providers.gemini import FakeGemini, generate_body
 from gigi_core.testing.fake_providers.openai import (
     FakeOpenAI,
@@ -38,6 +38,7 @@ __all__ = [
     "FakeProviderServer",
     "FakeToolCall",
     "RecordedRequest",
+    "RecordingSleep",
     "Reply",
     "chat_completion",
     "fake_vector",

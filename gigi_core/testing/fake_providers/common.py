@@ -48,3 +48,13 @@ def fake_vector(text: str, dimension: int) -> list[float]:
     vector = values[:dimension]
     norm = sum(v * v for v in vector) ** 0.5 or 1.0
     return [round(v / norm, 6) for v in vector]
+
+
+class RecordingSleep:
+    """An async ``sleep`` that records the waits instead of waiting (pass as ``sleep=``)."""
+
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.waits.append(seconds)

@@ -7,6 +7,7 @@ format (OpenAI, Anthropic, Gemini) subclasses it to add routes and reply builder
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -305,6 +306,12 @@ class FakeProviderServer:
 def _make_handler(server: FakeProviderServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+
+        def setup(self) -> None:
+            super().setup()
+            # Headers and body go out in separate writes: without this, Nagle's
+            # algorithm and delayed ACKs add ~40 ms to every keep-alive reply.
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
         def do_POST(self) -> None:
             self._serve()

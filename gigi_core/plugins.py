@@ -95,7 +95,7 @@ def load_plugins(
     loader = _Loader(pm, registry, options, known)
     for module_name in options.defaults:
         name = module_name.rsplit(".", 1)[-1]
-        if options.wants(name):
+        if name not in options.block:  # defaults ignore the load list, like datasette's
             loader.load(name, lambda m=module_name: _import(m), "default", module_name)
     for ep in _entry_points():
         if options.wants(ep.name):

@@ -70,3 +70,6 @@ async def kernel(database_url: str, tmp_path: pathlib.Path) -> AsyncIterator[Any
     """A kernel with the dice plugin on both backends."""
     async with open_test_kernel(tmp_path, plugins=["dice"], database_url=database_url) as k:
         yield k
+
+
+from tests.plugin_factory import plugin_factory  # noqa: E402,F401  (fixture re-export)

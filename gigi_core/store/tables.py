@@ -74,7 +74,7 @@ class AuditEvent(Base):
     capability: Mapped[str | None] = mapped_column(String(128))
     decision: Mapped[str | None] = mapped_column(String(16))
     reason_code: Mapped[str | None] = mapped_column(String(64))
-    status: Mapped[str] = mapped_column(String(16))
+    status: Mapped[str] = mapped_column(String(32))
     duration_ms: Mapped[float | None] = mapped_column(Float)
     run_id: Mapped[str | None] = mapped_column(String(64))
     step_index: Mapped[int | None] = mapped_column(Integer)

@@ -53,7 +53,7 @@ def upgrade() -> None:
         sa.Column("capability", sa.String(128)),
         sa.Column("decision", sa.String(16)),
         sa.Column("reason_code", sa.String(64)),
-        sa.Column("status", sa.String(16), nullable=False),
+        sa.Column("status", sa.String(32), nullable=False),
         sa.Column("duration_ms", sa.Float),
         sa.Column("run_id", sa.String(64)),
         sa.Column("step_index", sa.Integer),

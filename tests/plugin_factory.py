@@ -64,8 +64,12 @@ class PluginFactory:
         package = package or f"gigi_test_{name}"
         pkg = self.root / package
         pkg.mkdir()
-        (pkg / "__init__.py").write_text(textwrap.dedent(module if module is not None else MODULE.format(name=name)))
-        (pkg / "gigi.yaml").write_text(manifest if manifest is not None else MANIFEST.format(name=name))
+        (pkg / "__init__.py").write_text(
+            textwrap.dedent(module if module is not None else MODULE.format(name=name))
+        )
+        (pkg / "gigi.yaml").write_text(
+            manifest if manifest is not None else MANIFEST.format(name=name)
+        )
         dist = self.root / f"{package}-1.2.3.dist-info"
         dist.mkdir()
         (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package}\nVersion: 1.2.3\n")

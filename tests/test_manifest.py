@@ -66,7 +66,9 @@ def test_valid_manifest_loads(tmp_path: Path) -> None:
 
 
 def test_unknown_key_names_file_line_and_field(tmp_path: Path) -> None:
-    text = VALID.replace("  data_statement: Stores nothing.\n", "  data_statement: Stores nothing.\n  colour: red\n")
+    text = VALID.replace(
+        "  data_statement: Stores nothing.\n", "  data_statement: Stores nothing.\n  colour: red\n"
+    )
     [problem] = problems_of(tmp_path, text)
     assert problem == f"{tmp_path / 'gigi.yaml'}:8: plugin.colour: unknown field"
 
@@ -85,7 +87,10 @@ def test_bad_safety_class(tmp_path: Path) -> None:
 
 def test_action_outside_namespace(tmp_path: Path) -> None:
     [problem] = problems_of(tmp_path, VALID.replace("name: dice.roll", "name: coins.flip"))
-    assert ":12: actions.0.name: action 'coins.flip' is outside the plugin's namespace 'dice.'" in problem
+    assert (
+        ":12: actions.0.name: action 'coins.flip' is outside the plugin's namespace 'dice.'"
+        in problem
+    )
 
 
 def test_duplicate_action_names(tmp_path: Path) -> None:
@@ -96,18 +101,28 @@ def test_duplicate_action_names(tmp_path: Path) -> None:
 
 
 def test_args_must_be_object_schema(tmp_path: Path) -> None:
-    text = VALID.replace("      type: object\n      properties:\n        sides", "      type: array\n      properties:\n        sides")
+    text = VALID.replace(
+        "      type: object\n      properties:\n        sides",
+        "      type: array\n      properties:\n        sides",
+    )
     [problem] = problems_of(tmp_path, text)
     assert 'actions.0.args: args must be a JSON Schema with "type": "object"' in problem
 
 
 def test_args_must_be_valid_draft_2020_12(tmp_path: Path) -> None:
-    [problem] = problems_of(tmp_path, VALID.replace("sides: {type: integer", "sides: {type: integr"))
-    assert ":18: actions.0.args: not a valid JSON Schema (Draft 2020-12) at properties/sides/type" in problem
+    [problem] = problems_of(
+        tmp_path, VALID.replace("sides: {type: integer", "sides: {type: integr")
+    )
+    assert (
+        ":18: actions.0.args: not a valid JSON Schema (Draft 2020-12) at properties/sides/type"
+        in problem
+    )
 
 
 def test_undeclared_unknown_capability(tmp_path: Path) -> None:
-    [problem] = problems_of(tmp_path, VALID.replace("capability: dice.use", "capability: dice.admin"))
+    [problem] = problems_of(
+        tmp_path, VALID.replace("capability: dice.use", "capability: dice.admin")
+    )
     assert ":15: actions.0.capability: capability 'dice.admin' is neither declared" in problem
 
 
@@ -144,12 +159,16 @@ def test_yaml_syntax_error_has_line(tmp_path: Path) -> None:
 
 
 def test_duplicate_yaml_key(tmp_path: Path) -> None:
-    [problem] = problems_of(tmp_path, VALID.replace("  version: 0.1.0\n", "  version: 0.1.0\n  version: 0.2.0\n"))
+    [problem] = problems_of(
+        tmp_path, VALID.replace("  version: 0.1.0\n", "  version: 0.1.0\n  version: 0.2.0\n")
+    )
     assert "duplicate" in problem.lower()
 
 
 def test_not_a_mapping(tmp_path: Path) -> None:
-    assert problems_of(tmp_path, "- just\n- a list\n") == [f"{tmp_path / 'gigi.yaml'}:1: a manifest must be a YAML mapping"]
+    assert problems_of(tmp_path, "- just\n- a list\n") == [
+        f"{tmp_path / 'gigi.yaml'}:1: a manifest must be a YAML mapping"
+    ]
 
 
 def test_unreadable_file(tmp_path: Path) -> None:
@@ -170,7 +189,9 @@ def test_bad_config_schema(tmp_path: Path) -> None:
 
 
 def test_destructive_always_confirms(tmp_path: Path) -> None:
-    loaded = load_manifest(write(tmp_path, VALID.replace("safety: read_only", "safety: destructive")))
+    loaded = load_manifest(
+        write(tmp_path, VALID.replace("safety: read_only", "safety: destructive"))
+    )
     assert loaded.manifest.actions[0].needs_confirmation is True
 
 
@@ -186,13 +207,17 @@ def test_destructive_always_confirms(tmp_path: Path) -> None:
     ],
 )
 def test_confirmation_rule(tmp_path: Path, safety: str, confirm: str, expected: bool) -> None:
-    text = VALID.replace("safety: read_only", f"safety: {safety}").replace("confirm: never", f"confirm: {confirm}")
+    text = VALID.replace("safety: read_only", f"safety: {safety}").replace(
+        "confirm: never", f"confirm: {confirm}"
+    )
     assert load_manifest(write(tmp_path, text)).manifest.actions[0].needs_confirmation is expected
 
 
 def test_committed_schema_matches_models() -> None:
     committed = json.loads(committed_schema_path().read_text())
-    assert committed == manifest_json_schema(), "run: gigi manifest schema > manifests/manifest-v1.schema.json"
+    assert committed == manifest_json_schema(), (
+        "run: gigi manifest schema > manifests/manifest-v1.schema.json"
+    )
 
 
 def test_schema_validates_the_dice_manifest() -> None:

@@ -63,7 +63,9 @@ def test_hook_that_raises_fails_only_that_plugin(plugin_factory) -> None:
 def test_invalid_manifest_fails_plugin_with_file_line(plugin_factory) -> None:
     from tests.plugin_factory import MANIFEST
 
-    plugin_factory.make("bad", manifest=MANIFEST.format(name="bad").replace("safety: read_only", "safety: risky"))
+    plugin_factory.make(
+        "bad", manifest=MANIFEST.format(name="bad").replace("safety: read_only", "safety: risky")
+    )
     record = load({"bad"}).registry.records["bad"]
     assert record.status == "failed"
     assert "gigi.yaml:13: actions.0.safety:" in record.error
@@ -87,7 +89,10 @@ def test_handler_without_action_and_action_without_handler(plugin_factory) -> No
     )
     record = load({"mismatch"}).registry.records["mismatch"]
     assert record.status == "failed"
-    assert "handler registered for 'mismatch.shout', which no manifest of this plugin declares" in record.error
+    assert (
+        "handler registered for 'mismatch.shout', which no manifest of this plugin declares"
+        in record.error
+    )
     assert "action 'mismatch.echo' has no handler" in record.error
 
 
@@ -152,7 +157,9 @@ def test_two_modules_declaring_the_same_plugin_name(plugin_factory) -> None:
     from tests.plugin_factory import MANIFEST, MODULE
 
     plugin_factory.make("alpha")
-    plugin_factory.make("alpha2", module=MODULE.format(name="alpha"), manifest=MANIFEST.format(name="alpha"))
+    plugin_factory.make(
+        "alpha2", module=MODULE.format(name="alpha"), manifest=MANIFEST.format(name="alpha")
+    )
     loaded = load({"alpha", "alpha2"})
     assert loaded.registry.records["alpha"].status == "ok"
     assert "already declared by alpha" in loaded.registry.records["alpha2"].error
@@ -184,6 +191,8 @@ def test_default_plugins_load_first_ignore_load_list_but_obey_block_list(
     assert list(records) == ["gigi_test_default_mod", "dice"]
     assert records["gigi_test_default_mod"].source == "default"
     blocked = LoadOptions(
-        load=frozenset({"dice"}), block=frozenset({"gigi_test_default_mod"}), defaults=options.defaults
+        load=frozenset({"dice"}),
+        block=frozenset({"gigi_test_default_mod"}),
+        defaults=options.defaults,
     )
     assert list(load_plugins(blocked).registry.records) == ["dice"]

@@ -38,7 +38,7 @@ async def audit_rows(kernel):
 
 
 async def test_allowed_call_runs_with_context_and_defaults(box) -> None:
-    kernel, toolbox = box
+    kernel, _toolbox = box
     outcome = await kernel.call_tool(
         "box.echo", {"text": "hi"}, actor=USER, guild_id="g1", channel_id="c9"
     )
@@ -136,7 +136,7 @@ async def test_external_needs_guild_consent(box) -> None:
 
 
 async def test_sync_handler_runs_off_the_event_loop(box) -> None:
-    kernel, toolbox = box
+    kernel, _toolbox = box
     outcome = await kernel.call_tool("box.thread", {}, actor=USER, guild_id="g1")
     assert outcome.result == {"main": False}
 

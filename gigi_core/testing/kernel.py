@@ -25,9 +25,7 @@ async def open_test_kernel(
 
     Strict by default so a broken plugin fails the test instead of being skipped quietly.
     """
-    options = LoadOptions(
-        load=frozenset(plugins) if plugins is not None else None, strict=strict
-    )
+    options = LoadOptions(load=frozenset(plugins) if plugins is not None else None, strict=strict)
     loaded = load_plugins(options, extra=list(extra_plugins))
     kernel = await Kernel.open(
         database_url,

@@ -17,31 +17,31 @@ class HookRunner:
     def __init__(self, pm: pluggy.PluginManager) -> None:
         self.pm = pm
 
-    def _impls(self, name: str) -> list[Any]:
-        return list(reversed(getattr(self.pm.hook, name).get_hookimpls()))
+    def _impls(self, hook: str) -> list[Any]:
+        return list(reversed(getattr(self.pm.hook, hook).get_hookimpls()))
 
-    async def call_all(self, name: str, **kwargs: Any) -> list[Any]:
+    async def call_all(self, hook: str, **kwargs: Any) -> list[Any]:
         """Every result; an exception propagates (callers that must fail closed rely on it)."""
         results = []
-        for impl in self._impls(name):
+        for impl in self._impls(hook):
             result = impl.function(**{a: kwargs[a] for a in impl.argnames})
             if inspect.isawaitable(result):
                 result = await result
             results.append(result)
         return results
 
-    async def notify(self, name: str, **kwargs: Any) -> None:
+    async def notify(self, hook: str, **kwargs: Any) -> None:
         """Observer hooks: one failing plugin is logged and does not stop the others."""
-        for impl in self._impls(name):
+        for impl in self._impls(hook):
             try:
                 result = impl.function(**{a: kwargs[a] for a in impl.argnames})
                 if inspect.isawaitable(result):
                     await result
             except Exception:
-                log.exception("plugin %s failed in %s", impl.plugin_name, name)
+                log.exception("plugin %s failed in %s", impl.plugin_name, hook)
 
-    async def first(self, name: str, **kwargs: Any) -> Any:
-        for impl in self._impls(name):
+    async def first(self, hook: str, **kwargs: Any) -> Any:
+        for impl in self._impls(hook):
             result = impl.function(**{a: kwargs[a] for a in impl.argnames})
             if inspect.isawaitable(result):
                 result = await result

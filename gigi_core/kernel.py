@@ -88,6 +88,16 @@ class Kernel:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
+    # -- events ------------------------------------------------------------------------
+
+    async def actor_from_event(self, event: Any, surface: str) -> Actor | None:
+        """Ask plugins (firstresult) who is behind a surface event; None if nobody knows."""
+        return await self.hooks.first("actor_from_event", event=event, surface=surface)
+
+    async def track(self, name: str, **properties: Any) -> None:
+        """Fan a metadata-only event out to ``track_event`` implementations."""
+        await self.hooks.notify("track_event", name=name, properties=properties, kernel=self)
+
     # -- tools -------------------------------------------------------------------------
 
     async def call_tool(
@@ -266,3 +276,4 @@ class Kernel:
         await self.audit.record(
             AuditRecord(kind=kind, status="ok", actor_id=by, guild_id=guild_id, action=plugin)
         )
+        await self.track(kind, guild_id=guild_id, plugin=plugin)

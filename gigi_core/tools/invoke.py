@@ -83,7 +83,7 @@ async def call_tool(
     try:
         filled = validate_args(kernel, spec, args)
     except InvalidArguments:
-        await kernel.audit.record(_with(audit, status="invalid"))
+        await _audit(kernel, _with(audit, status="invalid"))
         raise
     decision = await kernel.policy.decide(
         actor,
@@ -93,10 +93,10 @@ async def call_tool(
         channel_visible=channel_visible,
     )
     if decision.outcome is Outcome.deny:
-        await kernel.audit.record(_with(audit, status="denied", decision=decision))
+        await _audit(kernel, _with(audit, status="denied", decision=decision))
         raise PolicyDenied(spec.name, decision.reason)
     if decision.outcome is Outcome.confirm:
-        await kernel.audit.record(_with(audit, status="needs_confirmation", decision=decision))
+        await _audit(kernel, _with(audit, status="needs_confirmation", decision=decision))
         raise ConfirmationRequired(spec.name, decision.reason)
     return await execute(
         kernel,
@@ -157,7 +157,7 @@ async def execute(
     finally:
         elapsed = (time.perf_counter() - started) * 1000
         record = _with(audit, status=status, decision=decision, duration_ms=round(elapsed, 3))
-        await kernel.audit.record(record)
+        await _audit(kernel, record)
         call = {"action": spec.name, "run_id": run_id, "call_id": call_id}
         await kernel.hooks.notify(
             "after_tool_call", call=call, actor=actor, outcome=record, kernel=kernel
@@ -187,6 +187,19 @@ def _as_json(spec: ActionSpec, result: Any) -> Any:
                 f"{spec.name} returned a result that does not match its manifest"
             )
     return plain
+
+
+async def _audit(kernel: Kernel, record: AuditRecord) -> None:
+    """Every outcome is audited and tracked; both carry metadata only."""
+    await kernel.audit.record(record)
+    await kernel.track(
+        record.kind,
+        action=record.action,
+        status=record.status,
+        decision=record.decision,
+        guild_id=record.guild_id,
+        duration_ms=record.duration_ms,
+    )
 
 
 def kernel_registry_result(spec: ActionSpec) -> Any:

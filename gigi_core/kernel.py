@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +82,10 @@ class Kernel:
         self._closed = True
         await self.hooks.notify("shutdown", kernel=self)
         await self.db.close()
+        if "gigi_core.llm.client" in sys.modules:  # only if something used a provider
+            from gigi_core.llm.client import close_shared_http_client
+
+            await close_shared_http_client()
 
     async def __aenter__(self) -> Kernel:
         return self
@@ -152,9 +157,14 @@ class Kernel:
         )
         await self._audit_admin("plugin.enable", guild_id, by, manifest.plugin.name)
 
-    async def disable_plugin(self, guild_id: str, plugin: str, *, by: str | None = None) -> None:
+    async def disable_plugin(self, guild_id: str, plugin: str, *, by: str | None = None) -> bool:
+        """Disable (config kept); False when it was not enabled there, and nothing is written."""
+        state = await self.plugin_state.get(guild_id, plugin)
+        if state is None or not state.enabled:
+            return False
         await self.plugin_state.save(guild_id, plugin, enabled=False, by=by)
         await self._audit_admin("plugin.disable", guild_id, by, plugin)
+        return True
 
     async def configure_plugin(
         self, guild_id: str, plugin: str, config: dict[str, Any], *, by: str | None = None

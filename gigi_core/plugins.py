@@ -243,7 +243,8 @@ class _Loader:
                 )
             names.add(m.plugin.name)
             actions.update({a.name: a for a in m.actions})
-        problems = [
+        problems = self.registry.conflicts(c)
+        problems += [
             f"handler registered for {n!r}, which no manifest of this plugin declares"
             for n in sorted(set(c.tools) - set(actions))
         ]

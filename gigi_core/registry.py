@@ -94,6 +94,57 @@ class Registry:
         self.migrations.update(c.migrations)
         self.records[record.name] = record
 
+    def fail(self, name: str, error: str) -> None:
+        """Mark a loaded plugin failed after the fact and withdraw everything it contributed."""
+        record = self.records.get(name)
+        if record is None:
+            return
+        record.status, record.error = "failed", error
+        kernel_caps = {
+            k: v
+            for k, v in self.capabilities.items()
+            if not any(
+                k == c.name
+                for r in self.records.values()
+                for m in r.manifests
+                for c in m.plugin.capabilities
+            )
+        }
+        records = list(self.records.values())
+        for attr in (
+            "records",
+            "manifests",
+            "actions",
+            "handlers",
+            "providers",
+            "surfaces",
+            "retrievers",
+            "config_models",
+            "migrations",
+            "_validators",
+        ):
+            getattr(self, attr).clear()
+        self.capabilities = kernel_caps
+        for r in records:
+            if r.status == "ok":
+                self.add(r)
+            else:
+                self.records[r.name] = r
+
+    def conflicts(self, contributions: Contributions) -> list[str]:
+        """Names another plugin already registered: the first one keeps them."""
+        problems = []
+        for kind, mine, theirs in (
+            ("provider", contributions.providers, self.providers),
+            ("surface", contributions.surfaces, self.surfaces),
+            ("retriever", contributions.retrievers, self.retrievers),
+        ):
+            problems += [
+                f"{kind} {n!r} is already registered by another plugin"
+                for n in sorted(set(mine) & set(theirs))
+            ]
+        return problems
+
     def plugin_loaded(self, plugin: str) -> bool:
         return plugin in self.manifests
 

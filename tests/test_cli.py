@@ -247,3 +247,20 @@ def test_tool_failure_exit_code_subprocess(tmp_path) -> None:
     assert (
         "Error: dice.roll failed (ValueError)" in result.stderr and "Traceback" not in result.stderr
     )
+
+
+def test_disable_never_enabled_writes_nothing(gigi) -> None:
+    result = gigi("plugins", "disable", "dice", "--guild", "fresh")
+    assert result.exit_code == 0 and "was not enabled" in result.output
+    result = gigi(
+        "tools", "call", "dice.roll", "--guild", "fresh", "--user", "u1", "--args", '{"sides": 6}'
+    )
+    assert "guild fresh is unknown" in result.output
+
+
+def test_manifest_validate_knows_kernel_capabilities(gigi, tmp_path) -> None:
+    path = tmp_path / "mem.yaml"
+    path.write_text(
+        DICE_MANIFEST.read_text().replace("capability: dice.use", "capability: memory.read.guild")
+    )
+    assert gigi("manifest", "validate", str(path)).exit_code == 0

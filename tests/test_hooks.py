@@ -33,7 +33,9 @@ async def test_hook_register_manifests(tmp_path) -> None:
 async def test_hook_register_tools(tmp_path) -> None:
     async with await open_with(tmp_path) as kernel:
         await kernel.enable_plugin("g1", "box")
-        outcome = await kernel.call_tool("box.echo", {"text": "ab", "n": 2}, actor=USER, guild_id="g1")
+        outcome = await kernel.call_tool(
+            "box.echo", {"text": "ab", "n": 2}, actor=USER, guild_id="g1"
+        )
         assert outcome.result["text"] == "abab"
 
 
@@ -119,7 +121,9 @@ async def test_hook_register_config_models(tmp_path) -> None:
         LoadOptions(load=frozenset()),
         extra=[("box", Toolbox(tmp_path)), ("foreign", ForeignConfig())],
     )
-    assert "'box' is not a plugin declared by this module" in loaded.registry.records["foreign"].error
+    assert (
+        "'box' is not a plugin declared by this module" in loaded.registry.records["foreign"].error
+    )
     async with open_test_kernel(
         tmp_path, plugins=[], extra_plugins=[("box", ConfiguredBox(tmp_path))]
     ) as kernel:
@@ -134,7 +138,10 @@ async def test_hook_register_migrations(database_url, tmp_path) -> None:
     from sqlalchemy import text
 
     async with open_test_kernel(
-        tmp_path, plugins=[], extra_plugins=[("box", NotesPlugin(tmp_path))], database_url=database_url
+        tmp_path,
+        plugins=[],
+        extra_plugins=[("box", NotesPlugin(tmp_path))],
+        database_url=database_url,
     ) as kernel:
         async with kernel.db.session() as s:
             assert await s.scalar(text("SELECT count(*) FROM box_notes")) == 0
@@ -207,10 +214,21 @@ class ConsoleActors:
 
 
 async def test_hook_actor_from_event(tmp_path) -> None:
-    fallback = type("Fallback", (), {"actor_from_event": hookimpl(trylast=True)(
-        lambda self, event, surface: Actor(id="fallback"))})()
-    async with await open_with(tmp_path, ("fallback", fallback), ("console", ConsoleActors())) as kernel:
-        assert await kernel.actor_from_event({"user": "me"}, "console") == Actor(id="me", is_admin=True)
+    fallback = type(
+        "Fallback",
+        (),
+        {
+            "actor_from_event": hookimpl(trylast=True)(
+                lambda self, event, surface: Actor(id="fallback")
+            )
+        },
+    )()
+    async with await open_with(
+        tmp_path, ("fallback", fallback), ("console", ConsoleActors())
+    ) as kernel:
+        assert await kernel.actor_from_event({"user": "me"}, "console") == Actor(
+            id="me", is_admin=True
+        )
         assert (await kernel.actor_from_event({}, "discord")).id == "fallback"
 
 

@@ -235,3 +235,9 @@ def test_wire_names_are_provider_safe() -> None:
     for name in ("dice.roll", "memory.count", "a.b.c_d", "x" * 40 + "." + "y" * 40):
         assert re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", wire_name(name))
     assert wire_name("dice.roll") != wire_name("dice_roll")
+
+
+def test_declared_capability_cannot_be_a_wildcard(tmp_path: Path) -> None:
+    text = VALID.replace("{name: dice.use, description", "{name: dice.*, description")
+    problems = problems_of(tmp_path, text)
+    assert any("plugin.capabilities.0.name" in p for p in problems)

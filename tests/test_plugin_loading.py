@@ -196,3 +196,59 @@ def test_default_plugins_load_first_ignore_load_list_but_obey_block_list(
         defaults=options.defaults,
     )
     assert list(load_plugins(blocked).registry.records) == ["dice"]
+
+
+def test_second_plugin_with_same_provider_name_fails() -> None:
+    class Prov:
+        name = "same"
+
+    class A:
+        @hookimpl
+        def register_providers(self, register):
+            register(Prov())
+
+    loaded = load_plugins(LoadOptions(load=frozenset()), extra=[("a", A()), ("b", A())])
+    assert loaded.registry.records["a"].status == "ok"
+    assert (
+        loaded.registry.records["b"].error
+        == "provider 'same' is already registered by another plugin"
+    )
+
+
+def test_register_commands_failure_withdraws_the_plugin(plugin_factory) -> None:
+    from gigi_core.cli.common import CliState
+    from gigi_core.cli.main import _add_plugin_commands
+
+    class Broken:
+        @hookimpl
+        def register_commands(self, cli):
+            raise RuntimeError("no commands today")
+
+    state = CliState()
+    plugin_factory.make("alpha")
+    state._plugins = load_plugins(
+        LoadOptions(load=frozenset({"alpha"})), extra=[("alpha2", Broken())]
+    )
+    state._plugins.registry.records["alpha2"].contributions.tools.clear()
+    _add_plugin_commands(state)
+    registry = state._plugins.registry
+    assert registry.records["alpha2"].status == "failed"
+    assert (
+        "register_commands raised RuntimeError('no commands today')"
+        in registry.records["alpha2"].error
+    )
+    assert registry.records["alpha"].status == "ok" and "alpha.echo" in registry.actions
+    assert state._plugins.pm.get_plugin("alpha2") is None
+
+
+def test_registry_fail_withdraws_actions_and_capabilities(plugin_factory) -> None:
+    plugin_factory.make("alpha")
+    plugin_factory.make("beta")
+    loaded = load({"alpha", "beta"})
+    loaded.registry.fail("alpha", "broken later")
+    assert "alpha.echo" not in loaded.registry.actions and "alpha" not in loaded.registry.manifests
+    assert "alpha.use" not in loaded.registry.capabilities
+    assert (
+        "beta.echo" in loaded.registry.handlers
+        and "memory.read.guild" in loaded.registry.capabilities
+    )

@@ -42,7 +42,9 @@ async def test_postgres_has_pgvector(postgres_server, tmp_path) -> None:
     database_url = _fresh_postgres_database(postgres_server)
     async with open_test_kernel(tmp_path, plugins=[], database_url=database_url) as kernel:
         async with kernel.db.engine.connect() as conn:
-            version = await conn.scalar(text("SELECT extversion FROM pg_extension WHERE extname = 'vector'"))
+            version = await conn.scalar(
+                text("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+            )
             distance = await conn.scalar(text("SELECT '[1,0]'::vector <=> '[0,1]'::vector"))
     assert version and distance == pytest.approx(1.0)
 
@@ -56,7 +58,7 @@ class NotesPlugin(Toolbox):
         self.versions.mkdir()
         (self.versions / "box_0001.py").write_text(
             textwrap.dedent(
-                '''
+                """
                 import sqlalchemy as sa
                 from alembic import op
 
@@ -71,7 +73,7 @@ class NotesPlugin(Toolbox):
 
                 def downgrade():
                     op.drop_table("box_notes")
-                '''
+                """
             )
         )
 
@@ -82,7 +84,10 @@ class NotesPlugin(Toolbox):
 
 async def test_plugin_migrations_create_their_tables(database_url, tmp_path) -> None:
     async with open_test_kernel(
-        tmp_path, plugins=[], extra_plugins=[("box", NotesPlugin(tmp_path))], database_url=database_url
+        tmp_path,
+        plugins=[],
+        extra_plugins=[("box", NotesPlugin(tmp_path))],
+        database_url=database_url,
     ) as kernel:
         # box_0001 depends on kernel_0001, so alembic records only the plugin's head.
         assert await migrate.current_heads(kernel.db) == {"box_0001"}
@@ -158,7 +163,9 @@ async def test_enabling_with_secret_config_needs_a_key(database_url, tmp_path) -
     from gigi_core.plugins import LoadOptions, load_plugins
 
     loaded = load_plugins(LoadOptions(load=frozenset()), extra=[("box", Toolbox(tmp_path))])
-    async with await Kernel.open(database_url, tmp_path, plugins=loaded, sealer=Sealer(None)) as kernel:
+    async with await Kernel.open(
+        database_url, tmp_path, plugins=loaded, sealer=Sealer(None)
+    ) as kernel:
         with pytest.raises(SecretsError, match="no secret key is set"):
             await kernel.enable_plugin("g1", "box", config={"api_token": "sk-1"})
         assert await kernel.plugin_state.get("g1", "box") is None  # nothing stored
@@ -188,7 +195,11 @@ async def test_key_rotation_reseals_every_secret(database_url, tmp_path) -> None
     old, new = generate_key(), generate_key()
     toolbox = Toolbox(tmp_path)
     async with open_test_kernel(
-        tmp_path, plugins=[], extra_plugins=[("box", toolbox)], database_url=database_url, secret_key=old
+        tmp_path,
+        plugins=[],
+        extra_plugins=[("box", toolbox)],
+        database_url=database_url,
+        secret_key=old,
     ) as kernel:
         await kernel.enable_plugin("g1", "box", config={"api_token": "sk-rotate"})
         kernel.secrets.sealer = kernel.sealer = Sealer(new, [old])

@@ -95,12 +95,11 @@ def _add_plugin_commands(state: CliState) -> None:
         try:
             impl.function(cli=cli)
         except Exception as exc:
-            record = loaded.registry.records.get(impl.plugin_name)
             logging.getLogger(__name__).warning(
                 "plugin %s failed in register_commands: %s", impl.plugin_name, exc
             )
-            if record is not None:
-                record.status, record.error = "failed", f"hook register_commands raised {exc!r}"
+            loaded.registry.fail(impl.plugin_name, f"hook register_commands raised {exc!r}")
+            loaded.pm.unregister(name=impl.plugin_name)
 
 
 _add_builtin_commands()
@@ -117,6 +116,6 @@ def main() -> None:
 
 
 def _needs_plugins(argv: list[str]) -> bool:
-    """Skip plugin loading for --help/--version on the root and for commands that never need it."""
+    """Skip plugin loading for commands that never use plugins; --help lists plugin commands."""
     words = [a for a in argv if not a.startswith("-")]
     return not (words and words[0] in {"manifest", "new-plugin", "secrets"})

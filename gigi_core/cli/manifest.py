@@ -19,11 +19,12 @@ def manifest_group() -> None:
 def validate(paths: tuple[str, ...]) -> None:
     """Exit 0 when every PATH is valid; otherwise print one line per problem and exit 1."""
     from gigi_core.manifest.loader import load_manifest
+    from gigi_core.policy.capabilities import KERNEL_CAPABILITY_NAMES
 
     problems: list[str] = []
     for path in paths:
         try:
-            loaded = load_manifest(path)
+            loaded = load_manifest(path, known_capabilities=KERNEL_CAPABILITY_NAMES)
         except ManifestError as exc:
             problems.extend(exc.problems)
         else:

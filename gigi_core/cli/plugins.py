@@ -69,8 +69,10 @@ async def enable(
 async def disable(kernel: Any, name: str, guild: str, by: str | None) -> None:
     """Disable plugin NAME in one guild (its config is kept)."""
     kernel._manifest(name)
-    await kernel.disable_plugin(guild, name, by=by)
-    click.echo(f"Disabled {name} in guild {guild}.")
+    if await kernel.disable_plugin(guild, name, by=by):
+        click.echo(f"Disabled {name} in guild {guild}.")
+    else:
+        click.echo(f"{name} was not enabled in guild {guild}; nothing changed.")
 
 
 @plugins_group.command("config")

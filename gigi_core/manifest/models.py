@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 PLUGIN_NAME = r"^[a-z][a-z0-9_]*$"
 ACTION_NAME = r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$"
-CAPABILITY_NAME = r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_*]*)+$"
+CAPABILITY_NAME = r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$"
 
 
 class Safety(StrEnum):

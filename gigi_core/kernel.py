@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import sys
 from pathlib import Path
@@ -75,6 +76,13 @@ class Kernel:
         kernel = cls(settings, plugins, db, sealer or Sealer.from_env())
         await kernel.hooks.notify("startup", kernel=kernel)
         return kernel
+
+    @functools.cached_property
+    def llm(self) -> Any:
+        """Credentials, model profiles, resolution and usage (``gigi_core.llm.service``)."""
+        from gigi_core.llm.service import LlmService
+
+        return LlmService(self)
 
     async def close(self) -> None:
         if self._closed:

@@ -81,11 +81,20 @@ def _add_builtin_commands() -> None:
     for module in (db, grants, manifest, plugins, run, secrets, tools):
         for command in module.COMMANDS:
             cli.add_command(command)
-    try:
-        from gigi_core.cli.new_plugin import new_plugin_command
-    except ImportError:  # pragma: no cover - the template command ships with the kernel
-        return
+    from gigi_core.cli.new_plugin import new_plugin_command
+
     cli.add_command(new_plugin_command, "new-plugin")
+    import importlib
+
+    for optional in ("gigi_core.cli.llm", "gigi_core.cli.agent"):  # layers that land later
+        try:
+            module = importlib.import_module(optional)
+        except ModuleNotFoundError as exc:
+            if exc.name != optional:
+                raise
+            continue
+        for command in module.COMMANDS:
+            cli.add_command(command)
 
 
 def _add_plugin_commands(state: CliState) -> None:

@@ -1,0 +1,129 @@
+"""LLM tables: credentials, model profiles, guild policies, usage events (revision kernel_0002).
+
+Secrets live only in ``llm_credentials.ciphertext`` (AES-GCM, associated data bound to the
+row id and owner). Usage rows are metadata: no prompts, completions, bodies or secrets.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from gigi_core.store.tables import Base, utcnow
+
+# A credential is "active" (its label taken) until it is revoked.
+ACTIVE_CREDENTIAL = text("revoked_at IS NULL")
+
+
+class LlmCredential(Base):
+    """A provider key owned by a guild, a user or the tenant (operator); write-only secret."""
+
+    __tablename__ = "llm_credentials"
+    __table_args__ = (
+        Index("ix_llm_credentials_owner", "owner_type", "owner_id"),
+        # Labels are unique among an owner's active credentials; a revoked label can be reused.
+        # Partial unique indexes exist on both SQLite and PostgreSQL.
+        Index(
+            "uq_llm_credentials_active_label",
+            "owner_type",
+            "owner_id",
+            "label",
+            unique=True,
+            sqlite_where=ACTIVE_CREDENTIAL,
+            postgresql_where=ACTIVE_CREDENTIAL,
+        ),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    owner_type: Mapped[str] = mapped_column(String(8))  # guild | user | tenant
+    owner_id: Mapped[str] = mapped_column(String(64))
+    provider: Mapped[str] = mapped_column(String(64))
+    label: Mapped[str] = mapped_column(String(64))
+    base_url: Mapped[str | None] = mapped_column(String(500))
+    # Sealed secret; cleared (NULL) when the credential is revoked.
+    key_id: Mapped[str | None] = mapped_column(String(32))
+    nonce: Mapped[bytes | None] = mapped_column(LargeBinary)
+    ciphertext: Mapped[bytes | None] = mapped_column(LargeBinary)
+    fingerprint: Mapped[str] = mapped_column(String(32))
+    status: Mapped[str] = mapped_column(String(16), default="active")  # active|failing|revoked
+    last_test_status: Mapped[str | None] = mapped_column(String(16))
+    last_tested_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    last_error_class: Mapped[str | None] = mapped_column(String(32))
+    created_by: Mapped[str | None] = mapped_column(String(64))
+    updated_by: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class LlmModelProfile(Base):
+    """Which credential and model an owner uses for one purpose; fallback stays on that key."""
+
+    __tablename__ = "llm_model_profiles"
+    __table_args__ = (UniqueConstraint("owner_type", "owner_id", "purpose", name="uq_llm_profile"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    owner_type: Mapped[str] = mapped_column(String(8))
+    owner_id: Mapped[str] = mapped_column(String(64))
+    purpose: Mapped[str] = mapped_column(String(16))  # chat | reasoning | embedding | routing
+    credential_id: Mapped[str] = mapped_column(String(32), ForeignKey("llm_credentials.id"))
+    model: Mapped[str] = mapped_column(String(200))
+    fallback_model: Mapped[str | None] = mapped_column(String(200))
+    params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    selected_by: Mapped[str | None] = mapped_column(String(64))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class LlmGuildPolicy(Base):
+    """Per-guild LLM policy; a guild without a row gets the defaults (off, no tenant fallback)."""
+
+    __tablename__ = "llm_guild_policies"
+
+    guild_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    personal_keys: Mapped[str] = mapped_column(String(16), default="off")
+    tenant_fallback: Mapped[bool] = mapped_column(Boolean, default=False)
+    updated_by: Mapped[str | None] = mapped_column(String(64))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class LlmUsageEvent(Base):
+    """One provider call, success or failure: who, where, which model, tokens, latency."""
+
+    __tablename__ = "llm_usage_events"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    request_id: Mapped[str] = mapped_column(String(64))
+    actor_id: Mapped[str | None] = mapped_column(String(64))
+    guild_id: Mapped[str | None] = mapped_column(String(64), index=True)
+    channel_id: Mapped[str | None] = mapped_column(String(64))
+    provider: Mapped[str] = mapped_column(String(64))
+    model: Mapped[str] = mapped_column(String(200))
+    purpose: Mapped[str] = mapped_column(String(16))
+    billing_owner_type: Mapped[str] = mapped_column(String(8))
+    billing_owner_id: Mapped[str] = mapped_column(String(64))
+    input_tokens: Mapped[int | None] = mapped_column(Integer)
+    output_tokens: Mapped[int | None] = mapped_column(Integer)
+    reasoning_tokens: Mapped[int | None] = mapped_column(Integer)
+    cached_tokens: Mapped[int | None] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(16))  # ok | error
+    error_class: Mapped[str | None] = mapped_column(String(32))
+    latency_ms: Mapped[float | None] = mapped_column(Float)
+    created_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), default=utcnow, index=True
+    )

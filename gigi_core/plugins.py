@@ -40,6 +40,7 @@ class LoadOptions:
     block: frozenset[str] = frozenset()
     strict: bool = False
     defaults: tuple[str, ...] = DEFAULT_PLUGINS
+    cache_dir: Path | None = None  # validated-manifest cache; None disables it
 
     @classmethod
     def from_env(cls, **overrides: Any) -> LoadOptions:
@@ -136,6 +137,11 @@ class _Loader:
         self, pm: pluggy.PluginManager, registry: Registry, options: LoadOptions, known: set[str]
     ) -> None:
         self.pm, self.registry, self.options, self.known = pm, registry, options, known
+        self.cache = None
+        if options.cache_dir is not None:
+            from gigi_core.manifest.cache import ManifestCache
+
+            self.cache = ManifestCache(options.cache_dir)
 
     def load(
         self,
@@ -193,7 +199,7 @@ class _Loader:
         def register_manifest(path: Any) -> None:
             from gigi_core.manifest.loader import load_manifest
 
-            c.manifests.append(load_manifest(path, known_capabilities=self.known))
+            c.manifests.append(load_manifest(path, known_capabilities=self.known, cache=self.cache))
 
         def register_provider(provider: Any) -> None:
             add_to(c.providers, "provider")(str(provider.name), provider)

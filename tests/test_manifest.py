@@ -241,3 +241,20 @@ def test_declared_capability_cannot_be_a_wildcard(tmp_path: Path) -> None:
     text = VALID.replace("{name: dice.use, description", "{name: dice.*, description")
     problems = problems_of(tmp_path, text)
     assert any("plugin.capabilities.0.name" in p for p in problems)
+
+
+def test_cache_returns_the_same_manifest_and_ignores_corrupt_entries(tmp_path: Path) -> None:
+    from gigi_core.manifest.cache import ManifestCache
+
+    cache = ManifestCache(tmp_path / "cache")
+    path = write(tmp_path, VALID)
+    first = load_manifest(path, cache=cache).manifest
+    [entry] = list((tmp_path / "cache").glob("*.json"))
+    second = load_manifest(path, cache=cache).manifest
+    assert second == first and second.actions[0].safety is Safety.read_only
+    assert second.plugin.capabilities[0].default == "everyone"
+    entry.write_text("{not json")
+    assert load_manifest(path, cache=cache).manifest == first
+    path.write_text(VALID.replace("safety: read_only", "safety: nope"))
+    with pytest.raises(ManifestError):  # new text, new key: validated again
+        load_manifest(path, cache=cache)

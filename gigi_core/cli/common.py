@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import json
 import sys
@@ -30,9 +29,13 @@ class CliState:
 
     def plugins(self) -> LoadedPlugins:
         if self._plugins is None:
-            from gigi_core.plugins import load_plugins
+            from gigi_core.plugins import LoadOptions, load_plugins
+            from gigi_core.settings import Settings
 
-            self._plugins = load_plugins()
+            home = Settings.resolve(self.database_url, self.home).home
+            self._plugins = load_plugins(
+                LoadOptions.from_env(cache_dir=home / "cache" / "manifests")
+            )
         return self._plugins
 
     async def open_kernel(self) -> Kernel:
@@ -62,6 +65,8 @@ def with_kernel(fn: Callable[..., Awaitable[T]]) -> Callable[..., T]:
 
 
 def run(coro: Coroutine[Any, Any, T], state: CliState | None = None) -> T:
+    import asyncio
+
     return asyncio.run(coro)
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from gigi_core.errors import ManifestError
+from gigi_core.manifest.cache import ManifestCache
 from gigi_core.manifest.checks import Loc, semantic_problems
 from gigi_core.manifest.models import Manifest
 
@@ -29,19 +30,33 @@ def load_manifest(
     *,
     known_capabilities: Iterable[str] = (),
     kernel_version: str | None = None,
+    cache: ManifestCache | None = None,
 ) -> LoadedManifest:
     """Parse and validate one manifest file; raise ManifestError listing every problem."""
-    from pydantic import ValidationError
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
     if kernel_version is None:
         from gigi_core import __version__ as kernel_version
+    known_capabilities = tuple(known_capabilities)
     name = str(source)
     try:
         text = Path(source).read_text("utf-8") if isinstance(source, str) else source.read_text()
     except (OSError, UnicodeDecodeError) as exc:
         raise ManifestError([f"{name}: cannot read manifest: {exc}"]) from exc
+    key = cache.key(text, known_capabilities, kernel_version) if cache else ""
+    if cache and (hit := cache.get(key)) is not None:
+        return LoadedManifest(manifest=hit, source=name)
+    loaded = _validate(name, text, known_capabilities, kernel_version)
+    if cache:
+        cache.put(key, loaded.manifest)
+    return loaded
+
+
+def _validate(
+    name: str, text: str, known_capabilities: Iterable[str], kernel_version: str
+) -> LoadedManifest:
+    from pydantic import ValidationError
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
     try:
         data = YAML(typ="rt").load(text)
     except MarkedYAMLError as exc:

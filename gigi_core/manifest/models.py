@@ -31,7 +31,8 @@ class ConfirmRule(StrEnum):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # defer_build: the validator is built on first use, keeping `import` cheap for the CLI.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class CapabilitySpec(_Strict):

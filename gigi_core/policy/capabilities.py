@@ -4,22 +4,24 @@ from __future__ import annotations
 
 from gigi_core.manifest.models import CapabilitySpec
 
+
+def _cap(name: str, description: str, default: str = "admins") -> CapabilitySpec:
+    # Trusted constants: constructed without running validators, to keep start-up cheap.
+    return CapabilitySpec.model_construct(name=name, description=description, default=default)
+
+
 KERNEL_CAPABILITIES: tuple[CapabilitySpec, ...] = (
-    CapabilitySpec(
-        name="plugins.read", description="See which plugins are enabled", default="everyone"
-    ),
-    CapabilitySpec(name="plugins.manage", description="Enable, disable and configure plugins"),
-    CapabilitySpec(name="grants.manage", description="Grant and revoke capabilities"),
-    CapabilitySpec(
-        name="permissions.read", description="Ask whether an action is allowed", default="everyone"
-    ),
-    CapabilitySpec(name="memory.read.guild", description="Count and search opted-in guild memory"),
-    CapabilitySpec(name="memory.manage.guild", description="Opt channels in and purge memory"),
-    CapabilitySpec(name="llm.usage.read", description="See LLM usage aggregates"),
-    CapabilitySpec(name="llm.provider.write", description="Add and revoke LLM credentials"),
-    CapabilitySpec(name="llm.provider.select", description="Choose model profiles"),
-    CapabilitySpec(name="llm.provider.test", description="Test LLM credentials"),
-    CapabilitySpec(name="agent.use", description="Talk to the agent", default="everyone"),
+    _cap("plugins.read", "See which plugins are enabled", "everyone"),
+    _cap("plugins.manage", "Enable, disable and configure plugins"),
+    _cap("grants.manage", "Grant and revoke capabilities"),
+    _cap("permissions.read", "Ask whether an action is allowed", "everyone"),
+    _cap("memory.read.guild", "Count and search opted-in guild memory"),
+    _cap("memory.manage.guild", "Opt channels in and purge memory"),
+    _cap("llm.usage.read", "See LLM usage aggregates"),
+    _cap("llm.provider.write", "Add and revoke LLM credentials"),
+    _cap("llm.provider.select", "Choose model profiles"),
+    _cap("llm.provider.test", "Test LLM credentials"),
+    _cap("agent.use", "Talk to the agent", "everyone"),
 )
 
 KERNEL_CAPABILITY_NAMES: frozenset[str] = frozenset(c.name for c in KERNEL_CAPABILITIES)

@@ -44,6 +44,15 @@ async def upgrade(db: Database, plugin_versions: dict[str, Path]) -> None:
         raise StoreError(f"database migration failed: {exc}") from exc
 
 
+def script_heads(plugin_versions: dict[str, Path]) -> set[str]:
+    """The heads the migration scripts define: what an up-to-date database is at."""
+    from alembic.script import ScriptDirectory
+
+    return set(
+        ScriptDirectory.from_config(alembic_config(list(plugin_versions.values()))).get_heads()
+    )
+
+
 async def current_heads(db: Database) -> set[str]:
     from alembic.runtime.migration import MigrationContext
 

@@ -1,0 +1,23 @@
+"""Run every benchmark and print its figures; record them in docs/benchmarks.md by hand."""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import cold_start  # noqa: E402
+import validation  # noqa: E402
+
+
+def main() -> None:
+    print(f"machine: {platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}, {platform.platform()}")
+    cold_start.main()
+    validation.main()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,147 @@
+"""Which owner's profile serves a request, decided once, before any provider call.
+
+Order for a request in a guild (``billing="auto"``):
+
+1. the guild's profile for the purpose;
+2. the actor's personal (``user``) profile, only where the guild policy allows personal
+   keys here (``guild-allowed``, or ``dm-only`` when ``dm=True``);
+3. the tenant's profile, only when the operator enabled tenant fallback: globally with
+   ``GIGI_TENANT_FALLBACK=1`` or per guild with ``gigi llm policy set --tenant-fallback``.
+
+The first owner that *has* an enabled profile wins, whatever the state of its key: a
+failing or revoked guild credential is an error for the guild admin, never a reason to
+bill the tenant or the user instead (and the reverse). ``billing="me"`` asks for the
+personal profile only, ``billing="server"`` for guild then tenant.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Literal
+
+from gigi_core.llm.credentials import CredentialStore
+from gigi_core.llm.profiles import PolicyStore, ProfileStore
+from gigi_core.llm.records import (
+    CredentialUnusable,
+    GuildPolicy,
+    LlmConfigError,
+    NothingToResolve,
+    Owner,
+    ProfileInfo,
+    Resolution,
+    check_purpose,
+)
+
+Billing = Literal["auto", "server", "me"]
+TENANT_FALLBACK_ENV = "GIGI_TENANT_FALLBACK"
+
+
+def tenant_fallback_from_env() -> bool:
+    return os.environ.get(TENANT_FALLBACK_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def personal_allowed(policy: GuildPolicy, dm: bool) -> bool:
+    return policy.personal_keys == "guild-allowed" or (dm and policy.personal_keys == "dm-only")
+
+
+class Resolver:
+    def __init__(
+        self, profiles: ProfileStore, policies: PolicyStore, credentials: CredentialStore
+    ) -> None:
+        self.profiles = profiles
+        self.policies = policies
+        self.credentials = credentials
+
+    async def candidates(
+        self, guild_id: str | None, actor_id: str | None, *, dm: bool, billing: Billing
+    ) -> tuple[list[Owner], GuildPolicy, bool]:
+        """Owners to consult, in order, plus the policy and tenant switch that decided them."""
+        policy = await self.policies.get(guild_id) if guild_id else GuildPolicy("")
+        tenant_on = tenant_fallback_from_env() or policy.tenant_fallback
+        personal = actor_id is not None and personal_allowed(policy, dm)
+        if billing == "me":
+            if actor_id is None or not personal:
+                where = f"guild {guild_id}" if guild_id else "this context"
+                raise LlmConfigError(
+                    f"personal keys are not allowed in {where} "
+                    f"(policy: {policy.personal_keys}{', not a DM' if not dm else ''})",
+                    hint=f"an admin can run `gigi llm policy set --guild {guild_id or 'G'} "
+                    "--personal-keys dm-only|guild-allowed`",
+                )
+            return [Owner.user(actor_id)], policy, tenant_on
+        owners: list[Owner] = []
+        if guild_id:
+            owners.append(Owner.guild(guild_id))
+        if billing == "auto" and personal and actor_id is not None:
+            owners.append(Owner.user(actor_id))
+        if tenant_on:
+            owners.append(Owner.tenant())
+        return owners, policy, tenant_on
+
+    async def resolve(
+        self,
+        guild_id: str | None,
+        purpose: str,
+        actor_id: str | None,
+        *,
+        dm: bool = False,
+        billing: Billing = "auto",
+    ) -> Resolution:
+        purpose = check_purpose(purpose)
+        owners, policy, tenant_on = await self.candidates(
+            guild_id, actor_id, dm=dm, billing=billing
+        )
+        for owner in owners:
+            profile = await self.profiles.get(owner, purpose)
+            if profile is not None:
+                return await self._resolution(profile)
+        raise nothing_to_resolve(guild_id, purpose, owners, policy, tenant_on)
+
+    async def _resolution(self, profile: ProfileInfo) -> Resolution:
+        cred = await self.credentials.get_by_id(profile.credential_id)
+        if cred is None or cred.revoked_at is not None:
+            raise CredentialUnusable(
+                f"the {profile.purpose} profile of {profile.owner} uses credential "
+                f"{profile.credential_label!r}, which was revoked",
+                hint=f"run `gigi llm profile set --owner {profile.owner} --purpose "
+                f"{profile.purpose} --credential <active label> --model {profile.model}`",
+            )
+        return Resolution(
+            owner=profile.owner,
+            purpose=profile.purpose,
+            provider=profile.provider,
+            model=profile.model,
+            fallback_model=profile.fallback_model,
+            credential_id=cred.id,
+            credential_label=cred.label,
+            base_url=cred.base_url,
+            params=profile.params,
+        )
+
+
+def nothing_to_resolve(
+    guild_id: str | None,
+    purpose: str,
+    owners: list[Owner],
+    policy: GuildPolicy,
+    tenant_on: bool,
+) -> NothingToResolve:
+    """Tell an admin exactly which two commands make this request work."""
+    checked = ", ".join(str(o) for o in owners) or "nobody"
+    state = (
+        f"checked: {checked}; personal keys: {policy.personal_keys}; "
+        f"tenant fallback: {'on' if tenant_on else 'off'}"
+    )
+    owner = f"guild:{guild_id}" if guild_id else "tenant"
+    steps = (
+        f"`gigi llm credential add --owner {owner} --provider <provider> --label <label> "
+        f"--api-key-env <VAR>`, then `gigi llm profile set --owner {owner} --purpose {purpose} "
+        f"--credential <label> --model <model id>`"
+    )
+    if not guild_id:
+        steps += f" and set {TENANT_FALLBACK_ENV}=1"
+    where = f"guild {guild_id}" if guild_id else "requests outside a guild"
+    return NothingToResolve(
+        f"no {purpose} model is configured for {where} ({state})",
+        hint=f"an admin can run {steps}",
+    )

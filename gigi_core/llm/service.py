@@ -1,0 +1,500 @@
+"""``kernel.llm``: credentials, model profiles, guild policy, resolution, calls and usage.
+
+Everything that spends money goes through ``chat`` / ``embed`` here: they resolve which
+owner pays (``resolve.py``), unseal that owner's key just for the call, try the profile's
+explicit fallback model on the *same* credential when the first model fails in a way a
+different model could fix, and write a usage event for every provider call.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from gigi_core.llm.credentials import CredentialStore
+from gigi_core.llm.errors import ProviderError
+from gigi_core.llm.profiles import PolicyStore, ProfileStore
+from gigi_core.llm.records import (
+    CredentialInfo,
+    GuildPolicy,
+    LlmConfigError,
+    Owner,
+    ProfileInfo,
+    Resolution,
+    UsageRow,
+)
+from gigi_core.llm.resolve import Billing, Resolver
+from gigi_core.llm.types import (
+    ChatRequest,
+    ChatResponse,
+    EmbeddingRequest,
+    EmbeddingResponse,
+    Message,
+    UserMessage,
+)
+from gigi_core.llm.usage import UsageLog, UsageRecord
+from gigi_core.store.audit import AuditRecord
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from gigi_core.kernel import Kernel
+    from gigi_core.llm.provider import Provider
+    from gigi_core.policy.actor import Actor
+
+log = logging.getLogger(__name__)
+T = TypeVar("T", ChatResponse, EmbeddingResponse)
+
+# Failures another model on the same key might not have; auth, credit, network and config
+# failures would fail the fallback the same way, so they are raised at once.
+FALLBACK_ON = frozenset(
+    {
+        "bad_request",
+        "not_found",
+        "server",
+        "overloaded",
+        "rate_limited",
+        "timeout",
+        "invalid_response",
+        "provider_error",
+        "unsupported",
+    }
+)
+TEST_PROMPT = "Reply with the single word OK."
+
+
+@dataclass(frozen=True)
+class CredentialTest:
+    """The outcome of ``credential test``: the provider's own words on failure."""
+
+    ok: bool
+    label: str
+    provider: str
+    model: str
+    latency_ms: float
+    error_class: str | None = None
+    message: str | None = None
+
+
+def _actor_id(actor: Actor | str | None) -> str | None:
+    return actor if isinstance(actor, str) or actor is None else actor.id
+
+
+def _owner(owner: Owner | str) -> Owner:
+    return owner if isinstance(owner, Owner) else Owner.parse(owner)
+
+
+class LlmService:
+    """The LLM layer's front door; ``kernel.llm`` builds one per kernel."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+        self.credentials = CredentialStore(kernel.db, kernel.sealer)
+        self.profiles = ProfileStore(kernel.db)
+        self.policies = PolicyStore(kernel.db)
+        self.usage_log = UsageLog(kernel.db)
+        self.resolver = Resolver(self.profiles, self.policies, self.credentials)
+
+    # -- providers ---------------------------------------------------------------------
+
+    def provider(self, name: str) -> Provider:
+        """The registered provider called ``name``, or an error listing the registered ones."""
+        provider = self.kernel.registry.providers.get(name)
+        if provider is None:
+            known = ", ".join(sorted(self.kernel.registry.providers)) or "none"
+            raise LlmConfigError(
+                f"no provider is registered as {name!r} (registered: {known})",
+                hint="install and load the provider's plugin, e.g. gigi-openai",
+            )
+        return provider
+
+    def describe_providers(self) -> list[dict[str, Any]]:
+        return [p.describe() for _, p in sorted(self.kernel.registry.providers.items())]
+
+    # -- credentials -------------------------------------------------------------------
+
+    async def add_credential(
+        self,
+        owner: Owner | str,
+        provider: str,
+        label: str,
+        api_key: str,
+        *,
+        base_url: str | None = None,
+        by: str | None = None,
+    ) -> CredentialInfo:
+        """Seal and store a key; without GIGI_SECRET_KEY this fails and stores nothing."""
+        owner = _owner(owner)
+        chosen = self.provider(provider)
+        if chosen.requires_base_url and not base_url:
+            raise LlmConfigError(
+                f"provider {provider!r} needs a base URL", hint="pass --base-url URL"
+            )
+        cred = await self.credentials.add(owner, provider, label, api_key, base_url=base_url, by=by)
+        await self._audit("llm.credential.add", owner, by, f"{provider}:{cred.label}")
+        return cred
+
+    async def list_credentials(
+        self, owner: Owner | str | None = None, *, include_revoked: bool = False
+    ) -> list[CredentialInfo]:
+        return await self.credentials.find(
+            _owner(owner) if owner is not None else None, include_revoked=include_revoked
+        )
+
+    async def revoke_credential(
+        self, owner: Owner | str, label: str, *, by: str | None = None
+    ) -> list[str]:
+        """Revoke (the sealed key is destroyed); returns purposes of profiles left unusable."""
+        owner = _owner(owner)
+        purposes = await self.credentials.revoke(owner, label, by=by)
+        await self._audit("llm.credential.revoke", owner, by, label)
+        return purposes
+
+    async def test_credential(
+        self, owner: Owner | str, label: str, *, model: str | None = None, by: str | None = None
+    ) -> CredentialTest:
+        """One tiny real call with the key; records the outcome on the credential."""
+        owner = _owner(owner)
+        cred = await self.credentials.get(owner, label)
+        profiles = [p for p in await self.profiles.find(owner) if p.credential_id == cred.id]
+        # Prefer a chat-like profile's model; an embedding-only credential is tested by embedding.
+        profile = next((p for p in profiles if p.purpose != "embedding"), None)
+        embed = model is None and profile is None and bool(profiles)
+        if model is not None:
+            chosen_model = model
+        elif profile is not None or profiles:
+            chosen_model = (profile or profiles[0]).model
+        else:
+            raise LlmConfigError(
+                f"no profile uses credential {label!r}, so there is no model to test with",
+                hint="pass --model <model id>",
+            )
+        resolution = Resolution(
+            owner=owner,
+            purpose="test",
+            provider=cred.provider,
+            model=chosen_model,
+            fallback_model=None,
+            credential_id=cred.id,
+            credential_label=cred.label,
+            base_url=cred.base_url,
+        )
+        started = time.perf_counter()
+        try:
+            if embed:
+                request = EmbeddingRequest(model=chosen_model, inputs=["ok"])
+                await self._attempt(resolution, chosen_model, self._embed_fn(request), {}, True)
+            else:
+                chat = ChatRequest(
+                    model=chosen_model,
+                    messages=[UserMessage(content=TEST_PROMPT)],
+                    max_output_tokens=16,
+                )
+                await self._attempt(resolution, chosen_model, self._chat_fn(chat), {}, True)
+        except ProviderError as err:
+            return CredentialTest(
+                False,
+                cred.label,
+                cred.provider,
+                chosen_model,
+                _ms(started),
+                err.error_class,
+                err.provider_message,
+            )
+        finally:
+            await self._audit("llm.credential.test", owner, by, label)
+        return CredentialTest(True, cred.label, cred.provider, chosen_model, _ms(started))
+
+    # -- profiles and policy -----------------------------------------------------------
+
+    async def set_profile(
+        self,
+        owner: Owner | str,
+        purpose: str,
+        credential_label: str,
+        model: str,
+        *,
+        fallback_model: str | None = None,
+        params: dict[str, Any] | None = None,
+        enabled: bool = True,
+        by: str | None = None,
+    ) -> ProfileInfo:
+        """Point ``owner``'s ``purpose`` at one of *its own* credentials and a model id."""
+        owner = _owner(owner)
+        cred = await self.credentials.get(owner, credential_label)
+        provider = self.provider(cred.provider)
+        if purpose == "embedding" and not provider.supports.embeddings:
+            raise LlmConfigError(f"provider {cred.provider!r} does not support embeddings")
+        profile = await self.profiles.set(
+            owner,
+            purpose,
+            credential_label,
+            model,
+            fallback_model=fallback_model,
+            params=params,
+            enabled=enabled,
+            by=by,
+        )
+        await self._audit("llm.profile.set", owner, by, purpose)
+        return profile
+
+    async def list_profiles(self, owner: Owner | str | None = None) -> list[ProfileInfo]:
+        return await self.profiles.find(_owner(owner) if owner is not None else None)
+
+    async def policy(self, guild_id: str) -> GuildPolicy:
+        return await self.policies.get(guild_id)
+
+    async def set_policy(
+        self,
+        guild_id: str,
+        *,
+        personal_keys: str | None = None,
+        tenant_fallback: bool | None = None,
+        by: str | None = None,
+    ) -> GuildPolicy:
+        policy = await self.policies.set(
+            guild_id, personal_keys=personal_keys, tenant_fallback=tenant_fallback, by=by
+        )
+        await self._audit("llm.policy.set", Owner.guild(guild_id), by, None)
+        return policy
+
+    # -- resolution and calls ----------------------------------------------------------
+
+    async def resolve(
+        self,
+        guild_id: str | None,
+        purpose: str,
+        actor: Actor | str | None,
+        *,
+        dm: bool = False,
+        billing: Billing = "auto",
+    ) -> Resolution:
+        """Which owner's profile serves this request (see ``gigi_core.llm.resolve``)."""
+        return await self.resolver.resolve(
+            guild_id, purpose, _actor_id(actor), dm=dm, billing=billing
+        )
+
+    async def chat(
+        self,
+        request_or_messages: ChatRequest | Sequence[Message | dict[str, Any]],
+        *,
+        guild_id: str | None,
+        actor: Actor | str | None,
+        channel_id: str | None = None,
+        purpose: str = "chat",
+        dm: bool = False,
+        billing: Billing = "auto",
+        request_id: str | None = None,
+    ) -> ChatResponse:
+        """Resolve, call, maybe fall back on the same key, record usage; the profile's model wins."""
+        resolution = await self.resolve(guild_id, purpose, actor, dm=dm, billing=billing)
+        if isinstance(request_or_messages, ChatRequest):
+            request = request_or_messages.model_copy(update={"model": resolution.model})
+        else:
+            request = ChatRequest(model=resolution.model, messages=list(request_or_messages))
+        request = _apply_params(request, resolution.params)
+        where = _where(request_id, actor, guild_id, channel_id)
+
+        def make(model: str) -> Callable[[Provider, str, str | None], Awaitable[ChatResponse]]:
+            return self._chat_fn(request.model_copy(update={"model": model}))
+
+        return await self._with_fallback(resolution, make, where)
+
+    async def embed(
+        self,
+        texts_or_request: EmbeddingRequest | Sequence[str],
+        *,
+        guild_id: str | None,
+        actor: Actor | str | None,
+        channel_id: str | None = None,
+        purpose: str = "embedding",
+        dm: bool = False,
+        billing: Billing = "auto",
+        request_id: str | None = None,
+    ) -> EmbeddingResponse:
+        """Embed with the resolved embedding profile; same fallback and usage rules as chat."""
+        resolution = await self.resolve(guild_id, purpose, actor, dm=dm, billing=billing)
+        if isinstance(texts_or_request, EmbeddingRequest):
+            base = texts_or_request
+        else:
+            base = EmbeddingRequest(model=resolution.model, inputs=list(texts_or_request))
+        where = _where(request_id, actor, guild_id, channel_id)
+
+        def make(model: str) -> Callable[[Provider, str, str | None], Awaitable[Any]]:
+            return self._embed_fn(base.model_copy(update={"model": model}))
+
+        return await self._with_fallback(resolution, make, where)
+
+    async def usage(self, guild_id: str, since: datetime | None = None) -> list[UsageRow]:
+        return await self.usage_log.summary(guild_id, since)
+
+    # -- internals ---------------------------------------------------------------------
+
+    @staticmethod
+    def _chat_fn(request: ChatRequest) -> Callable[..., Awaitable[ChatResponse]]:
+        async def call(provider: Provider, key: str, base_url: str | None) -> ChatResponse:
+            return await provider.chat(request, api_key=key, base_url=base_url)
+
+        return call
+
+    @staticmethod
+    def _embed_fn(request: EmbeddingRequest) -> Callable[..., Awaitable[EmbeddingResponse]]:
+        async def call(provider: Provider, key: str, base_url: str | None) -> EmbeddingResponse:
+            return await provider.embed(request, api_key=key, base_url=base_url)
+
+        return call
+
+    async def _with_fallback(
+        self,
+        resolution: Resolution,
+        make: Callable[[str], Callable[..., Awaitable[T]]],
+        where: dict[str, Any],
+    ) -> T:
+        try:
+            return await self._attempt(resolution, resolution.model, make(resolution.model), where)
+        except ProviderError as first:
+            fallback = resolution.fallback_model
+            if not fallback or fallback == resolution.model or first.error_class not in FALLBACK_ON:
+                raise
+            log.info(
+                "llm fallback: %s -> %s on the same credential (%s)",
+                resolution.model,
+                fallback,
+                first.error_class,
+            )
+            try:
+                return await self._attempt(resolution, fallback, make(fallback), where)
+            except ProviderError as second:
+                first.hint = f"fallback model {fallback} also failed: {second.provider_message}"
+                raise first from second
+
+    async def _attempt(
+        self,
+        resolution: Resolution,
+        model: str,
+        call: Callable[[Provider, str, str | None], Awaitable[T]],
+        where: dict[str, Any],
+        tested: bool = False,
+    ) -> T:
+        """One provider call with the resolution's key: usage row and credential status."""
+        provider = self.provider(resolution.provider)
+        key = await self.credentials.open_secret(resolution.credential_id)
+        record = UsageRecord(
+            request_id=where.get("request_id") or uuid.uuid4().hex,
+            provider=resolution.provider,
+            model=model,
+            purpose=resolution.purpose,
+            billing_owner_type=resolution.owner.type,
+            billing_owner_id=resolution.owner.id,
+            status="ok",
+            actor_id=where.get("actor_id"),
+            guild_id=where.get("guild_id")
+            or (resolution.owner.id if resolution.owner.type == "guild" else None),
+            channel_id=where.get("channel_id"),
+        )
+        started = time.perf_counter()
+        error_class: str | None = None
+        try:
+            result = await call(provider, key, resolution.base_url)
+        except ProviderError as err:
+            error_class = err.error_class
+            raise _scrubbed(err, key) from None
+        except Exception as exc:  # a provider bug: still one call, still one usage row
+            error_class = "internal"
+            raise _scrubbed_any(exc, key) from None
+        finally:
+            latency = _ms(started)
+            done = record if error_class is None else _failed(record, error_class)
+            done = UsageRecord(**{**done.__dict__, "latency_ms": latency})
+            if error_class is None:
+                done = done.with_usage(result.usage)  # type: ignore[possibly-undefined]
+            await self.usage_log.record(done)
+            if error_class != "internal":
+                await self.credentials.record_outcome(
+                    resolution.credential_id, error_class=error_class, tested=tested
+                )
+            log.info(
+                "llm call provider=%s model=%s purpose=%s billing=%s status=%s "
+                "error_class=%s latency_ms=%.0f",
+                resolution.provider,
+                model,
+                resolution.purpose,
+                resolution.owner,
+                done.status,
+                error_class,
+                latency,
+            )
+        return result
+
+    async def _audit(self, kind: str, owner: Owner, by: str | None, action: str | None) -> None:
+        await self.kernel.audit.record(
+            AuditRecord(
+                kind=kind,
+                status="ok",
+                actor_id=by,
+                guild_id=owner.id if owner.type == "guild" else None,
+                action=action,
+            )
+        )
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 1)
+
+
+def _where(
+    request_id: str | None, actor: Actor | str | None, guild_id: str | None, channel_id: str | None
+) -> dict[str, Any]:
+    return {
+        "request_id": request_id or uuid.uuid4().hex,
+        "actor_id": _actor_id(actor),
+        "guild_id": guild_id,
+        "channel_id": channel_id,
+    }
+
+
+def _failed(record: UsageRecord, error_class: str) -> UsageRecord:
+    return UsageRecord(**{**record.__dict__, "status": "error", "error_class": error_class})
+
+
+def _apply_params(request: ChatRequest, params: dict[str, Any]) -> ChatRequest:
+    """Profile params fill what the request left unset; the request's own values win."""
+    update: dict[str, Any] = {}
+    for name, value in params.items():
+        if name == "provider_options" and isinstance(value, dict):
+            update[name] = {**value, **request.provider_options}
+        elif name in ChatRequest.model_fields and name not in ("model", "messages"):
+            if getattr(request, name) in (None, [], {}):
+                update[name] = value
+    if not update:
+        return request
+    return ChatRequest.model_validate({**request.model_dump(by_alias=True), **update})
+
+
+def _scrubbed(err: ProviderError, key: str) -> ProviderError:
+    """Providers sometimes echo the key back; it must not reach a log, a reply or a table."""
+    if len(key) < 8 or key not in err.provider_message:
+        return err
+    clean = ProviderError(
+        err.provider,
+        err.provider_message.replace(key, "[redacted]"),
+        error_class=err.error_class,
+        status=err.status,
+        retryable=err.retryable,
+        request_id=err.request_id,
+        retry_after=err.retry_after,
+        code=err.code,
+        attempts=err.attempts,
+        hint=err.hint,
+    )
+    return clean
+
+
+def _scrubbed_any(exc: Exception, key: str) -> Exception:
+    if len(key) >= 8 and key in str(exc):
+        return RuntimeError(f"{type(exc).__name__} in provider (message withheld: held the key)")
+    return exc

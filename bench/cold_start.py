@@ -13,7 +13,14 @@ import time
 def measure(runs: int = 15) -> list[float]:
     env = {**os.environ, "GIGI_HOME": tempfile.mkdtemp(prefix="gigi-bench-")}
     env.pop("GIGI_LOAD_PLUGINS", None)
-    cmd = [sys.executable, "-c", "from gigi_core.cli import main; main()", "plugins", "list", "--json"]
+    cmd = [
+        sys.executable,
+        "-c",
+        "from gigi_core.cli import main; main()",
+        "plugins",
+        "list",
+        "--json",
+    ]
     subprocess.run(cmd, env=env, check=True, capture_output=True)  # warm the OS file cache
     times = []
     for _ in range(runs):
@@ -28,8 +35,18 @@ def main() -> None:
 
     env = {**os.environ, "GIGI_HOME": tempfile.mkdtemp(prefix="gigi-bench-")}
     listed = subprocess.run(
-        [sys.executable, "-c", "from gigi_core.cli import main; main()", "plugins", "list", "--json"],
-        env=env, check=True, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-c",
+            "from gigi_core.cli import main; main()",
+            "plugins",
+            "list",
+            "--json",
+        ],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     plugins = [f"{p['name']}({p['status']})" for p in json.loads(listed.stdout)]
     times = measure()

@@ -9,12 +9,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import cold_start  # noqa: E402
-import validation  # noqa: E402
+import cold_start
+import validation
 
 
 def main() -> None:
-    print(f"machine: {platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}, {platform.platform()}")
+    print(
+        f"machine: {platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}, {platform.platform()}"
+    )
     cold_start.main()
     validation.main()
 

@@ -33,7 +33,9 @@ async def measure(n: int = 200_000) -> tuple[float, float]:
 def main() -> None:
     ok_rate, bad_rate = asyncio.run(measure())
     print("validation: dice.roll arguments through gigi_core.tools.invoke.validate_args")
-    print(f"  valid: {ok_rate:,.0f}/s (target >= 100,000/s); invalid with error message: {bad_rate:,.0f}/s")
+    print(
+        f"  valid: {ok_rate:,.0f}/s (target >= 100,000/s); invalid with error message: {bad_rate:,.0f}/s"
+    )
 
 
 if __name__ == "__main__":

@@ -78,6 +78,20 @@ class Kernel:
         return kernel
 
     @functools.cached_property
+    def state_sealer(self) -> Sealer:
+        """Seals agent-run state; see ``gigi_core.store.sealing.state_sealer``."""
+        from gigi_core.store.sealing import state_sealer
+
+        return state_sealer(self.settings.home, self.sealer)
+
+    @functools.cached_property
+    def agent(self) -> Any:
+        """The agent runtime (``gigi_core.agent.runtime.AgentRuntime``)."""
+        from gigi_core.agent.runtime import AgentRuntime
+
+        return AgentRuntime(self)
+
+    @functools.cached_property
     def llm(self) -> Any:
         """Credentials, model profiles, resolution and usage (``gigi_core.llm.service``)."""
         from gigi_core.llm.service import LlmService

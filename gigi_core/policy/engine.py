@@ -158,3 +158,39 @@ class PolicyEngine:
             external_consent=state is not None and state.allow_external,
             channel_visible=channel_visible,
         )
+
+    async def offerable(self, actor: Actor, guild_id: str) -> list[ActionSpec]:
+        """Actions this actor could be allowed or asked to confirm here (vetoes apply per call).
+
+        The model is only ever shown these, so it never sees a tool it cannot use.
+        """
+        kernel = self.kernel
+        try:
+            enabled = set(await kernel.plugin_state.enabled_plugins(guild_id))
+            granted = frozenset(await kernel.grants.for_actor(guild_id, actor))
+            hook_caps: set[str] = set()
+            for result in await kernel.hooks.call_all(
+                "capabilities_for", actor=actor, guild_id=guild_id, kernel=kernel
+            ):
+                if result:
+                    hook_caps.update(str(c) for c in result)
+            offered = []
+            for action in kernel.registry.actions.values():
+                if action.plugin not in enabled:
+                    continue
+                state = await kernel.plugin_state.get(guild_id, action.plugin)
+                facts = PolicyFacts(
+                    action=action,
+                    plugin_loaded=kernel.registry.plugin_loaded(action.plugin),
+                    plugin_enabled=True,
+                    capability_default=kernel.registry.capability_default(action.capability),
+                    grants=granted,
+                    hook_capabilities=frozenset(hook_caps),
+                    external_consent=state is not None and state.allow_external,
+                )
+                if base_decision(actor, facts).outcome is not Outcome.deny:
+                    offered.append(action)
+            return sorted(offered, key=lambda a: a.name)
+        except Exception:
+            log.exception("could not compute offerable tools; offering none")
+            return []

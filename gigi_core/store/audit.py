@@ -26,6 +26,10 @@ class AuditRecord:
     duration_ms: float | None = None
     run_id: str | None = None
     step_index: int | None = None
+    tool_kind: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    termination_reason: str | None = None
 
 
 class AuditLog:

@@ -7,6 +7,7 @@ import hashlib
 import os
 import secrets
 from dataclasses import dataclass
+from pathlib import Path
 
 from gigi_core.errors import SecretsError
 
@@ -78,6 +79,14 @@ class Sealer:
             raise SecretsError("no secret key is set, so secrets cannot be stored", hint=KEY_HELP)
         return self._current
 
+    def keyed_hash(self, data: bytes) -> str:
+        """HMAC-SHA256 under a subkey of the current key: comparable, not guessable."""
+        import hmac
+
+        key_id = self.require_key()
+        subkey = hashlib.sha256(b"gigi-keyed-hash:" + self._keys[key_id]).digest()
+        return hmac.new(subkey, data, hashlib.sha256).hexdigest()
+
     def seal(self, secret: str, associated: str) -> Sealed:
         from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
@@ -103,3 +112,26 @@ class Sealer:
                 "a sealed secret failed its integrity check (tampered or moved row)"
             ) from exc
         return plain.decode()
+
+
+def state_sealer(home: Path, operator: Sealer) -> Sealer:
+    """The sealer for agent-run state: the operator's key, else a local key file in GIGI_HOME.
+
+    Run state (conversation, pending arguments) must survive restarts on the embedded default
+    without asking the operator for a key; several processes share it by sharing GIGI_HOME or
+    by setting GIGI_SECRET_KEY.
+    """
+    if operator.current_key_id is not None:
+        return operator
+    path = home / "state.key"
+    try:
+        return Sealer(path.read_text().strip())
+    except FileNotFoundError:
+        home.mkdir(parents=True, exist_ok=True)
+        key = generate_key()
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(key + "\n")
+        return Sealer(key)
+    except FileExistsError:  # pragma: no cover - another process won the race
+        return Sealer(path.read_text().strip())

@@ -78,6 +78,10 @@ class AuditEvent(Base):
     duration_ms: Mapped[float | None] = mapped_column(Float)
     run_id: Mapped[str | None] = mapped_column(String(64))
     step_index: Mapped[int | None] = mapped_column(Integer)
+    tool_kind: Mapped[str | None] = mapped_column(String(16))  # plugin | native | direct
+    input_tokens: Mapped[int | None] = mapped_column(Integer)
+    output_tokens: Mapped[int | None] = mapped_column(Integer)
+    termination_reason: Mapped[str | None] = mapped_column(String(40))
 
 
 class SealedSecret(Base):
@@ -98,4 +102,5 @@ class SealedSecret(Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+from gigi_core.store import agent_tables as _agent_tables  # noqa: E402,F401  (registers agent tables)
 from gigi_core.store import llm_tables as _llm_tables  # noqa: E402,F401  (registers LLM tables on Base)

@@ -1,0 +1,97 @@
+"""Surface-independent request and reply. Surfaces render replies; the runtime imports no surface."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from gigi_core.policy.actor import Actor
+
+RequestKind = Literal["mention", "slash", "dm", "console", "ambient", "direct"]
+ChannelCheck = Callable[[str], Awaitable[bool]]
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:20]}"
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a surface saw: who, where, what. ``text`` is untrusted input for the model only."""
+
+    actor: Actor
+    guild_id: str
+    channel_id: str | None
+    kind: RequestKind
+    text: str
+    message_ids: tuple[str, ...] = ()
+    channel_visible: ChannelCheck | None = None  # may this actor view a given channel?
+    forced_tool: str | None = None  # an action the first model call must use
+    request_id: str = field(default_factory=lambda: new_id("req"))
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """Per-run limits; reaching one ends the run with a named termination reason."""
+
+    max_steps: int = 16
+    max_tool_calls: int = 8
+    max_llm_calls: int = 6
+    max_tokens: int = 60_000
+    max_retries_per_tool: int = 2
+    max_invalid_calls: int = 4
+    tool_timeout_cap: float = 60.0
+    confirmation_ttl_seconds: int = 15 * 60
+
+
+@dataclass(frozen=True)
+class ConfirmationPrompt:
+    """A button pair a surface shows; the id goes into the custom id of the buttons."""
+
+    confirmation_id: str
+    run_id: str
+    action: str
+    summary: str
+    expires_at: datetime
+
+
+@dataclass(frozen=True)
+class Citation:
+    """A fact a tool returned, passed through verbatim (the model never restates it)."""
+
+    tool: str
+    result: Any
+
+
+@dataclass
+class Reply:
+    """What the surface shows: text chunks, tool facts, confirmation prompts, the run id."""
+
+    text: str
+    run_id: str | None = None
+    status: str = "done"
+    termination_reason: str | None = None
+    citations: list[Citation] = field(default_factory=list)
+    components: list[ConfirmationPrompt] = field(default_factory=list)
+    ephemeral: bool = False
+
+    def chunks(self, limit: int = 2000) -> list[str]:
+        """Split for surfaces with a message limit, on paragraph, line, then word boundaries."""
+        from gigi_core.agent.chunking import split_text
+
+        return split_text(self.full_text(), limit)
+
+    def full_text(self) -> str:
+        parts = [self.text.strip()] if self.text.strip() else []
+        for c in self.citations:
+            from json import dumps
+
+            parts.append(f"{c.tool} → {dumps(c.result, ensure_ascii=False, sort_keys=True)}")
+        for p in self.components:
+            parts.append(
+                f"{p.summary} — confirm with `/confirm {p.run_id}` or reject with `/reject {p.run_id}`."
+            )
+        return "\n\n".join(parts)

@@ -1,0 +1,163 @@
+"""The agent runtime facade surfaces talk to: handle, direct calls, confirm, reject, cancel, trace."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from gigi_core.agent.confirmations import ConfirmationError, ConfirmationStore
+from gigi_core.agent.contracts import Budgets, Reply, Request, new_id
+from gigi_core.agent.runner import SYSTEM_PROMPT, ModelCaller, Runner
+from gigi_core.agent.runs import RunStore
+from gigi_core.agent.state import RunState, request_from_json, request_to_json
+from gigi_core.agent.toolset import Toolset
+from gigi_core.manifest.models import ActionSpec
+from gigi_core.policy.actor import Actor
+from gigi_core.store.audit import AuditRecord
+
+if TYPE_CHECKING:
+    from gigi_core.kernel import Kernel
+    from gigi_core.llm.types import ChatRequest, ChatResponse
+
+log = logging.getLogger(__name__)
+NATIVE_PLUGINS = frozenset({"plugins", "permissions", "llm"})
+
+
+class AgentRuntime:
+    """One per kernel (``kernel.agent``); ``model`` replaces the provider call (tests, evals)."""
+
+    def __init__(
+        self, kernel: Kernel, *, model: ModelCaller | None = None, budgets: Budgets | None = None
+    ) -> None:
+        self.kernel = kernel
+        self.runs = RunStore(kernel)
+        self.confirmations = ConfirmationStore(kernel)
+        self.budgets = budgets or Budgets()
+        self._model = model
+
+    async def model(self, request: ChatRequest, origin: Request, run_id: str) -> ChatResponse:
+        if self._model is not None:
+            return await self._model(request, origin, run_id)
+        return await self.kernel.llm.chat(
+            request,
+            guild_id=origin.guild_id,
+            actor=origin.actor,
+            channel_id=origin.channel_id,
+            purpose="chat",
+            dm=origin.kind == "dm",
+            request_id=origin.request_id,
+        )
+
+    # -- entry points --------------------------------------------------------------------
+
+    async def handle(self, request: Request) -> Reply:
+        """A conversational request: the model loop over the tools this actor may use."""
+        actions = await self.kernel.policy.offerable(request.actor, request.guild_id)
+        toolset = Toolset.build(actions)
+        state = await self._start(request, "agent", toolset)
+        state.messages = [
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": request.text},
+        ]
+        return await Runner(self, state, request, self.budgets).run()
+
+    async def direct(self, request: Request, action: str, args: Any) -> Reply:
+        """An exact command (``/call``, a slash command, ``gigi tools call``): no model at all."""
+        spec = self.kernel.registry.actions.get(action)
+        toolset = Toolset.build([spec]) if spec else Toolset()
+        state = await self._start(request, "direct", toolset)
+        state.pending = [
+            {"id": new_id("call"), "name": action, "arguments": args, "parse_error": None}
+        ]
+        budgets = Budgets(max_retries_per_tool=0, max_invalid_calls=0)
+        return await Runner(self, state, request, budgets).run()
+
+    async def confirm(self, run_id: str, actor: Actor) -> Reply:
+        """Approve the run's pending call; exactly one approval ever executes it."""
+        row = await self.confirmations.pending_for_run(run_id)
+        claim = await self.confirmations.claim(row.id, actor)
+        runner = await self._runner(run_id)
+        return await runner.resume("approved", claim)
+
+    async def reject(self, run_id: str, actor: Actor) -> Reply:
+        row = await self.confirmations.pending_for_run(run_id)
+        run = await self.runs.get(run_id)
+        if run.status != "awaiting_confirmation":
+            raise ConfirmationError(f"run {run_id} is {run.status}, not waiting for a confirmation")
+        await self.confirmations.reject(row.id, actor)
+        runner = await self._runner(run_id)
+        return await runner.resume("rejected")
+
+    async def cancel(self, run_id: str, actor: Actor) -> bool:
+        run = await self.runs.get(run_id)
+        if actor.id != run.actor_id and not actor.is_admin:
+            raise ConfirmationError(
+                "only the person who started a run, or a server admin, can cancel it"
+            )
+        cancelled = await self.runs.cancel(run_id)
+        if cancelled:
+            await self.audit(
+                request_from_json_minimal(run),
+                run_id,
+                "agent.answer",
+                status="cancelled",
+                termination_reason="cancelled",
+            )
+        return cancelled
+
+    async def trace(self, run_id: str) -> dict[str, Any]:
+        return await self.runs.trace(run_id)
+
+    # -- internals -----------------------------------------------------------------------
+
+    async def _start(self, request: Request, mode: str, toolset: Toolset) -> RunState:
+        run_id = new_id("run")
+        await self.runs.create(
+            run_id,
+            request.request_id,
+            request.kind if mode == "agent" else "direct",
+            request.actor.id,
+            request.guild_id,
+            request.channel_id,
+        )
+        return RunState(
+            run_id=run_id, mode=mode, request=request_to_json(request), tools=toolset.names()
+        )
+
+    async def _runner(self, run_id: str) -> Runner:
+        state = RunState.from_json(await self.runs.load(run_id))
+        request = request_from_json(state.request)
+        budgets = (
+            self.budgets
+            if state.mode == "agent"
+            else Budgets(max_retries_per_tool=0, max_invalid_calls=0)
+        )
+        return Runner(self, state, request, budgets)
+
+    def tool_kind(self, spec: ActionSpec) -> str:
+        record = self.kernel.registry.owner_of(spec.plugin)
+        return "native" if record is not None and record.source == "default" else "plugin"
+
+    async def audit(self, request: Request, run_id: str, kind: str, **fields: Any) -> None:
+        record = AuditRecord(
+            kind=kind,
+            actor_id=request.actor.id,
+            guild_id=request.guild_id,
+            channel_id=request.channel_id,
+            run_id=run_id,
+            **{"status": "ok", **fields},
+        )
+        await self.kernel.audit.record(record)
+        await self.kernel.track(
+            kind, run_id=run_id, status=record.status, guild_id=request.guild_id
+        )
+
+
+def request_from_json_minimal(run: Any) -> Request:
+    return Request(
+        actor=Actor(run.actor_id),
+        guild_id=run.guild_id,
+        channel_id=run.channel_id,
+        kind="direct",
+        text="",
+    )

@@ -1,0 +1,62 @@
+"""The tools one run offers the model, under provider-safe wire names that map back exactly."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gigi_core.llm.types import Tool
+from gigi_core.manifest.models import ActionSpec, wire_name
+
+
+@dataclass
+class Toolset:
+    """Wire name <-> action for this run; collisions after truncation get a numeric suffix."""
+
+    by_wire: dict[str, ActionSpec] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, actions: list[ActionSpec]) -> Toolset:
+        toolset = cls()
+        for action in actions:
+            name = wire_name(action.name)
+            n = 2
+            while name in toolset.by_wire:
+                suffix = f"_{n}"
+                name = wire_name(action.name)[: 64 - len(suffix)] + suffix
+                n += 1
+            toolset.by_wire[name] = action
+        return toolset
+
+    def wire_for(self, action: str) -> str | None:
+        for wire, spec in self.by_wire.items():
+            if spec.name == action:
+                return wire
+        return None
+
+    def resolve(self, name: str) -> ActionSpec | None:
+        """Map a proposed tool name back; the dotted name is accepted too (models do that)."""
+        spec = self.by_wire.get(name)
+        if spec is None:
+            spec = next((s for s in self.by_wire.values() if s.name == name), None)
+        return spec
+
+    def without(self, action: str) -> Toolset:
+        return Toolset({w: s for w, s in self.by_wire.items() if s.name != action})
+
+    def tools(self) -> list[Tool]:
+        return [
+            Tool(
+                name=wire,
+                description=f"{spec.description} ({spec.safety.value})",
+                parameters=spec.args,
+            )
+            for wire, spec in self.by_wire.items()
+        ]
+
+    def names(self) -> dict[str, str]:
+        return {wire: spec.name for wire, spec in self.by_wire.items()}
+
+    @classmethod
+    def from_names(cls, names: dict[str, str], actions: dict[str, ActionSpec]) -> Toolset:
+        """Rebuild after a restart from stored names; actions that vanished are dropped."""
+        return cls({w: actions[a] for w, a in names.items() if a in actions})

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from gigi_core.llm import calls
 from gigi_core.llm.credentials import CredentialStore
 from gigi_core.llm.errors import ProviderError
 from gigi_core.llm.profiles import PolicyStore, ProfileStore
@@ -49,21 +50,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 T = TypeVar("T", ChatResponse, EmbeddingResponse)
 
-# Failures another model on the same key might not have; auth, credit, network and config
-# failures would fail the fallback the same way, so they are raised at once.
-FALLBACK_ON = frozenset(
-    {
-        "bad_request",
-        "not_found",
-        "server",
-        "overloaded",
-        "rate_limited",
-        "timeout",
-        "invalid_response",
-        "provider_error",
-        "unsupported",
-    }
-)
 TEST_PROMPT = "Reply with the single word OK."
 
 
@@ -78,10 +64,6 @@ class CredentialTest:
     latency_ms: float
     error_class: str | None = None
     message: str | None = None
-
-
-def _actor_id(actor: Actor | str | None) -> str | None:
-    return actor if isinstance(actor, str) or actor is None else actor.id
 
 
 def _owner(owner: Owner | str) -> Owner:
@@ -201,13 +183,13 @@ class LlmService:
                 cred.label,
                 cred.provider,
                 chosen_model,
-                _ms(started),
+                calls.ms(started),
                 err.error_class,
                 err.provider_message,
             )
         finally:
             await self._audit("llm.credential.test", owner, by, label)
-        return CredentialTest(True, cred.label, cred.provider, chosen_model, _ms(started))
+        return CredentialTest(True, cred.label, cred.provider, chosen_model, calls.ms(started))
 
     # -- profiles and policy -----------------------------------------------------------
 
@@ -275,7 +257,7 @@ class LlmService:
     ) -> Resolution:
         """Which owner's profile serves this request (see ``gigi_core.llm.resolve``)."""
         return await self.resolver.resolve(
-            guild_id, purpose, _actor_id(actor), dm=dm, billing=billing
+            guild_id, purpose, calls.actor_id(actor), dm=dm, billing=billing
         )
 
     async def chat(
@@ -296,8 +278,8 @@ class LlmService:
             request = request_or_messages.model_copy(update={"model": resolution.model})
         else:
             request = ChatRequest(model=resolution.model, messages=list(request_or_messages))
-        request = _apply_params(request, resolution.params)
-        where = _where(request_id, actor, guild_id, channel_id)
+        request = calls.apply_params(request, resolution.params)
+        where = calls.where(request_id, actor, guild_id, channel_id)
 
         def make(model: str) -> Callable[[Provider, str, str | None], Awaitable[ChatResponse]]:
             return self._chat_fn(request.model_copy(update={"model": model}))
@@ -322,7 +304,7 @@ class LlmService:
             base = texts_or_request
         else:
             base = EmbeddingRequest(model=resolution.model, inputs=list(texts_or_request))
-        where = _where(request_id, actor, guild_id, channel_id)
+        where = calls.where(request_id, actor, guild_id, channel_id)
 
         def make(model: str) -> Callable[[Provider, str, str | None], Awaitable[Any]]:
             return self._embed_fn(base.model_copy(update={"model": model}))
@@ -358,7 +340,11 @@ class LlmService:
             return await self._attempt(resolution, resolution.model, make(resolution.model), where)
         except ProviderError as first:
             fallback = resolution.fallback_model
-            if not fallback or fallback == resolution.model or first.error_class not in FALLBACK_ON:
+            if (
+                not fallback
+                or fallback == resolution.model
+                or first.error_class not in calls.FALLBACK_ON
+            ):
                 raise
             log.info(
                 "llm fallback: %s -> %s on the same credential (%s)",
@@ -402,13 +388,13 @@ class LlmService:
             result = await call(provider, key, resolution.base_url)
         except ProviderError as err:
             error_class = err.error_class
-            raise _scrubbed(err, key) from None
+            raise calls.scrubbed(err, key) from None
         except Exception as exc:  # a provider bug: still one call, still one usage row
             error_class = "internal"
-            raise _scrubbed_any(exc, key) from None
+            raise calls.scrubbed_any(exc, key) from None
         finally:
-            latency = _ms(started)
-            done = record if error_class is None else _failed(record, error_class)
+            latency = calls.ms(started)
+            done = record if error_class is None else calls.failed(record, error_class)
             done = UsageRecord(**{**done.__dict__, "latency_ms": latency})
             if error_class is None:
                 done = done.with_usage(result.usage)  # type: ignore[possibly-undefined]
@@ -440,61 +426,3 @@ class LlmService:
                 action=action,
             )
         )
-
-
-def _ms(started: float) -> float:
-    return round((time.perf_counter() - started) * 1000, 1)
-
-
-def _where(
-    request_id: str | None, actor: Actor | str | None, guild_id: str | None, channel_id: str | None
-) -> dict[str, Any]:
-    return {
-        "request_id": request_id or uuid.uuid4().hex,
-        "actor_id": _actor_id(actor),
-        "guild_id": guild_id,
-        "channel_id": channel_id,
-    }
-
-
-def _failed(record: UsageRecord, error_class: str) -> UsageRecord:
-    return UsageRecord(**{**record.__dict__, "status": "error", "error_class": error_class})
-
-
-def _apply_params(request: ChatRequest, params: dict[str, Any]) -> ChatRequest:
-    """Profile params fill what the request left unset; the request's own values win."""
-    update: dict[str, Any] = {}
-    for name, value in params.items():
-        if name == "provider_options" and isinstance(value, dict):
-            update[name] = {**value, **request.provider_options}
-        elif name in ChatRequest.model_fields and name not in ("model", "messages"):
-            if getattr(request, name) in (None, [], {}):
-                update[name] = value
-    if not update:
-        return request
-    return ChatRequest.model_validate({**request.model_dump(by_alias=True), **update})
-
-
-def _scrubbed(err: ProviderError, key: str) -> ProviderError:
-    """Providers sometimes echo the key back; it must not reach a log, a reply or a table."""
-    if len(key) < 8 or key not in err.provider_message:
-        return err
-    clean = ProviderError(
-        err.provider,
-        err.provider_message.replace(key, "[redacted]"),
-        error_class=err.error_class,
-        status=err.status,
-        retryable=err.retryable,
-        request_id=err.request_id,
-        retry_after=err.retry_after,
-        code=err.code,
-        attempts=err.attempts,
-        hint=err.hint,
-    )
-    return clean
-
-
-def _scrubbed_any(exc: Exception, key: str) -> Exception:
-    if len(key) >= 8 and key in str(exc):
-        return RuntimeError(f"{type(exc).__name__} in provider (message withheld: held the key)")
-    return exc

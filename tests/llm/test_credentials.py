@@ -190,3 +190,23 @@ async def test_ciphertext_is_bound_to_its_row(database_url, tmp_path) -> None:
         with pytest.raises(CredentialUnusable, match="integrity"):
             await llm.credentials.open_secret(b.id)
         assert await llm.credentials.open_secret(a.id) == GUILD_KEY
+
+
+async def test_a_key_echoed_by_the_provider_is_scrubbed(tmp_path, caplog) -> None:
+    caplog.set_level(logging.DEBUG)
+    async with (
+        llm_kernel(tmp_path, f"sqlite+aiosqlite:///{tmp_path / 'x.db'}") as kernel,
+        FakeOpenAI() as fake,
+    ):
+        llm = kernel.llm
+        await llm.add_credential(
+            GUILD, "openai-compatible", "main", GUILD_KEY, base_url=fake.base_url
+        )
+        await llm.set_profile(GUILD, "chat", "main", "m-1")
+        fake.reply_error(401, f"Incorrect API key provided: {GUILD_KEY}.")
+        with pytest.raises(ProviderError) as info:
+            await llm.chat([{"role": "user", "content": "hi"}], guild_id="g1", actor="u1")
+        assert "Incorrect API key provided: [redacted]." in str(info.value)
+        assert GUILD_KEY not in str(info.value) and info.value.error_class == "auth"
+        assert await leaks(kernel, GUILD_KEY) == []
+    assert GUILD_KEY not in caplog.text

@@ -12,13 +12,19 @@ from gigi_core.agent.contracts import Budgets, Citation, ConfirmationPrompt, Rep
 from gigi_core.agent.runs import StepRecord
 from gigi_core.agent.state import RunState
 from gigi_core.agent.toolset import Toolset
-from gigi_core.errors import GigiError, InvalidArguments, ToolExecutionError
+from gigi_core.errors import (
+    GigiError,
+    InvalidArguments,
+    PolicyDenied,
+    ToolError,
+    ToolExecutionError,
+)
 from gigi_core.llm.errors import ProviderError
 from gigi_core.llm.types import ChatRequest, ChatResponse, NamedToolChoice, ToolResultMessage
 from gigi_core.manifest.models import ActionSpec
 from gigi_core.policy.decision import Outcome
 from gigi_core.store.audit import AuditRecord
-from gigi_core.tools.invoke import execute, validate_args
+from gigi_core.tools.invoke import execute, lookup, validate_args
 
 if TYPE_CHECKING:
     from gigi_core.agent.runtime import AgentRuntime
@@ -77,6 +83,9 @@ class Runner:
             return paused.reply
         except Stop as stop:
             return await self._finish(stop.status, stop.reason, stop.text)
+        except ToolError as error:  # direct mode reports typed errors to its caller
+            await self._finish("failed", type(error).__name__, str(error))
+            raise
 
     async def _loop(self) -> Reply:
         while True:
@@ -168,7 +177,8 @@ class Runner:
                 + STOPPED["max_tool_calls"].format(b.max_tool_calls)
                 + ".",
             )
-        spec = self.toolset.resolve(call["name"])
+        direct = s.mode == "direct"
+        spec = lookup(self.kernel, call["name"]) if direct else self.toolset.resolve(call["name"])
         if spec is None:
             return await self._invalid(
                 call,
@@ -184,6 +194,8 @@ class Runner:
         try:
             args = validate_args(self.kernel, spec, call.get("arguments") or {})
         except InvalidArguments as exc:
+            if direct:
+                raise
             return await self._invalid(
                 call,
                 spec,
@@ -205,6 +217,8 @@ class Runner:
         if decision.outcome is Outcome.deny:
             step.status = "denied"
             await self._step(index, step, "agent.tool", reason_code=decision.code)
+            if direct:
+                raise PolicyDenied(spec.name, decision.reason)
             return self._tool_result(call, {"error": f"denied: {decision.reason}"}, is_error=True)
         if decision.outcome is Outcome.confirm:
             await self._pause(call, spec, args, decision.reason, index, step)
@@ -254,6 +268,8 @@ class Runner:
         except ToolExecutionError as exc:
             step.status, step.duration_ms = "error", _ms(started)
             await self.runtime.runs.add_step(self.state.run_id, index, step)
+            if self.state.mode == "direct":
+                raise
             self._tool_result(call, {"error": str(exc)}, is_error=True)
             return
         step.duration_ms = _ms(started)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from gigi_core.agent.confirmations import ConfirmationError, ConfirmationStore
@@ -69,8 +70,7 @@ class AgentRuntime:
         state.pending = [
             {"id": new_id("call"), "name": action, "arguments": args, "parse_error": None}
         ]
-        budgets = Budgets(max_retries_per_tool=0, max_invalid_calls=0)
-        return await Runner(self, state, request, budgets).run()
+        return await Runner(self, state, request, self._direct_budgets()).run()
 
     async def confirm(self, run_id: str, actor: Actor) -> Reply:
         """Approve the run's pending call; exactly one approval ever executes it."""
@@ -127,12 +127,12 @@ class AgentRuntime:
     async def _runner(self, run_id: str) -> Runner:
         state = RunState.from_json(await self.runs.load(run_id))
         request = request_from_json(state.request)
-        budgets = (
-            self.budgets
-            if state.mode == "agent"
-            else Budgets(max_retries_per_tool=0, max_invalid_calls=0)
-        )
+        budgets = self.budgets if state.mode == "agent" else self._direct_budgets()
         return Runner(self, state, request, budgets)
+
+    def _direct_budgets(self) -> Budgets:
+        """An exact command gets no second chances: bad input is the caller's error."""
+        return replace(self.budgets, max_retries_per_tool=0, max_invalid_calls=0)
 
     def tool_kind(self, spec: ActionSpec) -> str:
         record = self.kernel.registry.owner_of(spec.plugin)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
@@ -76,8 +77,10 @@ def call(
     """Validate, check policy, execute and audit ACTION; print its result as JSON.
 
     Exit codes: 0 done, 2 invalid arguments or unknown action, 3 denied,
-    4 confirmation required (not executed), 5 the tool failed.
+    4 confirmation required (prints the run id; `gigi agent confirm RUN` runs it),
+    5 the tool failed.
     """
+    from gigi_core.agent.contracts import Request
     from gigi_core.policy.actor import Actor
 
     args = parse_json_option(args_json, "--args")
@@ -94,14 +97,24 @@ def call(
                     f"(gigi plugins enable PLUGIN --guild {guild})",
                 )
             actor = Actor(id=user, roles=frozenset(roles), is_admin=admin)
-            return await kernel.call_tool(
-                action, args, actor=actor, guild_id=guild, channel_id=channel
+            request = Request(
+                actor=actor, guild_id=guild, channel_id=channel, kind="direct", text=""
             )
+            return await kernel.agent.direct(request, action, args)
         finally:
             await kernel.close()
 
-    outcome = run(body())
-    echo_json(outcome.result)
+    reply = run(body())
+    if reply.status == "awaiting_confirmation":
+        [prompt] = reply.components
+        click.echo(
+            f"{prompt.summary}\nRun {reply.run_id} is waiting: confirm with "
+            f"`gigi agent confirm {reply.run_id}` or reject with `gigi agent reject {reply.run_id}`.",
+            err=True,
+        )
+        click.echo(reply.run_id)
+        sys.exit(4)
+    echo_json(reply.citations[0].result if reply.citations else None)
 
 
 COMMANDS = [tools_group]

@@ -1,0 +1,161 @@
+"""``gigi agent`` (trace, cancel, confirm, reject) and ``gigi ask``: the runtime from a shell."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from gigi_core.cli.common import echo_json, with_kernel
+
+ACT_AS = [
+    click.option("--user", default="operator", show_default=True, help="Who acts."),
+    click.option(
+        "--admin/--no-admin", default=True, show_default=True, help="Act as a guild admin."
+    ),
+]
+
+
+def _act_as(fn: Any) -> Any:
+    for option in reversed(ACT_AS):
+        fn = option(fn)
+    return fn
+
+
+def render_reply(reply: Any, as_json: bool) -> None:
+    """Print a Reply for people (text, tool facts, prompts) or as JSON for programs."""
+    if as_json:
+        echo_json(
+            {
+                "run_id": reply.run_id,
+                "status": reply.status,
+                "termination_reason": reply.termination_reason,
+                "text": reply.text,
+                "citations": [{"tool": c.tool, "result": c.result} for c in reply.citations],
+                "confirmations": [
+                    {
+                        "id": p.confirmation_id,
+                        "action": p.action,
+                        "summary": p.summary,
+                        "expires_at": p.expires_at.isoformat(),
+                    }
+                    for p in reply.components
+                ],
+            }
+        )
+        return
+    for chunk in reply.chunks():
+        click.echo(chunk)
+    if reply.run_id:
+        click.echo(f"(run {reply.run_id}: {reply.status})", err=True)
+
+
+@click.group("agent")
+def agent_group() -> None:
+    """Inspect and steer agent runs."""
+
+
+@agent_group.command("trace")
+@click.argument("run", default="last")
+@click.option("--guild", help="With `last`: the last run in this guild.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@with_kernel
+async def trace(kernel: Any, run: str, guild: str | None, as_json: bool) -> None:
+    """Show a run's steps and decisions (metadata only). RUN is a run id or `last`."""
+    run_id = (await kernel.agent.runs.last(guild_id=guild)).id if run == "last" else run
+    data = await kernel.agent.trace(run_id)
+    if as_json:
+        echo_json(data)
+        return
+    used = data["budgets_used"]
+    click.echo(
+        f"run {data['run_id']} [{data['kind']}] {data['status']}"
+        f" ({data['termination_reason'] or 'in progress'}) guild {data['guild_id']} actor {data['actor_id']}"
+    )
+    click.echo(
+        f"  used: {used['steps']} steps, {used['tool_calls']} tool calls, "
+        f"{used['llm_calls']} model calls, {used['tokens']} tokens"
+    )
+    for step in data["steps"]:
+        tokens = (
+            f" tokens {step['input_tokens']}/{step['output_tokens']}"
+            if step["input_tokens"] is not None
+            else ""
+        )
+        tool = f" {step['tool']}" if step["tool"] else ""
+        decision = f" {step['decision']}" if step["decision"] else ""
+        click.echo(
+            f"  {step['index']:>3} {step['kind']}{tool}{decision} -> {step['status']}{tokens}"
+        )
+    for c in data["confirmations"]:
+        click.echo(f"  confirmation {c['id']} {c['action']}: {c['state']}")
+
+
+@agent_group.command("cancel")
+@click.argument("run")
+@_act_as
+@with_kernel
+async def cancel(kernel: Any, run: str, user: str, admin: bool) -> None:
+    """Cancel an active run; its pending confirmation is rejected."""
+    from gigi_core.policy.actor import Actor
+
+    if await kernel.agent.cancel(run, Actor(id=user, is_admin=admin)):
+        click.echo(f"Cancelled run {run}.")
+    else:
+        click.echo(f"Run {run} was not active; nothing changed.")
+
+
+@agent_group.command("confirm")
+@click.argument("run")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@_act_as
+@with_kernel
+async def confirm(kernel: Any, run: str, user: str, admin: bool, as_json: bool) -> None:
+    """Approve RUN's pending call: it runs exactly once, then the run resumes."""
+    from gigi_core.policy.actor import Actor
+
+    render_reply(await kernel.agent.confirm(run, Actor(id=user, is_admin=admin)), as_json)
+
+
+@agent_group.command("reject")
+@click.argument("run")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@_act_as
+@with_kernel
+async def reject(kernel: Any, run: str, user: str, admin: bool, as_json: bool) -> None:
+    """Reject RUN's pending call: it never runs; the run resumes without it."""
+    from gigi_core.policy.actor import Actor
+
+    render_reply(await kernel.agent.reject(run, Actor(id=user, is_admin=admin)), as_json)
+
+
+@click.command("ask")
+@click.argument("question")
+@click.option("--guild", default="console", show_default=True, help="Guild id.")
+@click.option("--channel", default="console", show_default=True, help="Channel id.")
+@click.option("--user", default="operator", show_default=True, help="Who asks.")
+@click.option("--admin/--no-admin", default=True, show_default=True, help="Ask as a guild admin.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@with_kernel
+async def ask(
+    kernel: Any, question: str, guild: str, channel: str, user: str, admin: bool, as_json: bool
+) -> None:
+    """Run one request through the agent runtime and print the reply."""
+    from gigi_core.agent.contracts import Request
+    from gigi_core.policy.actor import Actor
+
+    request = Request(
+        actor=Actor(id=user, is_admin=admin),
+        guild_id=guild,
+        channel_id=channel,
+        kind="console",
+        text=question,
+    )
+    reply = await kernel.agent.handle(request)
+    render_reply(reply, as_json)
+    if reply.status == "failed":
+        sys.exit(1)
+
+
+COMMANDS = [agent_group, ask]

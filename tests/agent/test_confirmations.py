@@ -14,8 +14,7 @@ from gigi_core.agent import Budgets, Request
 from gigi_core.agent.confirmations import ConfirmationError
 from gigi_core.agent.runtime import AgentRuntime
 from gigi_core.store.agent_tables import AgentRunConfirmation
-from gigi_core.testing import open_test_kernel
-from gigi_core.testing.scripted import ScriptedModel, call, say
+from gigi_core.testing.scripted import call, say
 from tests.toolbox import Toolbox
 
 REQUESTER = Actor(id="u1")

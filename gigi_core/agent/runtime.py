@@ -79,6 +79,16 @@ class AgentRuntime:
         runner = await self._runner(run_id)
         return await runner.resume("approved", claim)
 
+    async def decide(self, confirmation_id: str, actor: Actor, *, approve: bool) -> Reply:
+        """Confirm or reject by confirmation id (what a button carries in its custom id)."""
+        row = await self.confirmations.get(confirmation_id)
+        latest = await self.confirmations.pending_for_run(row.run_id)
+        if latest.id != confirmation_id:
+            raise ConfirmationError("this confirmation was replaced by a newer one")
+        if approve:
+            return await self.confirm(row.run_id, actor)
+        return await self.reject(row.run_id, actor)
+
     async def reject(self, run_id: str, actor: Actor) -> Reply:
         row = await self.confirmations.pending_for_run(run_id)
         run = await self.runs.get(run_id)

@@ -240,3 +240,13 @@ def test_cli_exit_4_then_agent_confirm(tmp_path, monkeypatch) -> None:
     assert json.loads(result.output)["status"] == "done"
     again = runner.invoke(cli, ["agent", "confirm", run_id], obj=state())
     assert again.exit_code == 3 and "already" in again.output
+
+
+async def test_decide_by_confirmation_id(env) -> None:
+    kernel, toolbox, _ = env
+    reply = await kernel.agent.direct(direct_request(), "box.write", {})
+    confirmation_id = reply.components[0].confirmation_id
+    with pytest.raises(ConfirmationError, match="no confirmation"):
+        await kernel.agent.decide("conf_nope", REQUESTER, approve=True)
+    done = await kernel.agent.decide(confirmation_id, REQUESTER, approve=True)
+    assert done.status == "done" and toolbox.ran == ["box.write"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -11,8 +11,9 @@ from sqlalchemy import select, update
 
 from gigi_core.errors import GigiError
 from gigi_core.store.agent_tables import AgentRun, AgentRunConfirmation, AgentRunStep
+from gigi_core.store.audit import AuditRecord
 from gigi_core.store.sealing import Sealed
-from gigi_core.store.tables import utcnow
+from gigi_core.store.tables import AuditEvent, utcnow
 
 if TYPE_CHECKING:
     from gigi_core.kernel import Kernel
@@ -104,6 +105,44 @@ class RunStore:
         async with self.db.session() as s:
             await s.execute(update(AgentRun).where(AgentRun.id == run_id).values(**columns))
 
+    async def checkpoint(
+        self,
+        run_id: str,
+        state: dict[str, Any],
+        counters: dict[str, int],
+        *,
+        step: tuple[int, StepRecord] | None = None,
+        audits: list[AuditRecord] = (),  # type: ignore[assignment]
+        status: str = "running",
+        expect: tuple[str, ...] = ("running",),
+    ) -> bool:
+        """Seal the state, counters, a step and its audit rows in one transaction.
+
+        Returns False (and writes nothing) when the run is no longer in ``expect`` — it was
+        cancelled meanwhile — so cancellation is noticed at the next step boundary.
+        """
+        sealed = self.kernel.state_sealer.seal(json.dumps(state), _ad(run_id))
+        async with self.db.session() as s:
+            result = await s.execute(
+                update(AgentRun)
+                .where(AgentRun.id == run_id, AgentRun.status.in_(expect))
+                .values(
+                    status=status,
+                    state_key_id=sealed.key_id,
+                    state_nonce=sealed.nonce,
+                    state_sealed=sealed.ciphertext,
+                    updated_at=utcnow(),
+                    **counters,
+                )
+            )
+            if result.rowcount != 1:
+                return False
+            if step is not None:
+                s.add(AgentRunStep(run_id=run_id, step_index=step[0], **step[1].__dict__))
+            for record in audits:
+                s.add(AuditEvent(**asdict(record)))
+        return True
+
     async def load(self, run_id: str) -> dict[str, Any]:
         row = await self.get(run_id)
         if row.state_sealed is None or row.state_nonce is None or row.state_key_id is None:
@@ -113,9 +152,18 @@ class RunStore:
         )
         return json.loads(plain)
 
-    async def finish(self, run_id: str, status: str, reason: str, **columns: Any) -> None:
+    async def finish(
+        self,
+        run_id: str,
+        status: str,
+        reason: str,
+        audit: AuditRecord | None = None,
+        **columns: Any,
+    ) -> None:
         """End a run; its sealed state is dropped because nothing can resume it any more."""
         async with self.db.session() as s:
+            if audit is not None:
+                s.add(AuditEvent(**asdict(audit)))
             await s.execute(
                 update(AgentRun)
                 .where(AgentRun.id == run_id)

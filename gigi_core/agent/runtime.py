@@ -12,7 +12,6 @@ from gigi_core.agent.runner import SYSTEM_PROMPT, ModelCaller, Runner
 from gigi_core.agent.runs import RunStore
 from gigi_core.agent.state import RunState, request_from_json, request_to_json
 from gigi_core.agent.toolset import Toolset
-from gigi_core.manifest.models import ActionSpec
 from gigi_core.policy.actor import Actor
 from gigi_core.store.audit import AuditRecord
 
@@ -144,9 +143,26 @@ class AgentRuntime:
         """An exact command gets no second chances: bad input is the caller's error."""
         return replace(self.budgets, max_retries_per_tool=0, max_invalid_calls=0)
 
-    def tool_kind(self, spec: ActionSpec) -> str:
+    def tool_kind_of(self, action: str | None) -> str | None:
+        """``native`` for the kernel's default plugins, ``plugin`` for everything installed."""
+        spec = self.kernel.registry.actions.get(action or "")
+        if spec is None:
+            return None
         record = self.kernel.registry.owner_of(spec.plugin)
         return "native" if record is not None and record.source == "default" else "plugin"
+
+    async def recover(self, run_id: str, actor: Actor) -> Reply:
+        """Continue a run left ``running`` by a crashed process (an operator's decision)."""
+        run = await self.runs.get(run_id)
+        if run.status != "running":
+            raise ConfirmationError(
+                f"run {run_id} is {run.status}; only an interrupted run can be recovered"
+            )
+        if actor.id != run.actor_id and not actor.is_admin:
+            raise ConfirmationError(
+                "only the person who started a run, or a server admin, can recover it"
+            )
+        return await (await self._runner(run_id)).recover()
 
     async def audit(self, request: Request, run_id: str, kind: str, **fields: Any) -> None:
         record = AuditRecord(

@@ -17,6 +17,7 @@ class RunState:
     messages: list[dict[str, Any]] = field(default_factory=list)
     pending: list[dict[str, Any]] = field(default_factory=list)  # proposed calls not yet handled
     awaiting: dict[str, Any] | None = None  # the call waiting for a confirmation
+    in_flight: dict[str, Any] | None = None  # the call executing right now (never rerun)
     citations: list[dict[str, Any]] = field(default_factory=list)
     tools: dict[str, str] = field(default_factory=dict)  # wire name -> action
     retries: dict[str, int] = field(default_factory=dict)
@@ -25,6 +26,8 @@ class RunState:
     tool_calls: int = 0
     llm_calls: int = 0
     tokens: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

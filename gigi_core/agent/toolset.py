@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from gigi_core.llm.types import Tool
 from gigi_core.manifest.models import ActionSpec, wire_name
@@ -50,6 +51,17 @@ class Toolset:
                 description=f"{spec.description} ({spec.safety.value})",
                 parameters=spec.args,
             )
+            for wire, spec in self.by_wire.items()
+        ]
+
+    def tool_dicts(self) -> list[dict[str, Any]]:
+        """The tools as plain data for a ChatRequest (no model objects built per call)."""
+        return [
+            {
+                "name": wire,
+                "description": f"{spec.description} ({spec.safety.value})",
+                "parameters": spec.args,
+            }
             for wire, spec in self.by_wire.items()
         ]
 

@@ -45,10 +45,13 @@ def render_reply(reply: Any, as_json: bool) -> None:
             }
         )
         return
-    for chunk in reply.chunks():
+    from gigi_core.agent.render import reply_chunks, run_footer
+
+    for chunk in reply_chunks(reply):
         click.echo(chunk)
-    if reply.run_id:
-        click.echo(f"(run {reply.run_id}: {reply.status})", err=True)
+    footer = run_footer(reply)
+    if footer:
+        click.echo(footer, err=True)
 
 
 @click.group("agent")
@@ -68,28 +71,10 @@ async def trace(kernel: Any, run: str, guild: str | None, as_json: bool) -> None
     if as_json:
         echo_json(data)
         return
-    used = data["budgets_used"]
-    click.echo(
-        f"run {data['run_id']} [{data['kind']}] {data['status']}"
-        f" ({data['termination_reason'] or 'in progress'}) guild {data['guild_id']} actor {data['actor_id']}"
-    )
-    click.echo(
-        f"  used: {used['steps']} steps, {used['tool_calls']} tool calls, "
-        f"{used['llm_calls']} model calls, {used['tokens']} tokens"
-    )
-    for step in data["steps"]:
-        tokens = (
-            f" tokens {step['input_tokens']}/{step['output_tokens']}"
-            if step["input_tokens"] is not None
-            else ""
-        )
-        tool = f" {step['tool']}" if step["tool"] else ""
-        decision = f" {step['decision']}" if step["decision"] else ""
-        click.echo(
-            f"  {step['index']:>3} {step['kind']}{tool}{decision} -> {step['status']}{tokens}"
-        )
-    for c in data["confirmations"]:
-        click.echo(f"  confirmation {c['id']} {c['action']}: {c['state']}")
+    from gigi_core.agent.render import trace_lines
+
+    for line in trace_lines(data):
+        click.echo(line)
 
 
 @agent_group.command("cancel")
@@ -104,6 +89,18 @@ async def cancel(kernel: Any, run: str, user: str, admin: bool) -> None:
         click.echo(f"Cancelled run {run}.")
     else:
         click.echo(f"Run {run} was not active; nothing changed.")
+
+
+@agent_group.command("recover")
+@click.argument("run")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@_act_as
+@with_kernel
+async def recover(kernel: Any, run: str, user: str, admin: bool, as_json: bool) -> None:
+    """Continue a run a crashed process left running; a call it was executing is not rerun."""
+    from gigi_core.policy.actor import Actor
+
+    render_reply(await kernel.agent.recover(run, Actor(id=user, is_admin=admin)), as_json)
 
 
 @agent_group.command("confirm")

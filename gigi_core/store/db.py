@@ -55,6 +55,10 @@ class Database:
         kwargs: dict[str, Any] = {}
         if self.dialect == "sqlite":
             kwargs["connect_args"] = {"timeout": 30}
+            if _is_memory(url):  # one shared connection, or every session sees an empty db
+                from sqlalchemy.pool import StaticPool
+
+                kwargs["poolclass"] = StaticPool
         else:
             kwargs.update(pool_pre_ping=True, pool_size=5, max_overflow=10)
         self.engine: AsyncEngine = create_async_engine(url, **kwargs)
@@ -82,6 +86,12 @@ class Database:
 
     async def close(self) -> None:
         await self.engine.dispose()
+
+
+def _is_memory(url: str) -> bool:
+    return (
+        url.rstrip("/").endswith(("sqlite+aiosqlite:", "sqlite+aiosqlite:/")) or ":memory:" in url
+    )
 
 
 def _first_line(exc: BaseException) -> str:

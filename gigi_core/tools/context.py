@@ -36,3 +36,4 @@ class ToolOutcome:
     result: Any
     decision: str
     duration_ms: float
+    audit: Any = None  # the metadata-only audit row of this call

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from gigi_core.kernel import Kernel
 
 log = logging.getLogger(__name__)
+_LOAD: Any = object()  # sentinel: read the plugin's config from the store
 
 
 def lookup(kernel: Kernel, action: str) -> ActionSpec:
@@ -124,13 +125,20 @@ async def execute(
     audit: AuditRecord,
     run_id: str | None = None,
     call_id: str | None = None,
+    config: Any = _LOAD,
+    write_audit: bool = True,
 ) -> ToolOutcome:
-    """Run an already-allowed call with a timeout; failures are masked for the caller."""
+    """Run an already-allowed call with a timeout; failures are masked for the caller.
+
+    A caller that stores the audit row itself (the agent runner, in its checkpoint
+    transaction) passes ``write_audit=False`` and reads ``ToolOutcome.audit``; on failure
+    the row rides on the raised error's ``audit`` attribute.
+    """
     ctx = ToolContext(
         actor=actor,
         guild_id=guild_id,
         channel_id=channel_id,
-        config=await kernel.plugin_config(guild_id, spec.plugin),
+        config=await kernel.plugin_config(guild_id, spec.plugin) if config is _LOAD else config,
         kernel=kernel,
         action=spec,
         run_id=run_id,
@@ -139,30 +147,33 @@ async def execute(
     handler = kernel.registry.handlers[spec.name]
     started = time.perf_counter()
     status = "ok"
+    failure: ToolExecutionError | None = None
     try:
         result = await _run(handler, ctx, args, spec.timeout_seconds)
         result = _as_json(spec, result)
     except TimeoutError:
         status = "timeout"
-        raise ToolExecutionError(
-            f"{spec.name} did not finish within {spec.timeout_seconds:g}s"
-        ) from None
-    except ToolExecutionError:
-        status = "error"
-        raise
+        failure = ToolExecutionError(f"{spec.name} did not finish within {spec.timeout_seconds:g}s")
+    except ToolExecutionError as exc:
+        status, failure = "error", exc
     except Exception as exc:
         status = "error"
         log.exception("tool %s raised", spec.name)
-        raise ToolExecutionError(f"{spec.name} failed ({type(exc).__name__})") from exc
-    finally:
-        elapsed = (time.perf_counter() - started) * 1000
-        record = _with(audit, status=status, decision=decision, duration_ms=round(elapsed, 3))
-        await _audit(kernel, record)
-        call = {"action": spec.name, "run_id": run_id, "call_id": call_id}
-        await kernel.hooks.notify(
-            "after_tool_call", call=call, actor=actor, outcome=record, kernel=kernel
-        )
-    return ToolOutcome(spec.name, "ok", result, decision.outcome.value, elapsed)
+        failure = ToolExecutionError(f"{spec.name} failed ({type(exc).__name__})")
+        failure.__cause__ = exc
+    elapsed = (time.perf_counter() - started) * 1000
+    record = _with(audit, status=status, decision=decision, duration_ms=round(elapsed, 3))
+    if write_audit:
+        await kernel.audit.record(record)
+    await _track(kernel, record)
+    call = {"action": spec.name, "run_id": run_id, "call_id": call_id}
+    await kernel.hooks.notify(
+        "after_tool_call", call=call, actor=actor, outcome=record, kernel=kernel
+    )
+    if failure is not None:
+        failure.audit = record  # type: ignore[attr-defined]
+        raise failure
+    return ToolOutcome(spec.name, "ok", result, decision.outcome.value, elapsed, record)
 
 
 async def _run(handler: Any, ctx: ToolContext, args: dict[str, Any], seconds: float) -> Any:
@@ -192,6 +203,10 @@ def _as_json(spec: ActionSpec, result: Any) -> Any:
 async def _audit(kernel: Kernel, record: AuditRecord) -> None:
     """Every outcome is audited and tracked; both carry metadata only."""
     await kernel.audit.record(record)
+    await _track(kernel, record)
+
+
+async def _track(kernel: Kernel, record: AuditRecord) -> None:
     await kernel.track(
         record.kind,
         action=record.action,

@@ -207,3 +207,29 @@ async def test_steps_and_audit_hold_metadata_only(env) -> None:
     assert rows and all(canary not in repr(vars(r)) for r in rows)
     kinds = {r.kind for r in rows if isinstance(r, AuditEvent)}
     assert {"agent.plan", "agent.tool", "agent.answer"} <= kinds
+
+
+async def test_crash_mid_run_is_resumable_and_never_reruns_the_call(env, monkeypatch) -> None:
+    from gigi_core.agent import calls as calls_module
+    from gigi_core.agent.confirmations import ConfirmationError
+
+    kernel, toolbox, runtime = env
+    rt, model = runtime(call(("box__echo", {"text": "a"})), say("Recovered."))
+
+    async def process_dies(*args, **kwargs):
+        raise SystemExit("the process died here")
+
+    monkeypatch.setattr(calls_module, "execute", process_dies)
+    with pytest.raises(SystemExit):
+        await rt.handle(ask("echo"))
+    monkeypatch.undo()
+    run = await rt.runs.last(guild_id="g1")
+    assert run.status == "running"
+    with pytest.raises(ConfirmationError, match="only the person"):
+        await rt.recover(run.id, Actor(id="stranger"))
+    reply = await rt.recover(run.id, USER)
+    assert reply.status == "done" and reply.text == "Recovered."
+    assert toolbox.ran == []  # the interrupted call was reported, not run again
+    assert tool_messages(model, 1) == [{"error": "interrupted by a restart; it was not retried"}]
+    with pytest.raises(ConfirmationError, match="only an interrupted run"):
+        await rt.recover(run.id, USER)

@@ -1,0 +1,277 @@
+"""One proposed call: look it up, validate, decide, then execute, refuse or pause for a person."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from gigi_core.agent.contracts import ConfirmationPrompt, Reply, new_id
+from gigi_core.agent.runs import StepRecord
+from gigi_core.errors import InvalidArguments, PolicyDenied, ToolExecutionError
+from gigi_core.llm.types import ToolResultMessage
+from gigi_core.manifest.models import ActionSpec
+from gigi_core.policy.decision import Decision, Outcome
+from gigi_core.tools.invoke import execute, lookup, validate_args
+
+if TYPE_CHECKING:
+    from gigi_core.agent.runner import Runner
+
+
+class CallHandler:
+    """Works on its runner's state; every outcome becomes a tool result and a checkpoint."""
+
+    def __init__(self, runner: Runner) -> None:
+        self.runner = runner
+
+    async def handle(self, call: dict[str, Any]) -> None:
+        from gigi_core.agent.runner import Stop
+
+        r = self.runner
+        s, b = r.state, r.budgets
+        if s.tool_calls >= b.max_tool_calls:
+            raise Stop.budget("max_tool_calls", b.max_tool_calls)
+        direct = s.mode == "direct"
+        spec = lookup(r.kernel, call["name"]) if direct else r.toolset.resolve(call["name"])
+        if spec is None:
+            available = ", ".join(r.toolset.by_wire) or "none"
+            return await self._invalid(
+                call, None, f"unknown tool {call['name']!r}; use one of: {available}"
+            )
+        if call.get("parse_error"):
+            return await self._invalid(
+                call,
+                spec,
+                f"arguments are not a JSON object ({call['parse_error']}); send a JSON object matching the schema",
+            )
+        try:
+            args = validate_args(r.kernel, spec, call.get("arguments") or {})
+        except InvalidArguments as exc:
+            if direct:
+                raise
+            return await self._invalid(
+                call,
+                spec,
+                f"{exc.field or 'arguments'}: {exc.detail}; fix the arguments and try again",
+            )
+        decision = await r.policy_decision(spec, args)
+        s.tool_calls += 1
+        index = r.next_step()
+        step = StepRecord(
+            "tool", "", tool=spec.name, capability=spec.capability, decision=decision.outcome.value
+        )
+        if decision.outcome is Outcome.deny:
+            step.status = "denied"
+            self.tool_result(call, {"error": f"denied: {decision.reason}"}, is_error=True)
+            await r.commit(index, step, "agent.tool", reason_code=decision.code)
+            if direct:
+                raise PolicyDenied(spec.name, decision.reason)
+            return None
+        if decision.outcome is Outcome.confirm:
+            await self._pause(call, spec, args, decision.reason, index, step)
+        await self._execute(call, spec, args, decision, index)
+        return None
+
+    async def _execute(
+        self,
+        call: dict[str, Any],
+        spec: ActionSpec,
+        args: dict[str, Any],
+        decision: Decision,
+        index: int,
+    ) -> None:
+        from gigi_core.agent.runner import ms
+
+        r = self.runner
+        s = r.state
+        s.in_flight = {"id": call["id"], "name": call["name"], "action": spec.name}
+        await r.commit()  # at most once: after a crash this call is reported, never rerun
+        audit = r.audit_record(
+            "agent.tool",
+            status="pending",
+            action=spec.name,
+            capability=spec.capability,
+            step_index=index,
+            tool_kind=r.runtime.tool_kind_of(spec.name),
+        )
+        started = time.perf_counter()
+        step = StepRecord(
+            "tool",
+            "ok",
+            tool=spec.name,
+            capability=spec.capability,
+            decision=decision.outcome.value,
+        )
+        try:
+            outcome = await execute(
+                r.kernel,
+                spec,
+                args,
+                actor=r.request.actor,
+                guild_id=r.request.guild_id,
+                channel_id=r.request.channel_id,
+                decision=decision,
+                audit=audit,
+                run_id=s.run_id,
+                call_id=call["id"],
+                config=await r.plugin_config(spec.plugin),
+                write_audit=False,
+            )
+        except ToolExecutionError as exc:
+            s.in_flight = None
+            step.status, step.duration_ms = "error", ms(started)
+            self.tool_result(call, {"error": str(exc)}, is_error=True)
+            await r.commit(index, step, extra_audits=(exc.audit,))  # type: ignore[attr-defined]
+            if s.mode == "direct":
+                raise
+            return
+        s.in_flight = None
+        step.duration_ms = ms(started)
+        s.citations.append({"tool": spec.name, "result": outcome.result})
+        self.tool_result(call, outcome.result)
+        await r.commit(index, step, extra_audits=(outcome.audit,))
+
+    async def _invalid(self, call: dict[str, Any], spec: ActionSpec | None, message: str) -> None:
+        from gigi_core.agent.runner import Stop
+
+        r = self.runner
+        s, b = r.state, r.budgets
+        key = spec.name if spec else call["name"]
+        s.retries[key] = s.retries.get(key, 0) + 1
+        s.invalid += 1
+        if spec is not None and s.retries[key] > b.max_retries_per_tool:
+            r.toolset = r.toolset.without(spec.name)
+            s.tools = r.toolset.names()
+            message += f". No retries left for {spec.name}; it is no longer available in this run"
+        self.tool_result(call, {"error": message}, is_error=True)
+        step = StepRecord(
+            "tool",
+            "invalid",
+            tool=spec.name if spec else None,
+            capability=spec.capability if spec else None,
+        )
+        await r.commit(r.next_step(), step, "agent.tool")
+        if s.invalid > b.max_invalid_calls:
+            raise Stop.budget("invalid_tool_calls", b.max_invalid_calls)
+
+    async def _pause(
+        self,
+        call: dict[str, Any],
+        spec: ActionSpec,
+        args: dict[str, Any],
+        reason: str,
+        index: int,
+        step: StepRecord,
+    ) -> None:
+        from gigi_core.agent.runner import Paused
+
+        r = self.runner
+        s = r.state
+        confirmation_id = new_id("conf")
+        manifest = r.kernel.registry.manifests[spec.plugin]
+        expires = await r.runtime.confirmations.create(
+            confirmation_id,
+            s.run_id,
+            call["id"],
+            spec.name,
+            args,
+            manifest.plugin.version,
+            r.request.actor.id,
+            r.budgets.confirmation_ttl_seconds,
+        )
+        s.awaiting = {
+            **call,
+            "action": spec.name,
+            "arguments": args,
+            "confirmation_id": confirmation_id,
+        }
+        step.status = "needs_confirmation"
+        await r.commit(index, step, "agent.confirmation", status="awaiting_confirmation")
+        prompt = ConfirmationPrompt(
+            confirmation_id, s.run_id, spec.name, f"{spec.description} — {reason}.", expires
+        )
+        raise Paused(
+            Reply(
+                text="",
+                run_id=s.run_id,
+                status="awaiting_confirmation",
+                citations=r.citations(),
+                components=[prompt],
+            )
+        )
+
+    async def settle_confirmation(self, outcome: str, claim: Any) -> None:
+        """Run the approved call exactly once, or record the rejection as its result."""
+        from gigi_core.agent.runner import Stop
+
+        r = self.runner
+        awaiting = r.state.awaiting or {}
+        r.state.awaiting = None
+        if outcome != "approved":
+            self.tool_result(
+                awaiting, {"error": f"the user {outcome} this call; it did not run"}, is_error=True
+            )
+            await r.commit(
+                r.next_step(),
+                StepRecord("confirmation", outcome, tool=awaiting.get("action")),
+                "agent.confirmation",
+            )
+            if r.state.mode == "direct":
+                raise Stop(outcome, f"{awaiting.get('action')} was {outcome}; nothing ran.")
+            return
+        confirmations = r.runtime.confirmations
+        spec = r.kernel.registry.actions.get(awaiting.get("action", ""))
+        manifest = r.kernel.registry.manifests.get(spec.plugin) if spec else None
+        same = (
+            spec is not None
+            and manifest is not None
+            and manifest.plugin.version == claim.manifest_version
+            and confirmations.args_hash(awaiting["arguments"]) == claim.args_hash
+        )
+        index = r.next_step()
+        if not same or not await confirmations.move(claim.confirmation_id, "approved", "executing"):
+            await confirmations.move(claim.confirmation_id, "approved", "failed")
+            self.tool_result(
+                awaiting,
+                {"error": "the action changed since it was proposed, so it was not run"},
+                is_error=True,
+            )
+            await r.commit(
+                index,
+                StepRecord("confirmation", "failed", tool=awaiting.get("action")),
+                "agent.confirmation",
+            )
+            return
+        assert spec is not None
+        step = StepRecord(
+            "confirmation",
+            "approved",
+            tool=spec.name,
+            capability=spec.capability,
+            decision="confirm",
+        )
+        await r.commit(index, step, "agent.confirmation")
+        try:
+            await self._execute(
+                awaiting,
+                spec,
+                awaiting["arguments"],
+                Decision.allow("confirmed", "confirmed"),
+                r.next_step(),
+            )
+        finally:
+            await confirmations.move(claim.confirmation_id, "executing", "done")
+
+    def tool_result(self, call: dict[str, Any], payload: Any, *, is_error: bool = False) -> None:
+        s = self.runner.state
+        if s.mode != "agent":
+            if is_error:
+                s.citations.append({"tool": call.get("action") or call["name"], "result": payload})
+            return
+        message = ToolResultMessage(
+            tool_call_id=call["id"],
+            name=call["name"],
+            is_error=is_error,
+            content=json.dumps(payload, ensure_ascii=False, sort_keys=True),
+        )
+        s.messages.append(message.model_dump(mode="json"))

@@ -1,0 +1,45 @@
+"""Plain-text rendering of replies and run traces, shared by `gigi` commands and the console.
+
+One renderer keeps what an operator sees in `gigi ask`, `gigi agent trace` and the console
+REPL the same; surfaces with richer widgets (Discord) render ``Reply`` themselves.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def reply_chunks(reply: Any) -> list[str]:
+    """The reply's text, tool facts (verbatim) and confirmation prompts, in message chunks."""
+    return list(reply.chunks())
+
+
+def run_footer(reply: Any) -> str | None:
+    """``(run ID: status)`` so a person can trace, confirm or cancel the run later."""
+    return f"(run {reply.run_id}: {reply.status})" if reply.run_id else None
+
+
+def trace_lines(data: dict[str, Any]) -> list[str]:
+    """A run's steps and decisions (metadata only) as ``AgentRuntime.trace`` returns them."""
+    used = data["budgets_used"]
+    lines = [
+        f"run {data['run_id']} [{data['kind']}] {data['status']}"
+        f" ({data['termination_reason'] or 'in progress'}) guild {data['guild_id']}"
+        f" actor {data['actor_id']}",
+        f"  used: {used['steps']} steps, {used['tool_calls']} tool calls, "
+        f"{used['llm_calls']} model calls, {used['tokens']} tokens",
+    ]
+    for step in data["steps"]:
+        tokens = (
+            f" tokens {step['input_tokens']}/{step['output_tokens']}"
+            if step["input_tokens"] is not None
+            else ""
+        )
+        tool = f" {step['tool']}" if step["tool"] else ""
+        decision = f" {step['decision']}" if step["decision"] else ""
+        lines.append(
+            f"  {step['index']:>3} {step['kind']}{tool}{decision} -> {step['status']}{tokens}"
+        )
+    for c in data["confirmations"]:
+        lines.append(f"  confirmation {c['id']} {c['action']}: {c['state']}")
+    return lines

@@ -1,0 +1,162 @@
+"""Canaries: unique strings planted where content enters Gigi, hunted for where it must not be.
+
+Content (request text, model text, tool arguments, tool results, keys) may live only in the
+reply and in sealed columns. After a case, every column of every table is read back — found
+by reflection, so a table added tomorrow is scanned too — and every log record is checked.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+PLACEHOLDER = "${canary}"
+
+#: (table, column) pairs that hold ciphertext by design; everything else is scanned.
+SEALED_COLUMNS: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("sealed_secrets", "ciphertext"),
+        ("sealed_secrets", "nonce"),
+        ("llm_credentials", "ciphertext"),
+        ("llm_credentials", "nonce"),
+        ("agent_runs", "state_sealed"),
+        ("agent_runs", "state_nonce"),
+    }
+)
+
+
+@dataclass(frozen=True)
+class Leak:
+    """Where a canary turned up, and where it had been planted."""
+
+    where: str  # "table.column" or "log logger.name"
+    source: str
+
+    def __str__(self) -> str:
+        return f"canary planted in {self.source} found in {self.where}"
+
+
+@dataclass
+class Canaries:
+    """The canaries of one case run; ``new`` plants another one and remembers its source."""
+
+    planted: dict[str, str] = field(default_factory=dict)  # token -> source
+
+    def new(self, source: str) -> str:
+        token = f"canary-{uuid.uuid4().hex[:16]}"
+        self.planted[token] = source
+        return token
+
+    def expand(self, data: Any, token: str) -> Any:
+        """Replace ``${canary}`` in every string of ``data`` (dicts, lists, scalars)."""
+        if isinstance(data, str):
+            return data.replace(PLACEHOLDER, token)
+        if isinstance(data, dict):
+            return {k: self.expand(v, token) for k, v in data.items()}
+        if isinstance(data, list):
+            return [self.expand(v, token) for v in data]
+        return data
+
+    def find(self, text: str) -> list[str]:
+        return [token for token in self.planted if token in text] if "canary-" in text else []
+
+
+def as_text(value: Any) -> str:
+    """A column value as text; bytes are decoded leniently so a plaintext copy cannot hide."""
+    if value is None:
+        return ""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).decode("utf-8", errors="replace")
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value)
+
+
+async def scan_database(
+    engine: AsyncEngine,
+    canaries: Canaries,
+    *,
+    sealed: frozenset[tuple[str, str]] = SEALED_COLUMNS,
+) -> list[Leak]:
+    """Every (table, column) outside ``sealed`` holding a planted canary."""
+    from sqlalchemy import inspect, text
+
+    def layout(conn: Any) -> dict[str, list[str]]:
+        insp = inspect(conn)
+        return {t: [c["name"] for c in insp.get_columns(t)] for t in insp.get_table_names()}
+
+    leaks: set[Leak] = set()
+    async with engine.connect() as conn:
+        tables = await conn.run_sync(layout)
+        for table, columns in sorted(tables.items()):
+            wanted = [c for c in columns if (table, c) not in sealed]
+            if not wanted:
+                continue
+            quoted = ", ".join(f'"{c}"' for c in wanted)
+            for row in await conn.execute(text(f'SELECT {quoted} FROM "{table}"')):
+                for column, value in zip(wanted, row, strict=True):
+                    for token in canaries.find(as_text(value)):
+                        leaks.add(Leak(f"{table}.{column}", canaries.planted[token]))
+    return sorted(leaks, key=str)
+
+
+class LogCapture(logging.Handler):
+    """Keeps the text of every record (message, arguments, exception) emitted during a case."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[tuple[str, str]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            parts = [record.getMessage()]
+        except Exception:  # a broken format string still shows its raw parts
+            parts = [str(record.msg), repr(record.args)]
+        if record.exc_info and record.exc_info[1] is not None:
+            parts.append(logging.Formatter().formatException(record.exc_info))
+        parts.append(record.stack_info or "")
+        self.records.append((record.name, "\n".join(parts)))
+
+    def leaks(self, canaries: Canaries) -> list[Leak]:
+        found = {
+            Leak(f"log {name}", canaries.planted[token])
+            for name, text in self.records
+            for token in canaries.find(text)
+        }
+        return sorted(found, key=str)
+
+
+QUIET = ("aiosqlite", "asyncio", "sqlalchemy")  # very chatty at DEBUG and never see content
+
+
+@contextmanager
+def capture_logs() -> Iterator[LogCapture]:
+    """Capture every logger at DEBUG for the duration, then restore the levels."""
+    root = logging.getLogger()
+    handler = LogCapture()
+    saved = root.level
+    quiet = {name: logging.getLogger(name).level for name in QUIET}
+    others = {h: h.level for h in root.handlers}
+    for other in others:  # what a console showed before, it still shows; nothing more
+        other.setLevel(max(other.level, saved))
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    for name in QUIET:
+        logging.getLogger(name).setLevel(logging.INFO)
+    try:
+        yield handler
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(saved)
+        for other, level in others.items():
+            other.setLevel(level)
+        for name, level in quiet.items():
+            logging.getLogger(name).setLevel(level)

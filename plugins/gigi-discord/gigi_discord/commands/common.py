@@ -1,0 +1,78 @@
+"""What every command needs: the bot, who is acting, in which guild, and short listings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import discord
+from discord import app_commands
+
+from gigi_core.policy.actor import Actor
+from gigi_discord.errors import Refusal
+from gigi_discord.identity import guild_key, is_guild_admin, resolve_actor
+
+if TYPE_CHECKING:
+    from gigi_discord.bot import GigiBot
+
+ADMIN_ONLY = "Only server admins (Manage Server) can use this command."
+
+
+@dataclass(frozen=True)
+class Ctx:
+    bot: GigiBot
+    kernel: Any
+    actor: Actor
+    guild_id: str
+
+
+async def context(interaction: discord.Interaction[Any]) -> Ctx:
+    bot: GigiBot = interaction.client  # type: ignore[assignment]
+    perms = interaction.permissions if interaction.guild is not None else None
+    actor = await resolve_actor(bot.kernel, interaction.user, perms)
+    return Ctx(bot, bot.kernel, actor, guild_key(interaction.guild, interaction.user))
+
+
+class AdminGroup(app_commands.Group):
+    """A root that Discord hides from non-admins *and* that checks again when invoked.
+
+    Server owners can re-enable hidden commands for anyone in Integrations settings, and
+    Discord ignores default permissions on subcommands, so the check here is the real one.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(
+            default_permissions=discord.Permissions(manage_guild=True),
+            guild_only=True,
+            **kwargs,
+        )
+
+    async def interaction_check(self, interaction: discord.Interaction[Any]) -> bool:
+        if interaction.guild is None:
+            raise Refusal("This command only works in a server.")
+        if not is_guild_admin(interaction.user, interaction.permissions):
+            raise Refusal(ADMIN_ONLY)
+        return True
+
+
+def listing(lines: list[str], empty: str, limit: int = 1900) -> str:
+    """Lines joined under Discord's limit, saying how many were left out."""
+    if not lines:
+        return empty
+    out: list[str] = []
+    size = 0
+    for i, line in enumerate(lines):
+        if size + len(line) + 1 > limit:
+            out.append(f"…and {len(lines) - i} more.")
+            break
+        out.append(line)
+        size += len(line) + 1
+    return "\n".join(out)
+
+
+def choices(values: list[str], current: str) -> list[app_commands.Choice[str]]:
+    """Autocomplete: up to 25 matches, Discord's maximum."""
+    cur = current.lower()
+    return [app_commands.Choice(name=v[:100], value=v[:100]) for v in values if cur in v.lower()][
+        :25
+    ]

@@ -1,0 +1,197 @@
+"""`/llm provider|credential|profile|usage`: this server's own keys and models (admins only).
+
+Everything here acts for the owner ``guild:<this server>``: a guild admin can never see,
+use or change another server's or the operator's credentials from Discord.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+import discord
+from discord import app_commands
+
+from gigi_discord.commands.common import AdminGroup, choices, context, listing
+from gigi_discord.commands.credential_modal import CredentialModal
+from gigi_discord.errors import Refusal, sentence, tell
+
+
+def _owner(guild_id: str) -> str:
+    return f"guild:{guild_id}"
+
+
+async def _providers(interaction: discord.Interaction[Any], current: str) -> list[Any]:
+    bot: Any = interaction.client
+    return choices(sorted(bot.kernel.registry.providers), current)
+
+
+async def _labels(interaction: discord.Interaction[Any], current: str) -> list[Any]:
+    ctx = await context(interaction)
+    creds = await ctx.kernel.llm.list_credentials(_owner(ctx.guild_id))
+    return choices([c.label for c in creds], current)
+
+
+def provider_group() -> app_commands.Group:
+    group = app_commands.Group(name="provider", description="LLM providers Gigi can use.")
+
+    @group.command(name="list", description="Providers installed on this Gigi.")
+    async def list_(interaction: discord.Interaction[Any]) -> None:
+        ctx = await context(interaction)
+        lines = []
+        for p in ctx.kernel.llm.describe_providers():
+            can = [k for k, v in (p.get("supports") or {}).items() if v is True]
+            extra = f" ({', '.join(can)})" if can else ""
+            lines.append(f"**{p['name']}**{extra}: {p.get('description') or ''}".rstrip(": "))
+        await tell(interaction, listing(lines, "No LLM provider plugin is installed."))
+
+    return group
+
+
+def credential_group() -> app_commands.Group:
+    group = app_commands.Group(name="credential", description="This server's API keys.")
+
+    @group.command(name="add", description="Add an API key (typed into a private form).")
+    @app_commands.describe(
+        provider="Which provider the key is for",
+        label="A name to refer to this key",
+        base_url="Only for compatible endpoints: the API base URL",
+    )
+    @app_commands.autocomplete(provider=_providers)
+    async def add(
+        interaction: discord.Interaction[Any],
+        provider: str,
+        label: app_commands.Range[str, 1, 64],
+        base_url: str | None = None,
+    ) -> None:
+        # Everything that can fail without the key fails here, before anyone types it.
+        ctx = await context(interaction)
+        chosen = ctx.kernel.llm.provider(provider)
+        if chosen.requires_base_url and not base_url:
+            raise Refusal(f"{provider} needs the `base_url` option (the API's base URL).")
+        ctx.kernel.sealer.require_key()
+        existing = await ctx.kernel.llm.list_credentials(_owner(ctx.guild_id))
+        if any(c.label == label for c in existing):
+            raise Refusal(
+                f"This server already has a key labelled **{label}**; pick another label "
+                "or revoke that one first."
+            )
+        await interaction.response.send_modal(CredentialModal(provider, label, base_url))
+
+    @group.command(name="list", description="This server's keys (never the keys themselves).")
+    async def list_(interaction: discord.Interaction[Any]) -> None:
+        ctx = await context(interaction)
+        lines = []
+        for c in await ctx.kernel.llm.list_credentials(_owner(ctx.guild_id)):
+            tested = f", last test {c.last_test_status}" if c.last_test_status else ""
+            lines.append(
+                f"**{c.label}** — {c.provider}, fingerprint …{c.fingerprint_suffix}, "
+                f"{c.status}{tested}"
+            )
+        await tell(
+            interaction, listing(lines, "This server has no keys yet: `/llm credential add`.")
+        )
+
+    @group.command(name="revoke", description="Destroy a key; profiles using it stop working.")
+    @app_commands.autocomplete(label=_labels)
+    async def revoke(interaction: discord.Interaction[Any], label: str) -> None:
+        ctx = await context(interaction)
+        purposes = await ctx.kernel.llm.revoke_credential(
+            _owner(ctx.guild_id), label, by=ctx.actor.id
+        )
+        text = f"Revoked **{label}**; the sealed key is destroyed."
+        if purposes:
+            text += f" These purposes now have no working model: {', '.join(purposes)}."
+        await tell(interaction, text)
+
+    @group.command(name="test", description="Make one tiny call with a key.")
+    @app_commands.describe(model="A model id (default: the model of a profile using the key)")
+    @app_commands.autocomplete(label=_labels)
+    async def test(
+        interaction: discord.Interaction[Any], label: str, model: str | None = None
+    ) -> None:
+        ctx = await context(interaction)
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        result = await ctx.kernel.llm.test_credential(
+            _owner(ctx.guild_id), label, model=model, by=ctx.actor.id
+        )
+        if result.ok:
+            text = f"**{label}** works with {result.model} ({result.latency_ms:.0f} ms)."
+        else:
+            text = f"**{label}** failed with {result.model} ({result.error_class}): " + sentence(
+                result.message or "no details"
+            )
+        await tell(interaction, text)
+
+    return group
+
+
+def profile_group() -> app_commands.Group:
+    group = app_commands.Group(name="profile", description="Which model does what here.")
+
+    @group.command(name="set", description="Use a key and a model for a purpose.")
+    @app_commands.describe(
+        purpose="What the model is used for",
+        credential="The key's label",
+        model="The provider's model id",
+        fallback_model="A second model on the same key, tried when the first fails",
+    )
+    @app_commands.autocomplete(credential=_labels)
+    async def set_(
+        interaction: discord.Interaction[Any],
+        purpose: Literal["chat", "reasoning", "embedding", "routing"],
+        credential: str,
+        model: app_commands.Range[str, 1, 200],
+        fallback_model: str | None = None,
+    ) -> None:
+        ctx = await context(interaction)
+        profile = await ctx.kernel.llm.set_profile(
+            _owner(ctx.guild_id),
+            purpose,
+            credential,
+            model,
+            fallback_model=fallback_model,
+            by=ctx.actor.id,
+        )
+        extra = f", falling back to {profile.fallback_model}" if profile.fallback_model else ""
+        await tell(
+            interaction,
+            f"{purpose} now uses {profile.model}{extra} through **{profile.credential_label}** "
+            f"({profile.provider}).",
+        )
+
+    @group.command(name="list", description="This server's model choices.")
+    async def list_(interaction: discord.Interaction[Any]) -> None:
+        ctx = await context(interaction)
+        lines = [
+            f"**{p.purpose}**: {p.model} via {p.credential_label} ({p.provider})"
+            + ("" if p.enabled else ", disabled")
+            for p in await ctx.kernel.llm.list_profiles(_owner(ctx.guild_id))
+        ]
+        await tell(interaction, listing(lines, "No models chosen yet: `/llm profile set`."))
+
+    return group
+
+
+def llm_root() -> app_commands.Group:
+    root = AdminGroup(name="llm", description="This server's language models and keys (admins).")
+    root.add_command(provider_group())
+    root.add_command(credential_group())
+    root.add_command(profile_group())
+
+    @root.command(name="usage", description="Model calls and tokens used by this server.")
+    @app_commands.describe(days="How many days back (default 30)")
+    async def usage(
+        interaction: discord.Interaction[Any], days: app_commands.Range[int, 1, 365] = 30
+    ) -> None:
+        ctx = await context(interaction)
+        since = datetime.now(UTC) - timedelta(days=days)
+        rows = await ctx.kernel.llm.usage(ctx.guild_id, since)
+        lines = [
+            f"{r.provider} {r.model} ({r.purpose}, {r.status}): {r.calls} calls, "
+            f"{r.input_tokens:,} in / {r.output_tokens:,} out tokens"
+            for r in rows
+        ]
+        await tell(interaction, listing(lines, f"No model calls in the last {days} days."))
+
+    return root

@@ -1,0 +1,162 @@
+"""Confirm / Reject buttons that survive restarts and decide a confirmation exactly once.
+
+The confirmation id lives in each button's ``custom_id`` and a ``DynamicItem`` template
+matches it, so a click is routed without any in-memory view: after a restart, the kernel's
+confirmation record is the only state needed. Exactly-once comes from the kernel (a
+conditional update claims the record); here we only check who may press, gate on the
+plugin still being enabled, and keep the message's buttons honest.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import discord
+
+from gigi_core.agent.confirmations import ConfirmationError
+from gigi_core.agent.contracts import ConfirmationPrompt
+from gigi_core.errors import GigiError
+from gigi_discord.errors import sentence, tell
+from gigi_discord.identity import guild_key, resolve_actor
+
+if TYPE_CHECKING:
+    from gigi_discord.bot import GigiBot
+
+log = logging.getLogger(__name__)
+TEMPLATE = r"gigi:c:(?P<verb>y|n):(?P<cid>[A-Za-z0-9_]{1,80})"
+REFUSED = "Only the person who asked, or a server admin, can decide this."
+
+
+class DecisionButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=TEMPLATE):
+    """One button of the pair; ``gigi:c:y:<id>`` confirms, ``gigi:c:n:<id>`` rejects."""
+
+    def __init__(self, verb: str, confirmation_id: str, *, disabled: bool = False) -> None:
+        approve = verb == "y"
+        super().__init__(
+            discord.ui.Button(
+                label="Confirm" if approve else "Reject",
+                style=discord.ButtonStyle.success if approve else discord.ButtonStyle.danger,
+                custom_id=f"gigi:c:{verb}:{confirmation_id}",
+                disabled=disabled,
+            )
+        )
+        self.verb = verb
+        self.confirmation_id = confirmation_id
+
+    @classmethod
+    async def from_custom_id(
+        cls,
+        interaction: discord.Interaction[Any],
+        item: discord.ui.Item[Any],
+        match: Any,
+        /,
+    ) -> DecisionButton:
+        return cls(match["verb"], match["cid"])
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        await decide(interaction, self.confirmation_id, approve=self.verb == "y", button=True)
+
+
+def decision_view(prompt: ConfirmationPrompt, *, disabled: bool = False) -> discord.ui.View:
+    view = discord.ui.View(timeout=None)
+    view.add_item(DecisionButton("y", prompt.confirmation_id, disabled=disabled))
+    view.add_item(DecisionButton("n", prompt.confirmation_id, disabled=disabled))
+    return view
+
+
+def closed_view(confirmation_id: str) -> discord.ui.View:
+    view = discord.ui.View(timeout=None)
+    view.add_item(DecisionButton("y", confirmation_id, disabled=True))
+    view.add_item(DecisionButton("n", confirmation_id, disabled=True))
+    return view
+
+
+def _with_note(content: str, note: str) -> str:
+    joined = f"{content}\n\n{note}" if content else note
+    return joined if len(joined) <= 2000 else content
+
+
+async def close_message(message: discord.Message | None, confirmation_id: str, note: str) -> None:
+    """Disable both buttons and say why; a message we cannot edit any more is fine."""
+    if message is None:
+        return
+    try:
+        await message.edit(
+            content=_with_note(message.content, note),
+            view=closed_view(confirmation_id),
+            allowed_mentions=discord.AllowedMentions.none(),
+        )
+    except discord.HTTPException as exc:
+        log.info("could not disable buttons on message %s: %s", message.id, exc)
+
+
+async def decide(
+    interaction: discord.Interaction[Any],
+    confirmation_id: str,
+    *,
+    approve: bool,
+    button: bool,
+) -> None:
+    """A click (or `/agent confirm|reject`): check, claim once, run, show the result."""
+    bot: GigiBot = interaction.client  # type: ignore[assignment]
+    runtime = bot.runtime
+    perms = interaction.permissions if interaction.guild is not None else None
+    actor = await resolve_actor(bot.kernel, interaction.user, perms)
+    message = interaction.message if button else bot.prompt_messages.get(confirmation_id)
+    try:
+        row = await runtime.confirmations.get(confirmation_id)
+        run = await runtime.runs.get(row.run_id)
+    except GigiError:
+        await tell(interaction, "This confirmation no longer exists.")
+        return
+    if run.guild_id != guild_key(interaction.guild, interaction.user):
+        await tell(interaction, "This confirmation belongs to another server or conversation.")
+        return
+    if actor.id != row.requester_id and not actor.is_admin:
+        await tell(interaction, REFUSED)
+        return
+    spec = bot.kernel.registry.actions.get(row.action)
+    if approve and spec is not None and row.state == "pending":
+        state = await bot.kernel.plugin_state.get(run.guild_id, spec.plugin)
+        if state is None or not state.enabled:
+            await tell(
+                interaction,
+                f"{spec.plugin} is not enabled in this server any more, so this action cannot run.",
+            )
+            return
+    if button:
+        await interaction.response.defer()
+    else:
+        await interaction.response.defer(thinking=True)
+    try:
+        reply = await runtime.decide(confirmation_id, actor, approve=approve)
+    except GigiError as exc:
+        text = sentence(str(exc))
+        await tell(interaction, text)
+        fresh = await runtime.confirmations.get(confirmation_id)
+        if fresh.state != "pending":
+            await close_message(message, confirmation_id, f"*{text}*")
+            bot.prompt_messages.pop(confirmation_id, None)
+        return
+    verb = "Confirmed" if approve else "Rejected"
+    await close_message(message, confirmation_id, f"*{verb} by {interaction.user.mention}.*")
+    bot.prompt_messages.pop(confirmation_id, None)
+    from gigi_discord.render import deliver
+
+    await deliver(interaction.followup.send, reply, bot=bot, wait=True)
+
+
+async def expire_later(bot: GigiBot, message: discord.Message, prompt: ConfirmationPrompt) -> None:
+    """At expiry, disable the buttons if nobody decided (a click later is refused anyway)."""
+    import asyncio
+
+    delay = (prompt.expires_at - discord.utils.utcnow()).total_seconds()
+    await asyncio.sleep(max(0.0, delay))
+    try:
+        row = await bot.runtime.confirmations.get(prompt.confirmation_id)
+    except ConfirmationError:
+        return
+    if row.state in ("pending", "expired"):
+        await close_message(message, prompt.confirmation_id, "*This confirmation expired.*")
+    bot.prompt_messages.pop(prompt.confirmation_id, None)

@@ -1,0 +1,71 @@
+"""Who is acting and what they may see, taken from Discord itself, never from message text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import discord
+
+from gigi_core.agent.contracts import ChannelCheck
+from gigi_core.policy.actor import Actor
+
+
+def is_guild_admin(user: discord.abc.User, permissions: discord.Permissions | None = None) -> bool:
+    """Manage Server (or Administrator) makes a guild admin, as Discord's own settings do."""
+    if permissions is None:
+        if not isinstance(user, discord.Member):
+            return False
+        permissions = user.guild_permissions
+    return bool(permissions.manage_guild or permissions.administrator)
+
+
+def actor_for(user: discord.abc.User, permissions: discord.Permissions | None = None) -> Actor:
+    """An Actor with role ids and the admin flag; DMs give no roles and no admin."""
+    roles: frozenset[str] = frozenset()
+    if isinstance(user, discord.Member):
+        roles = frozenset(str(r.id) for r in user.roles if not r.is_default())
+    return Actor(
+        id=str(user.id),
+        roles=roles,
+        is_admin=is_guild_admin(user, permissions) if isinstance(user, discord.Member) else False,
+        display_name=getattr(user, "display_name", None) or user.name,
+    )
+
+
+async def resolve_actor(
+    kernel: Any, user: discord.abc.User, permissions: discord.Permissions | None = None
+) -> Actor:
+    """Plugins may answer ``actor_from_event`` first (e.g. to map roles); else Discord's view."""
+    try:
+        found = await kernel.actor_from_event(user, "discord")
+    except Exception:  # a broken hook must not lock users out; our own view is safe
+        found = None
+    return found if isinstance(found, Actor) else actor_for(user, permissions)
+
+
+def guild_key(guild: discord.Guild | None, user: discord.abc.User) -> str:
+    """Runs need a guild id; a DM gets its own per-user scope where no guild plugin is enabled."""
+    return str(guild.id) if guild is not None else f"dm:{user.id}"
+
+
+def channel_checker(guild: discord.Guild | None, user: discord.abc.User) -> ChannelCheck:
+    """``Request.channel_visible``: may this user view that channel, per Discord permissions?
+
+    Unknown channels, channels of other guilds and anything in a DM are not visible.
+    """
+
+    async def visible(channel_id: str) -> bool:
+        if guild is None:
+            return False
+        try:
+            wanted = int(channel_id)
+        except (TypeError, ValueError):
+            return False
+        channel = guild.get_channel_or_thread(wanted)
+        member = user if isinstance(user, discord.Member) else guild.get_member(user.id)
+        if channel is None or member is None:
+            return False
+        perms = channel.permissions_for(member)
+        return bool(perms.view_channel and perms.read_message_history)
+
+    return visible

@@ -1,0 +1,77 @@
+"""Render a runtime Reply as Discord messages: under 2,000 characters each, pinging nobody."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import discord
+
+from gigi_core.agent.chunking import split_text
+from gigi_core.agent.contracts import ConfirmationPrompt, Reply
+
+log = logging.getLogger(__name__)
+LIMIT = 2000
+NO_PINGS = discord.AllowedMentions.none()
+Sender = Callable[..., Awaitable[discord.Message | None]]
+
+
+def prompt_text(prompt: ConfirmationPrompt) -> str:
+    stamp = int(prompt.expires_at.timestamp())
+    return (
+        f"**Needs confirmation:** {prompt.summary} (run `{prompt.run_id}`; "
+        f"the buttons expire <t:{stamp}:R>.)"
+    )
+
+
+def reply_parts(reply: Reply, notes: list[str] | None = None) -> list[str]:
+    """Answer text, then tool facts verbatim, then confirmation prompts (the buttons follow)."""
+    parts = list(notes or [])
+    if reply.text.strip():
+        parts.append(reply.text.strip())
+    for c in reply.citations:
+        parts.append(f"`{c.tool}` → {json.dumps(c.result, ensure_ascii=False, sort_keys=True)}")
+    parts.extend(prompt_text(p) for p in reply.components)
+    if not parts:
+        parts.append("(no answer)")
+    return parts
+
+
+def chunk(reply: Reply, notes: list[str] | None = None) -> list[str]:
+    """Split on paragraph, line, then word boundaries so every message is valid for Discord."""
+    return split_text("\n\n".join(reply_parts(reply, notes)), LIMIT)
+
+
+async def deliver(
+    send: Sender,
+    reply: Reply,
+    *,
+    bot: Any,
+    notes: list[str] | None = None,
+    first_kwargs: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> list[discord.Message]:
+    """Send every chunk through ``send``; the confirmation buttons ride on the last one.
+
+    ``send`` is ``channel.send`` or ``interaction.followup.send``: both accept the same
+    keywords, so mentions, slash commands and button follow-ups render identically.
+    """
+    from gigi_discord.confirm import decision_view
+
+    pieces = chunk(reply, notes)
+    sent: list[discord.Message] = []
+    for index, piece in enumerate(pieces):
+        extra: dict[str, Any] = dict(kwargs)
+        if index == 0 and first_kwargs:
+            extra.update(first_kwargs)
+        last = index == len(pieces) - 1
+        if last and reply.components:
+            extra["view"] = decision_view(reply.components[0])
+        message = await send(piece, allowed_mentions=NO_PINGS, **extra)
+        if message is not None:
+            sent.append(message)
+    if reply.components and sent:
+        bot.schedule_expiry(sent[-1], reply.components[0])
+    return sent

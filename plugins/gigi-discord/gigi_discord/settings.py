@@ -1,0 +1,56 @@
+"""Deployment settings read from the environment, so `gigi run` needs no config file."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from gigi_core.errors import ConfigError
+
+TOKEN_VAR = "GIGI_DISCORD_TOKEN"
+
+
+def _ints(raw: str | None, var: str) -> list[int] | None:
+    if raw is None or not raw.strip():
+        return None
+    try:
+        return [int(part) for part in raw.replace(" ", "").split(",") if part]
+    except ValueError:
+        raise ConfigError(f"{var} must be a comma-separated list of numbers, got {raw!r}") from None
+
+
+@dataclass(frozen=True)
+class DiscordSettings:
+    """What the operator chose: token, sharding, where to sync commands, optional intents.
+
+    ``message_content`` stays off unless asked for: mentions, DMs and slash commands work
+    without the privileged intent; only `/ask context:channel` sees more with it.
+    """
+
+    token: str | None = None
+    shard_ids: list[int] | None = None
+    shard_count: int | None = None
+    sync_guilds: list[int] | None = None  # instant sync to these guilds (development)
+    sync_commands: bool = True
+    message_content: bool = False
+
+    @classmethod
+    def from_env(cls) -> DiscordSettings:
+        count = _ints(os.environ.get("GIGI_DISCORD_SHARD_COUNT"), "GIGI_DISCORD_SHARD_COUNT")
+        ids = _ints(os.environ.get("GIGI_DISCORD_SHARD_IDS"), "GIGI_DISCORD_SHARD_IDS")
+        if ids is not None and not count:
+            raise ConfigError(
+                "GIGI_DISCORD_SHARD_IDS needs GIGI_DISCORD_SHARD_COUNT (the total across processes)"
+            )
+        flag = os.environ.get("GIGI_DISCORD_MESSAGE_CONTENT", "").lower()
+        sync = os.environ.get("GIGI_DISCORD_SYNC", "1").lower()
+        return cls(
+            token=os.environ.get(TOKEN_VAR) or None,
+            shard_ids=ids,
+            shard_count=count[0] if count else None,
+            sync_guilds=_ints(
+                os.environ.get("GIGI_DISCORD_SYNC_GUILDS"), "GIGI_DISCORD_SYNC_GUILDS"
+            ),
+            sync_commands=sync not in ("0", "false", "no"),
+            message_content=flag in ("1", "true", "yes"),
+        )

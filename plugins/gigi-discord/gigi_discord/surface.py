@@ -1,0 +1,46 @@
+"""The "discord" surface `gigi run` starts: one client, its shards, until interrupted."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import discord
+
+from gigi_core.errors import GigiError
+from gigi_discord.settings import TOKEN_VAR, DiscordSettings
+
+log = logging.getLogger(__name__)
+
+
+class DiscordSurface:
+    """``factory(kernel)`` for ``register_surfaces``; ``run()`` returns when the bot stops."""
+
+    def __init__(self, kernel: Any, settings: DiscordSettings | None = None) -> None:
+        self.kernel = kernel
+        self.settings = settings or DiscordSettings.from_env()
+
+    async def run(self) -> None:
+        from gigi_discord import create_bot
+
+        token = self.settings.token
+        if not token:
+            raise GigiError(
+                f"{TOKEN_VAR} is not set, so Gigi cannot log in to Discord",
+                hint="copy the bot token from the Discord developer portal (see docs/discord.md)",
+            )
+        bot = create_bot(self.kernel, settings=self.settings)
+        try:
+            async with bot:
+                await bot.start(token)
+        except discord.LoginFailure:
+            raise GigiError(
+                "Discord rejected the bot token",
+                hint=f"reset it in the developer portal and update {TOKEN_VAR}",
+            ) from None
+        except discord.PrivilegedIntentsRequired:
+            raise GigiError(
+                "Discord refused the Message Content intent",
+                hint="enable it for the bot in the developer portal, or unset "
+                "GIGI_DISCORD_MESSAGE_CONTENT",
+            ) from None

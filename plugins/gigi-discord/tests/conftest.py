@@ -1,0 +1,100 @@
+"""Fixtures: a kernel with the notes plugin, and the real bot running inside SimCord."""
+
+from __future__ import annotations
+
+import pathlib
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import discord
+import pytest
+import simcord
+from discord_notes_plugin import Notes
+from gigi_discord import create_bot
+from gigi_discord.settings import DiscordSettings
+
+from gigi_core.agent.runtime import AgentRuntime
+from gigi_core.testing import open_test_kernel
+from gigi_core.testing.scripted import ScriptedModel
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
+    """No test sees the developer's Gigi settings, token or data folder."""
+    for var in (
+        "GIGI_DATABASE_URL",
+        "GIGI_SECRET_KEY",
+        "GIGI_LOAD_PLUGINS",
+        "GIGI_BLOCK_PLUGINS",
+        "GIGI_STRICT_PLUGINS",
+        "GIGI_DISCORD_TOKEN",
+        "GIGI_DISCORD_SHARD_IDS",
+        "GIGI_DISCORD_SHARD_COUNT",
+        "GIGI_DISCORD_MESSAGE_CONTENT",
+        "GIGI_TENANT_FALLBACK",
+    ):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("GIGI_HOME", str(tmp_path / "home"))
+
+
+@dataclass
+class World:
+    """One simulated server: an admin, a member, a channel, and the bot in it."""
+
+    env: simcord.Env
+    kernel: Any
+    notes: Notes
+    bot: Any
+    guild: Any
+    channel: Any
+    admin: Any
+    member: Any
+    model: ScriptedModel | None
+
+    @property
+    def gid(self) -> str:
+        return str(self.guild.id)
+
+    def bot_messages(self, channel: Any = None) -> list[discord.Message]:
+        me = self.bot.user.id
+        return [m for m in (channel or self.channel).history() if m.author.id == me]
+
+    async def mention(self, who: Any, text: str, channel: Any = None) -> list[discord.Message]:
+        """Send "@Gigi text" and return the bot's messages that followed."""
+        before = len(self.bot_messages(channel))
+        await who.send(channel or self.channel, f"<@{self.bot.user.id}> {text}")
+        return self.bot_messages(channel)[before:]
+
+
+def make_bot(kernel: Any, model: ScriptedModel | None) -> Any:
+    runtime = AgentRuntime(kernel, model=model) if model is not None else None
+    return create_bot(kernel, runtime=runtime, shard_count=1, settings=DiscordSettings())
+
+
+@asynccontextmanager
+async def world(
+    tmp_path: pathlib.Path,
+    turns: list[Any] | None = None,
+    *,
+    plugins: list[str] | None = None,
+    enable: bool = True,
+    setup: Callable[[Any], Any] | None = None,
+) -> AsyncIterator[World]:
+    """``turns`` script the model; without them the kernel's real LLM path is used."""
+    notes = Notes(tmp_path)
+    async with open_test_kernel(
+        tmp_path, plugins=plugins or [], extra_plugins=[("notes", notes)]
+    ) as kernel:
+        model = ScriptedModel(list(turns)) if turns is not None else None
+        bot = make_bot(kernel, model)
+        async with simcord.run(bot) as env:
+            guild = env.create_guild(name="Test Server")
+            channel = guild.create_text_channel("general")
+            mods = guild.create_role("Mods", permissions=discord.Permissions(manage_guild=True))
+            admin = guild.add_member(env.create_user("ada"), roles=[mods])
+            member = guild.add_member(env.create_user("bob"))
+            if enable:
+                await kernel.enable_plugin(str(guild.id), "notes")
+            yield World(env, kernel, notes, bot, guild, channel, admin, member, model)

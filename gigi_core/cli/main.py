@@ -86,7 +86,8 @@ def _add_builtin_commands() -> None:
     cli.add_command(new_plugin_command, "new-plugin")
     import importlib
 
-    for optional in ("gigi_core.cli.llm", "gigi_core.cli.agent"):  # layers that land later
+    optional_modules = ("gigi_core.cli.llm", "gigi_core.cli.agent", "gigi_core.cli.eval")
+    for optional in optional_modules:  # layers that land later
         try:
             module = importlib.import_module(optional)
         except ModuleNotFoundError as exc:

@@ -98,3 +98,17 @@ async def world(
             if enable:
                 await kernel.enable_plugin(str(guild.id), "notes")
             yield World(env, kernel, notes, bot, guild, channel, admin, member, model)
+            # Refusals and GigiErrors are answered on purpose; anything else is a bug.
+            unexpected = [e for e in env.errors if not _answered_on_purpose(e)]
+            assert unexpected == [], unexpected
+
+
+def _answered_on_purpose(error: BaseException) -> bool:
+    from discord import app_commands
+    from gigi_discord.errors import Refusal
+
+    from gigi_core.errors import GigiError
+
+    if isinstance(error, app_commands.CommandInvokeError):
+        error = error.original
+    return isinstance(error, GigiError | Refusal)

@@ -174,4 +174,4 @@ def gigi_root() -> app_commands.Group:
     root = AdminGroup(name="gigi", description="Set up Gigi in this server (admins).")
     root.add_command(plugins_group())
     root.add_command(grants_group())
-    return root
+    return root.guard()

@@ -33,11 +33,22 @@ async def context(interaction: discord.Interaction[Any]) -> Ctx:
     return Ctx(bot, bot.kernel, actor, guild_key(interaction.guild, interaction.user))
 
 
+async def admin_check(interaction: discord.Interaction[Any]) -> bool:
+    """Manage Server, checked when the command runs (Discord's own gate can be overridden)."""
+    if interaction.guild is None:
+        raise Refusal("This command only works in a server.")
+    if not is_guild_admin(interaction.user, interaction.permissions):
+        raise Refusal(ADMIN_ONLY)
+    return True
+
+
 class AdminGroup(app_commands.Group):
     """A root that Discord hides from non-admins *and* that checks again when invoked.
 
     Server owners can re-enable hidden commands for anyone in Integrations settings, and
-    Discord ignores default permissions on subcommands, so the check here is the real one.
+    Discord ignores default permissions on subcommands, so the runtime check is the real
+    one. discord.py only runs the *immediate* parent group's ``interaction_check`` (not the
+    root's), so ``guard()`` puts the check on every leaf command instead.
     """
 
     def __init__(self, **kwargs: Any) -> None:
@@ -47,12 +58,11 @@ class AdminGroup(app_commands.Group):
             **kwargs,
         )
 
-    async def interaction_check(self, interaction: discord.Interaction[Any]) -> bool:
-        if interaction.guild is None:
-            raise Refusal("This command only works in a server.")
-        if not is_guild_admin(interaction.user, interaction.permissions):
-            raise Refusal(ADMIN_ONLY)
-        return True
+    def guard(self) -> AdminGroup:
+        for command in self.walk_commands():
+            if isinstance(command, app_commands.Command):
+                command.add_check(admin_check)
+        return self
 
 
 def listing(lines: list[str], empty: str, limit: int = 1900) -> str:

@@ -29,6 +29,7 @@ class CredentialModal(discord.ui.Modal):
         self.base_url = base_url
         self.key: discord.ui.TextInput[Any] = discord.ui.TextInput(
             label=f"{provider} API key"[:45],
+            custom_id="gigi:llm:key",
             style=discord.TextStyle.short,
             placeholder="Paste the key; it is sealed and never shown again",
             required=True,

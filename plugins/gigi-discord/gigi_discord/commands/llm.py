@@ -194,4 +194,4 @@ def llm_root() -> app_commands.Group:
         ]
         await tell(interaction, listing(lines, f"No model calls in the last {days} days."))
 
-    return root
+    return root.guard()

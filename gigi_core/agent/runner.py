@@ -19,6 +19,7 @@ from gigi_core.agent.toolset import Toolset
 from gigi_core.errors import GigiError, ToolError
 from gigi_core.llm.errors import ProviderError
 from gigi_core.llm.types import ChatRequest, ChatResponse, NamedToolChoice
+from gigi_core.policy.view import GuildView, guild_view
 from gigi_core.store.audit import AuditRecord
 
 if TYPE_CHECKING:
@@ -66,7 +67,12 @@ class Runner:
     """One run's loop over durable state; ``run()`` returns when it answers, pauses or stops."""
 
     def __init__(
-        self, runtime: AgentRuntime, state: RunState, request: Request, budgets: Budgets
+        self,
+        runtime: AgentRuntime,
+        state: RunState,
+        request: Request,
+        budgets: Budgets,
+        view: GuildView | None = None,
     ) -> None:
         self.runtime = runtime
         self.kernel = runtime.kernel
@@ -76,6 +82,7 @@ class Runner:
         self.toolset = Toolset.from_names(state.tools, self.kernel.registry.actions)
         self.calls = CallHandler(self)
         self._configs: dict[str, Any] = {}
+        self._view: GuildView | None = view
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -202,6 +209,12 @@ class Runner:
 
     # -- facts for one call --------------------------------------------------------------
 
+    async def view(self) -> GuildView:
+        """Read once per runner: a run is short, and a resumed run starts a fresh runner."""
+        if self._view is None:
+            self._view = await guild_view(self.kernel, self.request.actor, self.request.guild_id)
+        return self._view
+
     async def policy_decision(self, spec: Any, args: dict[str, Any]) -> Any:
         visible = await self._channels_visible(spec, args)
         return await self.kernel.policy.decide(
@@ -210,12 +223,15 @@ class Runner:
             self.request.guild_id,
             call={"action": spec.name, "args": args},
             channel_visible=visible,
+            view=await self.view(),
         )
 
     async def plugin_config(self, plugin: str) -> Any:
-        """Read once per run: a run is short, and a resumed run starts a fresh runner."""
         if plugin not in self._configs:
-            self._configs[plugin] = await self.kernel.plugin_config(self.request.guild_id, plugin)
+            plain = (await self.view()).configs.get(plugin, {})
+            self._configs[plugin] = await self.kernel.plugin_config(
+                self.request.guild_id, plugin, plain=plain
+            )
         return self._configs[plugin]
 
     async def _channels_visible(self, spec: Any, args: dict[str, Any]) -> bool | None:

@@ -13,6 +13,7 @@ from gigi_core.agent.runs import RunStore
 from gigi_core.agent.state import RunState, request_from_json, request_to_json
 from gigi_core.agent.toolset import Toolset
 from gigi_core.policy.actor import Actor
+from gigi_core.policy.view import guild_view
 from gigi_core.store.audit import AuditRecord
 
 if TYPE_CHECKING:
@@ -52,14 +53,15 @@ class AgentRuntime:
 
     async def handle(self, request: Request) -> Reply:
         """A conversational request: the model loop over the tools this actor may use."""
-        actions = await self.kernel.policy.offerable(request.actor, request.guild_id)
+        view = await guild_view(self.kernel, request.actor, request.guild_id)
+        actions = await self.kernel.policy.offerable(request.actor, request.guild_id, view)
         toolset = Toolset.build(actions)
         state = await self._start(request, "agent", toolset)
         state.messages = [
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": request.text},
         ]
-        return await Runner(self, state, request, self.budgets).run()
+        return await Runner(self, state, request, self.budgets, view).run()
 
     async def direct(self, request: Request, action: str, args: Any) -> Reply:
         """An exact command (``/call``, a slash command, ``gigi tools call``): no model at all."""

@@ -14,6 +14,7 @@ from gigi_core.policy.decision import Decision, Outcome
 
 if TYPE_CHECKING:
     from gigi_core.kernel import Kernel
+    from gigi_core.policy.view import GuildView
 
 log = logging.getLogger(__name__)
 
@@ -122,9 +123,13 @@ class PolicyEngine:
         *,
         call: Any = None,
         channel_visible: bool | None = None,
+        view: GuildView | None = None,
     ) -> Decision:
         try:
-            facts = await self.facts(actor, action, guild_id, channel_visible=channel_visible)
+            if view is not None:
+                facts = facts_from(view, self.kernel, action, channel_visible)
+            else:
+                facts = await self.facts(actor, action, guild_id, channel_visible=channel_visible)
             base = base_decision(actor, facts)
             if base.outcome is Outcome.deny:
                 return base
@@ -159,38 +164,41 @@ class PolicyEngine:
             channel_visible=channel_visible,
         )
 
-    async def offerable(self, actor: Actor, guild_id: str) -> list[ActionSpec]:
+    async def offerable(
+        self, actor: Actor, guild_id: str, view: GuildView | None = None
+    ) -> list[ActionSpec]:
         """Actions this actor could be allowed or asked to confirm here (vetoes apply per call).
 
         The model is only ever shown these, so it never sees a tool it cannot use.
         """
-        kernel = self.kernel
         try:
-            enabled = set(await kernel.plugin_state.enabled_plugins(guild_id))
-            granted = frozenset(await kernel.grants.for_actor(guild_id, actor))
-            hook_caps: set[str] = set()
-            for result in await kernel.hooks.call_all(
-                "capabilities_for", actor=actor, guild_id=guild_id, kernel=kernel
-            ):
-                if result:
-                    hook_caps.update(str(c) for c in result)
-            offered = []
-            for action in kernel.registry.actions.values():
-                if action.plugin not in enabled:
-                    continue
-                state = await kernel.plugin_state.get(guild_id, action.plugin)
-                facts = PolicyFacts(
-                    action=action,
-                    plugin_loaded=kernel.registry.plugin_loaded(action.plugin),
-                    plugin_enabled=True,
-                    capability_default=kernel.registry.capability_default(action.capability),
-                    grants=granted,
-                    hook_capabilities=frozenset(hook_caps),
-                    external_consent=state is not None and state.allow_external,
-                )
-                if base_decision(actor, facts).outcome is not Outcome.deny:
-                    offered.append(action)
+            if view is None:
+                from gigi_core.policy.view import guild_view
+
+                view = await guild_view(self.kernel, actor, guild_id)
+            offered = [
+                action
+                for action in self.kernel.registry.actions.values()
+                if action.plugin in view.enabled
+                and base_decision(actor, facts_from(view, self.kernel, action, None)).outcome
+                is not Outcome.deny
+            ]
             return sorted(offered, key=lambda a: a.name)
         except Exception:
             log.exception("could not compute offerable tools; offering none")
             return []
+
+
+def facts_from(
+    view: GuildView, kernel: Kernel, action: ActionSpec, channel_visible: bool | None
+) -> PolicyFacts:
+    return PolicyFacts(
+        action=action,
+        plugin_loaded=kernel.registry.plugin_loaded(action.plugin),
+        plugin_enabled=action.plugin in view.enabled,
+        capability_default=kernel.registry.capability_default(action.capability),
+        grants=view.grants,
+        hook_capabilities=view.hook_capabilities,
+        external_consent=action.plugin in view.external,
+        channel_visible=channel_visible,
+    )

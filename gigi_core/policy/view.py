@@ -1,0 +1,58 @@
+"""What the policy needs to know about one actor in one guild, read in two queries.
+
+A run reads this once and decides every call of that run against it; a run resumed after a
+confirmation reads it afresh, so a revoked grant applies from the next step that resumes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import select
+
+from gigi_core.policy.actor import Actor
+from gigi_core.store.tables import GuildPlugin
+
+if TYPE_CHECKING:
+    from gigi_core.kernel import Kernel
+
+
+@dataclass(frozen=True)
+class GuildView:
+    guild_id: str
+    enabled: frozenset[str]
+    external: frozenset[str]  # plugins whose external actions the guild consented to
+    grants: frozenset[str]
+    hook_capabilities: frozenset[str]
+    configs: dict[str, dict[str, Any]] = field(default_factory=dict)  # plain fields only
+
+
+async def guild_view(kernel: Kernel, actor: Actor, guild_id: str) -> GuildView:
+    async with kernel.db.session() as s:
+        rows = (
+            await s.execute(
+                select(
+                    GuildPlugin.plugin,
+                    GuildPlugin.enabled,
+                    GuildPlugin.allow_external,
+                    GuildPlugin.config,
+                ).where(GuildPlugin.guild_id == guild_id)
+            )
+        ).all()
+    stored = {plugin: enabled for plugin, enabled, _, _ in rows}
+    defaults = {p for p in getattr(kernel.plugin_state, "on_by_default", ()) if p not in stored}
+    hook_caps: set[str] = set()
+    for result in await kernel.hooks.call_all(
+        "capabilities_for", actor=actor, guild_id=guild_id, kernel=kernel
+    ):
+        if result:
+            hook_caps.update(str(c) for c in result)
+    return GuildView(
+        guild_id=guild_id,
+        enabled=frozenset({p for p, on in stored.items() if on} | defaults),
+        external=frozenset(p for p, _, external, _ in rows if external),
+        grants=frozenset(await kernel.grants.for_actor(guild_id, actor)),
+        hook_capabilities=frozenset(hook_caps),
+        configs={p: dict(config or {}) for p, _, _, config in rows},
+    )

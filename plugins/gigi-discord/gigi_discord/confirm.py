@@ -150,8 +150,10 @@ async def decide(
 async def expire_later(bot: GigiBot, message: discord.Message, prompt: ConfirmationPrompt) -> None:
     """At expiry, disable the buttons if nobody decided (a click later is refused anyway)."""
     import asyncio
+    from datetime import UTC, datetime
 
-    delay = (prompt.expires_at - discord.utils.utcnow()).total_seconds()
+    # The kernel's clock set expires_at, so measure with it (not discord.utils.utcnow).
+    delay = (prompt.expires_at - datetime.now(UTC)).total_seconds()
     await asyncio.sleep(max(0.0, delay))
     try:
         row = await bot.runtime.confirmations.get(prompt.confirmation_id)

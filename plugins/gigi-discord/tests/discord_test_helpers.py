@@ -24,3 +24,35 @@ async def leaks(kernel: Any, needle: str) -> list[tuple[str, str]]:
                     if value is not None and hit:
                         found.append((table, column))
     return found
+
+
+async def race_clicks(env: Any, message: Any, clicks: list[tuple[Any, str]]) -> list[Any]:
+    """Deliver several button clicks to the gateway *before* the bot handles any of them.
+
+    SimCord's actor verbs settle after each action, so two ``click()`` calls never overlap;
+    real double clicks and two admins do. This emits every INTERACTION_CREATE first and
+    settles once (SimCord internals, pinned to 3.2.1), returning one result per click.
+    """
+    from simcord import interactions as sim_interactions
+    from simcord.backend import serializers
+    from simcord.enums import ComponentType, InteractionType
+    from simcord.results import InteractionResult
+
+    backend = env.backend
+    stored = backend.get_message(message.channel.id, message.id)
+    results = []
+    for actor, custom_id in clicks:
+        record, payload = sim_interactions.base_payload(
+            backend,
+            type=InteractionType.MESSAGE_COMPONENT,
+            channel_id=stored.channel_id,
+            guild_id=actor.guild.id,
+            user_id=actor.id,
+            data={"custom_id": custom_id, "component_type": ComponentType.BUTTON},
+        )
+        payload["message"] = dict(serializers.message_payload(backend, stored))
+        record.source_message_id = stored.id
+        backend.emit("INTERACTION_CREATE", payload)
+        results.append(InteractionResult(env, record))
+    await env.settle()
+    return results

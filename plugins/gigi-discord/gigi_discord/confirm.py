@@ -91,6 +91,21 @@ async def close_message(message: discord.Message | None, confirmation_id: str, n
         log.info("could not disable buttons on message %s: %s", message.id, exc)
 
 
+def closed_text(row: Any, run: Any) -> str:
+    """Why a confirmation can no longer be decided, before anything is deferred."""
+    if run.status == "cancelled":
+        return f"Run `{run.id}` was cancelled, so this can no longer be decided."
+    if row.state in ("approved", "executing", "done"):
+        return "This action was already confirmed (it never runs twice)."
+    if row.state == "rejected":
+        return "This action was already rejected."
+    if row.state == "expired":
+        return "This confirmation expired; ask again."
+    if row.state == "failed":
+        return "This action changed since it was proposed, so it was not run; ask again."
+    return f"Run `{run.id}` is {run.status}; nothing is waiting for a decision."
+
+
 async def decide(
     interaction: discord.Interaction[Any],
     confirmation_id: str,
@@ -115,6 +130,12 @@ async def decide(
         return
     if actor.id != row.requester_id and not actor.is_admin:
         await tell(interaction, REFUSED)
+        return
+    if run.status != "awaiting_confirmation" or row.state != "pending":
+        text = closed_text(row, run)
+        await tell(interaction, text)
+        await close_message(message, confirmation_id, f"*{text}*")
+        bot.prompt_messages.pop(confirmation_id, None)
         return
     spec = bot.kernel.registry.actions.get(row.action)
     if approve and spec is not None and row.state == "pending":

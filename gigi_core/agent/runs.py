@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, insert, select, update
 
 from gigi_core.errors import GigiError
 from gigi_core.store.agent_tables import AgentRun, AgentRunConfirmation, AgentRunStep
@@ -19,6 +19,21 @@ if TYPE_CHECKING:
     from gigi_core.kernel import Kernel
 
 ACTIVE = ("running", "awaiting_confirmation")
+_COUNTERS = ("steps_used", "tool_calls_used", "llm_calls_used", "tokens_used")
+_CHECKPOINT = (
+    update(AgentRun)
+    .where(AgentRun.id == bindparam("run_id"))
+    .values(
+        status=bindparam("status"),
+        state_key_id=bindparam("state_key_id"),
+        state_nonce=bindparam("state_nonce"),
+        state_sealed=bindparam("state_sealed"),
+        updated_at=bindparam("updated_at"),
+        **{c: bindparam(c) for c in _COUNTERS},
+    )
+)
+_INSERT_STEP = insert(AgentRunStep)
+_INSERT_AUDIT = insert(AuditEvent)
 
 
 class RunNotFound(GigiError):
@@ -122,25 +137,36 @@ class RunStore:
         cancelled meanwhile — so cancellation is noticed at the next step boundary.
         """
         sealed = self.kernel.state_sealer.seal(json.dumps(state), _ad(run_id))
-        async with self.db.session() as s:
-            result = await s.execute(
-                update(AgentRun)
-                .where(AgentRun.id == run_id, AgentRun.status.in_(expect))
-                .values(
-                    status=status,
-                    state_key_id=sealed.key_id,
-                    state_nonce=sealed.nonce,
-                    state_sealed=sealed.ciphertext,
-                    updated_at=utcnow(),
+        async with self.db.engine.begin() as conn:  # Core, not the ORM: this is the hot path
+            result = await conn.execute(
+                _CHECKPOINT.where(AgentRun.status.in_(expect)),
+                {
+                    "run_id": run_id,
+                    "status": status,
+                    "state_key_id": sealed.key_id,
+                    "state_nonce": sealed.nonce,
+                    "state_sealed": sealed.ciphertext,
+                    "updated_at": utcnow(),
                     **counters,
-                )
+                },
             )
             if result.rowcount != 1:
                 return False
             if step is not None:
-                s.add(AgentRunStep(run_id=run_id, step_index=step[0], **step[1].__dict__))
-            for record in audits:
-                s.add(AuditEvent(**asdict(record)))
+                await conn.execute(
+                    _INSERT_STEP,
+                    {
+                        "run_id": run_id,
+                        "step_index": step[0],
+                        "created_at": utcnow(),
+                        **step[1].__dict__,
+                    },
+                )
+            if audits:
+                now = utcnow()
+                await conn.execute(
+                    _INSERT_AUDIT, [{"created_at": now, **asdict(a)} for a in audits]
+                )
         return True
 
     async def load(self, run_id: str) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from gigi_core.agent.contracts import Request
@@ -30,7 +30,8 @@ class RunState:
     tokens_out: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """Shallow on purpose: it is serialised right away, and asdict's deep copy is slow."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunState:

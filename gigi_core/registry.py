@@ -152,14 +152,16 @@ class Registry:
         spec = self.capabilities.get(capability)
         return spec.default if spec else None
 
-    def validator(self, action: str) -> Any:
-        """The action's compiled args validator, built once and reused for every call."""
-        validator = self._validators.get(action)
+    def validator(self, action: str, *, result: bool = False) -> Any:
+        """The action's compiled args (or result) validator, built once and reused."""
+        key = f"{action}#result" if result else action
+        validator = self._validators.get(key)
         if validator is None:
             import jsonschema_rs
 
-            validator = jsonschema_rs.Draft202012Validator(self.actions[action].args)
-            self._validators[action] = validator
+            spec = self.actions[action]
+            validator = jsonschema_rs.Draft202012Validator(spec.result if result else spec.args)
+            self._validators[key] = validator
         return validator
 
     def owner_of(self, plugin: str) -> PluginRecord | None:

@@ -150,7 +150,7 @@ async def execute(
     failure: ToolExecutionError | None = None
     try:
         result = await _run(handler, ctx, args, spec.timeout_seconds)
-        result = _as_json(spec, result)
+        result = _as_json(kernel, spec, result)
     except TimeoutError:
         status = "timeout"
         failure = ToolExecutionError(f"{spec.name} did not finish within {spec.timeout_seconds:g}s")
@@ -185,13 +185,15 @@ async def _run(handler: Any, ctx: ToolContext, args: dict[str, Any], seconds: fl
     return result
 
 
-def _as_json(spec: ActionSpec, result: Any) -> Any:
+def _as_json(kernel: Kernel, spec: ActionSpec, result: Any) -> Any:
     try:
         plain = json.loads(json.dumps(result, allow_nan=False))
     except (TypeError, ValueError) as exc:
         raise ToolExecutionError(f"{spec.name} returned data that is not JSON ({exc})") from None
     if spec.result is not None:
-        error = next(iter(kernel_registry_result(spec).iter_errors(plain)), None)
+        error = next(
+            iter(kernel.registry.validator(spec.name, result=True).iter_errors(plain)), None
+        )
         if error is not None:
             log.error("tool %s result violates its schema: %s", spec.name, error.message)
             raise ToolExecutionError(
@@ -215,20 +217,6 @@ async def _track(kernel: Kernel, record: AuditRecord) -> None:
         guild_id=record.guild_id,
         duration_ms=record.duration_ms,
     )
-
-
-def kernel_registry_result(spec: ActionSpec) -> Any:
-    """Result validators are compiled once per action spec and cached on it."""
-    validator = _RESULT_VALIDATORS.get(id(spec))
-    if validator is None or validator[0] is not spec:
-        import jsonschema_rs
-
-        validator = (spec, jsonschema_rs.Draft202012Validator(spec.result))
-        _RESULT_VALIDATORS[id(spec)] = validator
-    return validator[1]
-
-
-_RESULT_VALIDATORS: dict[int, tuple[ActionSpec, Any]] = {}
 
 
 def _with(

@@ -19,6 +19,7 @@ def main() -> None:
     )
     cold_start.main()
     validation.main()
+    agent_turn.main()
 
 
 if __name__ == "__main__":

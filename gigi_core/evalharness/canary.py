@@ -89,20 +89,16 @@ async def scan_database(
     """Every (table, column) outside ``sealed`` holding a planted canary."""
     from sqlalchemy import inspect, text
 
-    def layout(conn: Any) -> dict[str, list[str]]:
-        insp = inspect(conn)
-        return {t: [c["name"] for c in insp.get_columns(t)] for t in insp.get_table_names()}
-
     leaks: set[Leak] = set()
     async with engine.connect() as conn:
-        tables = await conn.run_sync(layout)
-        for table, columns in sorted(tables.items()):
-            wanted = [c for c in columns if (table, c) not in sealed]
-            if not wanted:
-                continue
-            quoted = ", ".join(f'"{c}"' for c in wanted)
-            for row in await conn.execute(text(f'SELECT {quoted} FROM "{table}"')):
-                for column, value in zip(wanted, row, strict=True):
+        tables = await conn.run_sync(lambda sync: inspect(sync).get_table_names())
+        for table in sorted(tables):
+            result = await conn.execute(text(f'SELECT * FROM "{table}"'))
+            columns = list(result.keys())
+            for row in result:
+                for column, value in zip(columns, row, strict=True):
+                    if (table, column) in sealed:
+                        continue
                     for token in canaries.find(as_text(value)):
                         leaks.add(Leak(f"{table}.{column}", canaries.planted[token]))
     return sorted(leaks, key=str)
@@ -134,7 +130,7 @@ class LogCapture(logging.Handler):
         return sorted(found, key=str)
 
 
-QUIET = ("aiosqlite", "asyncio", "sqlalchemy")  # very chatty at DEBUG and never see content
+QUIET = ("aiosqlite", "asyncio", "sqlalchemy")  # chatty below WARNING (SQL echo, I/O)
 
 
 @contextmanager
@@ -150,7 +146,7 @@ def capture_logs() -> Iterator[LogCapture]:
     root.addHandler(handler)
     root.setLevel(logging.DEBUG)
     for name in QUIET:
-        logging.getLogger(name).setLevel(logging.INFO)
+        logging.getLogger(name).setLevel(logging.WARNING)
     try:
         yield handler
     finally:

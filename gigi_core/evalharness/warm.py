@@ -69,9 +69,12 @@ async def open_case_kernel(
     extra: Iterable[tuple[str, object]],
     database_url: str | None,
 ) -> AsyncIterator[Kernel]:
+    loaded = warm.plugins(plugins, extra)
+    # The template is at the kernel's head already; only plugin migrations need alembic.
+    migrate = database_url is not None or bool(loaded.registry.migrations)
     url = database_url or await warm.sqlite_url(home)
     kernel = await Kernel.open(
-        url, home, plugins=warm.plugins(plugins, extra), sealer=Sealer(generate_key())
+        url, home, plugins=loaded, sealer=Sealer(generate_key()), migrate=migrate
     )
     try:
         yield kernel

@@ -50,6 +50,9 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Warm:
 @pytest.mark.parametrize("loaded", CASES, ids=[c.case.name for c in CASES])
 async def test_golden_case(loaded, shared: Warm) -> None:
     result = await run_case(loaded, shared=shared)
+    if loaded.case.known_bug:  # a strict xfail: when the bug is fixed, the case must be updated
+        assert not result.passed, f"{loaded.where} passes now: remove its known_bug"
+        pytest.xfail(loaded.case.known_bug)
     assert result.passed, report(result)
 
 
@@ -60,7 +63,7 @@ async def test_golden_cases_on_postgresql(database_url: str) -> None:
     paths = sorted({c.path for c in chosen})
     results = await run_cases(paths, database_url=database_url)
     assert {r.name for r in results} >= set(ON_POSTGRES)
-    failed = [report(r) for r in results if not r.passed]
+    failed = [report(r) for r in results if not r.ok]
     assert not failed, "\n\n".join(failed)
     from sqlalchemy import text
     from sqlalchemy.ext.asyncio import create_async_engine
@@ -272,7 +275,8 @@ def test_gigi_eval_run_json() -> None:
     result = CliRunner().invoke(cli, ["eval", "run", str(EVALS), "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    assert len(data) == len(CASES) and all(r["passed"] for r in data)
+    assert len(data) == len(CASES) and all(r["ok"] for r in data)
+    assert all(r["passed"] for r in data if not r["known_bug"])
     assert {"name", "path", "passed", "duration_ms", "problems", "leaks", "run_id"} <= set(data[0])
 
 

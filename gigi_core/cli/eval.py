@@ -31,8 +31,15 @@ def run_command(paths: tuple[str, ...], as_json: bool, database_url: str | None)
     from gigi_core.evalharness import CaseResult, run_cases
 
     def progress(result: CaseResult) -> None:
-        mark = click.style("✓", fg="green") if result.passed else click.style("✗", fg="red")
+        if result.known_bug and not result.passed:
+            mark = click.style("!", fg="yellow")
+            click.echo(f"{mark} {result.name}  {result.duration_ms:.0f} ms  known bug")
+            click.echo(f"    {result.path}: {result.known_bug}")
+            return
+        mark = click.style("✓", fg="green") if result.ok else click.style("✗", fg="red")
         click.echo(f"{mark} {result.name}  {result.duration_ms:.0f} ms")
+        if result.known_bug:
+            click.echo(f"    {result.path}: passes now: remove known_bug ({result.known_bug})")
         for line in result.problems + result.leaks:
             click.echo(f"    {result.path}: {line}")
 
@@ -40,12 +47,16 @@ def run_command(paths: tuple[str, ...], as_json: bool, database_url: str | None)
     results = run(
         run_cases(paths, database_url=database_url, progress=None if as_json else progress)
     )
-    failed = [r for r in results if not r.passed]
+    failed = [r for r in results if not r.ok]
+    known = [r for r in results if r.known_bug and not r.passed]
     if as_json:
         echo_json([r.to_json() for r in results])
     else:
         elapsed = time.perf_counter() - started
-        summary = f"{len(results) - len(failed)} passed, {len(failed)} failed in {elapsed:.1f}s"
+        passed = len(results) - len(failed) - len(known)
+        summary = f"{passed} passed, {len(failed)} failed"
+        summary += f", {len(known)} known bugs" if known else ""
+        summary += f" in {elapsed:.1f}s"
         click.echo(click.style(summary, fg="red" if failed else "green", bold=True))
     if failed or not results:
         raise SystemExit(1)

@@ -174,22 +174,36 @@ class Expect(Strict):
     budgets_used: dict[str, int] = Field(default_factory=dict)
 
 
+class GuildChange(Strict):
+    """An admin changing the server between steps (``id`` is the case's guild)."""
+
+    enable: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    disable: list[str] = Field(default_factory=list)
+    grants: list[Grant] = Field(default_factory=list)
+    revoke: list[Grant] = Field(default_factory=list)
+
+
 class FollowUp(Strict):
-    """A later action on the same run, as one of the named actors."""
+    """A later action on the same run as one of the named actors, or a server change."""
 
     confirm: str | None = None
     reject: str | None = None
     cancel: str | None = None
+    guild: GuildChange | None = None
     expect: Expect = Field(default_factory=Expect)
 
     @model_validator(mode="after")
     def _one(self) -> FollowUp:
-        if sum(x is not None for x in (self.confirm, self.reject, self.cancel)) != 1:
-            raise ValueError("a step is exactly one of confirm, reject or cancel (an actor name)")
+        if sum(x is not None for x in (self.confirm, self.reject, self.cancel, self.guild)) != 1:
+            raise ValueError(
+                "a step is exactly one of confirm, reject, cancel (an actor name) or guild"
+            )
         return self
 
     @property
     def verb(self) -> str:
+        if self.guild is not None:
+            return "guild"
         return "confirm" if self.confirm else "reject" if self.reject else "cancel"
 
     @property
@@ -218,6 +232,7 @@ class Case(Strict):
     then: list[FollowUp] = Field(default_factory=list)
     expect: Expect = Field(default_factory=Expect)
     scan: bool = True
+    known_bug: str | None = None  # the case shows a runtime bug: expected to fail until fixed
 
     @model_validator(mode="after")
     def _consistent(self) -> Case:
@@ -230,7 +245,7 @@ class Case(Strict):
             raise ValueError("transport none means no provider: drop the model turns")
         names = {"requester", "admin", "stranger", *self.actors}
         for step in self.then:
-            if step.actor not in names:
+            if step.guild is None and step.actor not in names:
                 raise ValueError(f"unknown actor {step.actor!r}; known: {', '.join(sorted(names))}")
         return self
 

@@ -18,7 +18,7 @@ from gigi_core.evalharness.canary import SEALED_COLUMNS, Canaries, capture_logs,
 from gigi_core.evalharness.expect import Observation, check
 from gigi_core.evalharness.isolation import isolated_database
 from gigi_core.evalharness.loading import LoadedCase, load_cases
-from gigi_core.evalharness.models import ActorSpec, Case, FollowUp
+from gigi_core.evalharness.models import ActorSpec, Case, FollowUp, GuildChange
 from gigi_core.evalharness.plugin import EvalKit
 from gigi_core.evalharness.transport import WIRE_PLUGIN, Transport, make_transport
 from gigi_core.evalharness.warm import Warm, open_case_kernel, warm
@@ -42,6 +42,12 @@ class CaseResult:
     problems: list[str] = field(default_factory=list)
     leaks: list[str] = field(default_factory=list)
     run_id: str | None = None
+    known_bug: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Passed, or failed as its ``known_bug`` says it will (a fixed bug is not ok: update it)."""
+        return self.passed != bool(self.known_bug)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -52,6 +58,8 @@ class CaseResult:
             "problems": self.problems,
             "leaks": self.leaks,
             "run_id": self.run_id,
+            "known_bug": self.known_bug,
+            "ok": self.ok,
         }
 
 
@@ -109,6 +117,7 @@ async def run_case(
         problems=play.problems,
         leaks=leaks,
         run_id=play.run_id,
+        known_bug=case.known_bug,
     )
 
 
@@ -168,21 +177,26 @@ class _Play:
         for name, handler in list(handlers.items()):
             handlers[name] = _counting(name, handler, self.executed)
 
-    async def _setup_guild(self, kernel: Kernel) -> None:
-        guild = self.case.guild
+    async def _setup_guild(self, kernel: Kernel, change: GuildChange | None = None) -> None:
+        guild = change or self.case.guild
+        gid = self.case.guild.id
+        external = self.case.guild.allow_external
         for plugin, config in guild.enable.items():
             await kernel.enable_plugin(
-                guild.id,
+                gid,
                 plugin,
                 config=config,
-                allow_external=plugin in guild.allow_external or None,
+                allow_external=plugin in external or None,
                 by="eval-admin",
             )
         for plugin in guild.disable:
-            await kernel.disable_plugin(guild.id, plugin, by="eval-admin")
+            await kernel.disable_plugin(gid, plugin, by="eval-admin")
         for grant in guild.grants:
             subject = ("user", grant.user) if grant.user else ("role", grant.role or "")
-            await kernel.add_grant(guild.id, grant.capability, *subject, by="eval-admin")
+            await kernel.add_grant(gid, grant.capability, *subject, by="eval-admin")
+        for grant in getattr(guild, "revoke", []):
+            subject = ("user", grant.user) if grant.user else ("role", grant.role or "")
+            await kernel.remove_grant(gid, grant.capability, *subject, by="eval-admin")
 
     def _budgets(self) -> Budgets:
         values: dict[str, Any] = {}
@@ -218,9 +232,14 @@ class _Play:
     async def _follow_up(
         self, kernel: Kernel, runtime: AgentRuntime, index: int, step: FollowUp
     ) -> None:
-        actor = _actor(self.case.actor(step.actor))
         reply: Reply | None = None
         error, cancelled = None, None
+        if step.guild is not None:
+            await self._setup_guild(kernel, step.guild)
+            obs = await self._observe(kernel, runtime)
+            self.problems.extend(f"step {index} (guild): {p}" for p in check(step.expect, obs))
+            return
+        actor = _actor(self.case.actor(step.actor))
         label = f"step {index} ({step.verb} as {step.actor})"
         if self.run_id is None:
             self.problems.append(f"{label}: there is no run to act on")

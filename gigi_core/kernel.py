@@ -39,7 +39,14 @@ class Kernel:
         self.db = db
         self.sealer = sealer
         self.secrets = SecretStore(sealer)
-        self.plugin_state = PluginStateStore(db, self.secrets)
+        # The kernel's default plugins (native tools) are on in every guild until disabled.
+        on_by_default = frozenset(
+            m.plugin.name
+            for r in self.registry.records.values()
+            if r.source == "default" and r.status == "ok"
+            for m in r.manifests
+        )
+        self.plugin_state = PluginStateStore(db, self.secrets, on_by_default=on_by_default)
         self.grants = GrantStore(db)
         self.audit = AuditLog(db)
         self.policy = PolicyEngine(self)

@@ -20,7 +20,10 @@ from gigi_core.registry import Contributions, PluginRecord, Registry
 log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "gigi"
-DEFAULT_PLUGINS: tuple[str, ...] = ()
+DEFAULT_PLUGINS: tuple[str, ...] = (
+    "gigi_core.default_plugins.native_tools",
+    "gigi_core.default_plugins.console",
+)
 REGISTRATION_HOOKS = (
     "register_manifests",
     "register_tools",

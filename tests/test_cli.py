@@ -45,7 +45,7 @@ def run_gigi(*args: str, env: dict[str, str] | None = None) -> subprocess.Comple
 def test_plugins_list_json(gigi) -> None:
     result = gigi("plugins", "list", "--json")
     assert result.exit_code == 0
-    [dice] = json.loads(result.output)
+    [dice] = [p for p in json.loads(result.output) if p["source"] != "default"]
     assert dice["name"] == "dice" and dice["status"] == "ok" and dice["error"] is None
     assert dice["version"] == "0.1.0" and dice["actions"] == ["dice.roll"]
 
@@ -120,9 +120,11 @@ def test_grants_commands(gigi) -> None:
 
 def test_tools_list(gigi) -> None:
     rows = json.loads(gigi("tools", "list", "--json").output)
-    assert [r["name"] for r in rows] == ["dice.roll"]
+    native = ["llm.usage.guild", "permissions.check", "plugins.enabled"]  # default plugins
+    assert [r["name"] for r in rows] == ["dice.roll", *native]
     assert rows[0]["safety"] == "read_only" and rows[0]["capability"] == "dice.use"
-    assert json.loads(gigi("tools", "list", "--guild", "g1", "--json").output) == []
+    rows = json.loads(gigi("tools", "list", "--guild", "g1", "--json").output)
+    assert [r["name"] for r in rows] == native  # native tools are on until an admin disables them
 
 
 @pytest.mark.parametrize(
@@ -178,10 +180,11 @@ def test_run_check_reports_plugins_and_surfaces(gigi) -> None:
     result = gigi("run", "--check")
     assert result.exit_code == 0
     assert "dice 0.1.0 [ok] dice.roll" in result.output
-    assert "Surfaces: none" in result.output
+    assert "Surfaces: console" in result.output
 
 
-def test_run_without_surface_exits_cleanly(gigi) -> None:
+def test_run_without_surface_exits_cleanly(gigi, monkeypatch) -> None:
+    monkeypatch.setenv("GIGI_BLOCK_PLUGINS", "console")  # the default surface
     result = gigi("run")
     assert result.exit_code == 0 and "No surface to start" in result.output
     result = gigi("run", "--surface", "discord")

@@ -79,7 +79,9 @@ def test_hook_register_surfaces(tmp_path, monkeypatch) -> None:
 
     monkeypatch.setenv("GIGI_HOME", str(tmp_path))
     state = CliState()
-    state._plugins = load_plugins(LoadOptions(load=frozenset()), extra=[("surf", SurfacePlugin())])
+    state._plugins = load_plugins(
+        LoadOptions(load=frozenset(), defaults=()), extra=[("surf", SurfacePlugin())]
+    )
     result = CliRunner().invoke(cli, ["run"], obj=state, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "Starting surface fake." in result.output
@@ -185,7 +187,7 @@ class Lifecycle:
 async def test_hook_startup(tmp_path) -> None:
     life = Lifecycle()
     async with await open_with(tmp_path, ("life", life)):
-        assert life.events == ["startup:11"]
+        assert life.events == ["startup:14"]  # box's 11 and the 3 native tools
 
 
 async def test_hook_shutdown(tmp_path) -> None:
@@ -224,7 +226,7 @@ async def test_hook_actor_from_event(tmp_path) -> None:
         },
     )()
     async with await open_with(
-        tmp_path, ("fallback", fallback), ("console", ConsoleActors())
+        tmp_path, ("fallback", fallback), ("console_actors", ConsoleActors())
     ) as kernel:
         assert await kernel.actor_from_event({"user": "me"}, "console") == Actor(
             id="me", is_admin=True

@@ -25,14 +25,26 @@ class PluginState:
 
 
 class PluginStateStore:
-    def __init__(self, db: Database, secrets: SecretStore) -> None:
+    """Per-guild plugin rows; ``on_by_default`` plugins count as enabled until a row says no.
+
+    ``on_by_default`` holds the plugin names of the kernel's own default plugins (the native
+    tools): every guild has them without an admin enabling each one, and an admin can still
+    turn one off, which stores an ``enabled = false`` row like any other plugin.
+    """
+
+    def __init__(
+        self, db: Database, secrets: SecretStore, *, on_by_default: frozenset[str] = frozenset()
+    ) -> None:
         self.db = db
         self.secrets = secrets
+        self.on_by_default = on_by_default
 
     async def get(self, guild_id: str, plugin: str) -> PluginState | None:
         async with self.db.session() as s:
             row = await s.get(GuildPlugin, (guild_id, plugin))
             if row is None:
+                if plugin in self.on_by_default:
+                    return PluginState(guild_id, plugin, enabled=True, allow_external=False)
                 return None
             fps = await self.secrets.fingerprints(SECRET_SCOPE, _owner(guild_id, plugin), s)
             return PluginState(
@@ -41,12 +53,16 @@ class PluginStateStore:
 
     async def enabled_plugins(self, guild_id: str) -> list[str]:
         async with self.db.session() as s:
-            rows = await s.scalars(
-                select(GuildPlugin.plugin).where(
-                    GuildPlugin.guild_id == guild_id, GuildPlugin.enabled.is_(True)
+            rows = (
+                await s.execute(
+                    select(GuildPlugin.plugin, GuildPlugin.enabled).where(
+                        GuildPlugin.guild_id == guild_id
+                    )
                 )
-            )
-            return sorted(rows)
+            ).all()
+        stored = {plugin: enabled for plugin, enabled in rows}
+        defaults = {p for p in self.on_by_default if p not in stored}
+        return sorted({p for p, enabled in stored.items() if enabled} | defaults)
 
     async def known_guild(self, guild_id: str) -> bool:
         async with self.db.session() as s:
@@ -69,7 +85,11 @@ class PluginStateStore:
             row = await s.get(GuildPlugin, (guild_id, plugin), with_for_update=True)
             if row is None:
                 row = GuildPlugin(
-                    guild_id=guild_id, plugin=plugin, enabled=False, allow_external=False, config={}
+                    guild_id=guild_id,
+                    plugin=plugin,
+                    enabled=plugin in self.on_by_default,
+                    allow_external=False,
+                    config={},
                 )
                 s.add(row)
             if enabled is not None:

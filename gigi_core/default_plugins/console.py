@@ -1,0 +1,373 @@
+"""The console surface: a local REPL where the operator is the admin of guild ``console``.
+
+It is the embedded default of ``gigi run`` (no Discord token needed), so a fresh install can
+talk to the agent, call tools directly and approve confirmations from a terminal. It uses only
+public hooks and the surface-independent runtime (``Request`` in, ``Reply`` out).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING, Any, TextIO
+
+from gigi_core import hookimpl
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from gigi_core.agent.contracts import Reply, Request
+    from gigi_core.policy.actor import Actor
+
+GUILD = "console"
+CHANNEL = "console"
+PROMPT = "gigi> "
+
+HELP = """\
+Type a message to talk to the agent, or a command:
+  /call ACTION JSON   run one action directly, no model (e.g. /call dice.roll {"sides": 6})
+  /confirm [RUN]      approve the waiting call of RUN (default: the last one waiting)
+  /reject [RUN]       refuse it; it never runs
+  /cancel RUN         stop a run
+  /trace [RUN]        a run's steps and decisions (default: the last run here)
+  /plugins            installed plugins and whether they are enabled here
+  /enable NAME [--allow-external]   enable a plugin here (you are this guild's admin)
+  /disable NAME       disable a plugin here
+  /help               this text
+  /quit               leave (Ctrl-D too; Ctrl-C drops the current line or request)"""
+
+
+@hookimpl(trylast=True)
+def register_surfaces(register: Any) -> None:
+    register("console", ConsoleSurface)
+
+
+def console_actor() -> Actor:
+    """The operator at the terminal: ``$USER`` (or ``operator``), admin of the console guild."""
+    from gigi_core.policy.actor import Actor
+
+    name = os.environ.get("USER") or os.environ.get("USERNAME") or "operator"
+    return Actor(id=name, is_admin=True, display_name=name)
+
+
+class ConsoleSurface:
+    """``await ConsoleSurface(kernel).run()``; streams and runtime are injectable for tests."""
+
+    def __init__(
+        self,
+        kernel: Any,
+        *,
+        runtime: Any = None,
+        stdin: TextIO | None = None,
+        stdout: TextIO | None = None,
+        actor: Actor | None = None,
+        interactive: bool | None = None,
+    ) -> None:
+        self.kernel = kernel
+        self._runtime = runtime
+        self.stdin = stdin if stdin is not None else sys.stdin
+        self.stdout = stdout if stdout is not None else sys.stdout
+        self.actor = actor or console_actor()
+        self.guild_id, self.channel_id = GUILD, CHANNEL
+        if interactive is None:
+            interactive = stdin is None and _isatty(self.stdin)
+        self.interactive = interactive
+        self.waiting: str | None = None  # the last run that waits for a confirmation
+        self._task: asyncio.Task[bool] | None = None
+        self._interrupted = False
+
+    @property
+    def runtime(self) -> Any:
+        return self._runtime if self._runtime is not None else self.kernel.agent
+
+    # -- the loop ------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Read and handle lines until /quit or end of input."""
+        import asyncio
+
+        await self._banner()
+        loop = asyncio.get_running_loop()
+        handles_sigint = self.interactive and _install_sigint(loop, self._on_interrupt)
+        try:
+            while True:
+                line = await self._readline()
+                if line is None:
+                    self.say("" if self.interactive else "Bye.")
+                    return
+                self._interrupted = False
+                self._task = asyncio.ensure_future(self.handle_line(line))
+                try:
+                    keep_going = await self._task
+                except asyncio.CancelledError:
+                    if not self._interrupted:
+                        raise
+                    self.say("(interrupted)")
+                    continue
+                finally:
+                    self._task = None
+                if not keep_going:
+                    self.say("Bye.")
+                    return
+        finally:
+            if handles_sigint:
+                import signal
+
+                loop.remove_signal_handler(signal.SIGINT)
+
+    async def handle_line(self, line: str) -> bool:
+        """One line: plain text to the agent, ``/command`` to a command; False means quit."""
+        from gigi_core.errors import GigiError
+
+        text = line.strip()
+        if not text:
+            return True
+        try:
+            if not text.startswith("/"):
+                await self._ask(text)
+                return True
+            name, _, rest = text[1:].partition(" ")
+            if name in ("quit", "exit", "q"):
+                return False
+            command = COMMANDS.get(name)
+            if command is None:
+                self.say(f"Unknown command /{name}. /help lists the commands.")
+                return True
+            await command(self, rest.strip())
+        except GigiError as exc:
+            self.say(f"Error: {exc}")
+        except Exception as exc:  # keep the REPL alive; the detail goes to the log
+            import logging
+
+            logging.getLogger(__name__).exception("console command failed")
+            self.say(f"Error: something went wrong ({type(exc).__name__}); see the log.")
+        return True
+
+    # -- commands ------------------------------------------------------------------------
+
+    async def _ask(self, text: str) -> None:
+        self.show(await self.runtime.handle(self._request("console", text)))
+
+    async def cmd_call(self, rest: str) -> None:
+        import json
+
+        action, _, raw = rest.partition(" ")
+        if not action:
+            self.say('Usage: /call ACTION JSON, for example /call dice.roll {"sides": 6}')
+            return
+        try:
+            args = json.loads(raw) if raw.strip() else {}
+        except json.JSONDecodeError as exc:
+            self.say(
+                f"Error: the arguments are not valid JSON ({exc.msg} at column {exc.colno}); "
+                f'write them as an object, e.g. /call {action} {{"key": "value"}}'
+            )
+            return
+        if not isinstance(args, dict):
+            self.say(f"Error: the arguments must be a JSON object, not {type(args).__name__}.")
+            return
+        self.show(await self.runtime.direct(self._request("console", ""), action, args))
+
+    async def cmd_confirm(self, rest: str) -> None:
+        run_id = self._run_arg(rest, "confirm")
+        if run_id:
+            self.show(await self.runtime.confirm(run_id, self.actor))
+
+    async def cmd_reject(self, rest: str) -> None:
+        run_id = self._run_arg(rest, "reject")
+        if run_id:
+            self.show(await self.runtime.reject(run_id, self.actor))
+
+    async def cmd_cancel(self, rest: str) -> None:
+        if not rest:
+            self.say("Usage: /cancel RUN")
+            return
+        if await self.runtime.cancel(rest, self.actor):
+            self.say(f"Cancelled run {rest}.")
+        else:
+            self.say(f"Run {rest} was not active; nothing changed.")
+        if self.waiting == rest:
+            self.waiting = None
+
+    async def cmd_trace(self, rest: str) -> None:
+        from gigi_core.agent.render import trace_lines
+
+        runs = self.runtime.runs
+        run_id = rest or (await runs.last(guild_id=self.guild_id)).id
+        for line in trace_lines(await self.runtime.trace(run_id)):
+            self.say(line)
+
+    async def cmd_plugins(self, rest: str) -> None:
+        registry = self.kernel.registry
+        enabled = set(await self.kernel.plugin_state.enabled_plugins(self.guild_id))
+        self.say(f"Plugins in guild {self.guild_id}:")
+        for name, manifest in sorted(registry.manifests.items()):
+            owner = registry.owner_of(name)
+            native = " (native)" if owner is not None and owner.source == "default" else ""
+            mark = "on " if name in enabled else "off"
+            actions = ", ".join(a.name for a in manifest.actions) or "no actions"
+            self.say(
+                f"  [{mark}] {name} {manifest.plugin.version}{native}: "
+                f"{manifest.plugin.description} ({actions})"
+            )
+        for record in registry.records.values():
+            if record.status == "failed":
+                self.say(f"  [failed] {record.name}: {record.error}")
+        if not registry.manifests:
+            self.say("  none installed")
+        self.say("/enable NAME turns one on here; /disable NAME turns it off.")
+
+    async def cmd_enable(self, rest: str) -> None:
+        name, _, flags = rest.partition(" ")
+        if not name:
+            self.say("Usage: /enable NAME [--allow-external]")
+            return
+        external = True if "--allow-external" in flags.split() else None
+        await self.kernel.enable_plugin(
+            self.guild_id, name, allow_external=external, by=self.actor.id
+        )
+        extra = " with external actions allowed" if external else ""
+        self.say(f"Enabled {name} in guild {self.guild_id}{extra}.")
+
+    async def cmd_disable(self, rest: str) -> None:
+        if not rest:
+            self.say("Usage: /disable NAME")
+            return
+        if await self.kernel.disable_plugin(self.guild_id, rest, by=self.actor.id):
+            self.say(f"Disabled {rest} in guild {self.guild_id} (its config is kept).")
+        else:
+            self.say(f"{rest} was not enabled in guild {self.guild_id}; nothing changed.")
+
+    async def cmd_help(self, rest: str) -> None:
+        self.say(HELP)
+
+    # -- output --------------------------------------------------------------------------
+
+    def say(self, text: str) -> None:
+        self.stdout.write(text + "\n")
+        self.stdout.flush()
+
+    def show(self, reply: Reply) -> None:
+        """Text chunks, tool facts and confirmation prompts, then the run id and status."""
+        from gigi_core.agent.render import reply_chunks, run_footer
+
+        for chunk in reply_chunks(reply):
+            self.say(chunk)
+        footer = run_footer(reply)
+        if footer:
+            self.say(footer)
+        if reply.status == "awaiting_confirmation":
+            self.waiting = reply.run_id
+        elif self.waiting == reply.run_id:
+            self.waiting = None
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def _request(self, kind: Any, text: str) -> Request:
+        from gigi_core.agent.contracts import Request
+
+        return Request(
+            actor=self.actor,
+            guild_id=self.guild_id,
+            channel_id=self.channel_id,
+            kind=kind,
+            text=text,
+        )
+
+    def _run_arg(self, rest: str, verb: str) -> str | None:
+        run_id = rest or self.waiting
+        if not run_id:
+            self.say(f"Nothing is waiting for a confirmation; use /{verb} RUN.")
+        return run_id
+
+    async def _banner(self) -> None:
+        self.say(
+            f"Gigi console: guild {self.guild_id}, channel {self.channel_id}, "
+            f"you are {self.actor.id} (admin). /help lists the commands."
+        )
+        state = self.kernel.plugin_state
+        if set(await state.enabled_plugins(self.guild_id)) <= state.on_by_default:
+            self.say(
+                "No plugins are enabled here yet (Gigi's native tools always are): "
+                "/plugins shows the installed ones, /enable NAME turns one on."
+            )
+
+    async def _readline(self) -> str | None:
+        """Read one line in a daemon thread so the loop stays free and exit never waits on it."""
+        import asyncio
+        import threading
+
+        if self.interactive:
+            self.stdout.write(PROMPT)
+            self.stdout.flush()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[str] = loop.create_future()
+
+        def settle(line: str | None, error: BaseException | None) -> None:
+            if future.done():
+                return
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(line or "")
+
+        def work() -> None:
+            try:
+                line, error = self.stdin.readline(), None
+            except BaseException as exc:
+                line, error = None, exc
+            try:
+                loop.call_soon_threadsafe(settle, line, error)
+            except RuntimeError:  # the loop closed while we were waiting for input
+                pass
+
+        threading.Thread(target=work, name="gigi-console-stdin", daemon=True).start()
+        try:
+            line = await future
+        except (EOFError, ValueError):  # a closed stream reads as end of input
+            return None
+        return None if line == "" else line.rstrip("\r\n")
+
+    def _on_interrupt(self) -> None:
+        """Ctrl-C: drop the running request, or the half-typed line (the tty discards it)."""
+        if self._task is not None and not self._task.done():
+            self._interrupted = True
+            self._task.cancel()
+            self.stdout.write("\n")
+        else:
+            self.stdout.write("\n" + PROMPT)
+        self.stdout.flush()
+
+
+COMMANDS = {
+    "call": ConsoleSurface.cmd_call,
+    "confirm": ConsoleSurface.cmd_confirm,
+    "reject": ConsoleSurface.cmd_reject,
+    "cancel": ConsoleSurface.cmd_cancel,
+    "trace": ConsoleSurface.cmd_trace,
+    "plugins": ConsoleSurface.cmd_plugins,
+    "enable": ConsoleSurface.cmd_enable,
+    "disable": ConsoleSurface.cmd_disable,
+    "help": ConsoleSurface.cmd_help,
+}
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _install_sigint(loop: asyncio.AbstractEventLoop, callback: Any) -> bool:
+    """Route Ctrl-C to ``callback`` while the REPL runs; False where that is not possible."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    try:
+        loop.add_signal_handler(signal.SIGINT, callback)
+    except (NotImplementedError, RuntimeError, ValueError):  # Windows, nested loops
+        return False
+    return True

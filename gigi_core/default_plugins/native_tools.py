@@ -1,0 +1,136 @@
+"""The kernel's native tools: ``plugins.enabled``, ``permissions.check``, ``llm.usage.guild``.
+
+They are ordinary manifest-declared actions (read-only, capability-checked, audited) so the
+model can answer "what can you do here?", "may I use X?" and "what did we spend?" from
+deterministic facts instead of guessing. Each plugin namespace has its own small manifest in
+``manifests/native/``; the kernel's default plugins count as enabled in every guild until an
+admin disables them (see ``PluginStateStore.on_by_default``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from gigi_core import hookimpl
+
+MANIFESTS = ("plugins.yaml", "permissions.yaml", "llm.yaml")
+
+
+def manifest_dir() -> Path:
+    """The repository's ``manifests/native`` or the wheel's bundled ``gigi_core/_manifests``."""
+    package = Path(__file__).resolve().parent.parent
+    for candidate in (package.parent / "manifests" / "native", package / "_manifests" / "native"):
+        if (candidate / MANIFESTS[0]).exists():
+            return candidate
+    return package.parent / "manifests" / "native"
+
+
+@hookimpl(trylast=True)
+def register_manifests(register: Any) -> None:
+    folder = manifest_dir()
+    for name in MANIFESTS:
+        register(folder / name)
+
+
+@hookimpl(trylast=True)
+def register_tools(register: Any) -> None:
+    register("plugins.enabled", plugins_enabled)
+    register("permissions.check", permissions_check)
+    register("llm.usage.guild", llm_usage_guild)
+
+
+async def plugins_enabled(ctx: Any) -> dict[str, Any]:
+    """Enabled plugins of ``ctx.guild_id`` with their public manifest facts (no config)."""
+    kernel = ctx.kernel
+    registry = kernel.registry
+    plugins = []
+    for name in await kernel.plugin_state.enabled_plugins(ctx.guild_id):
+        manifest = registry.manifests.get(name)
+        if manifest is None:  # enabled once, but its package is not installed any more
+            continue
+        owner = registry.owner_of(name)
+        plugins.append(
+            {
+                "name": name,
+                "version": manifest.plugin.version,
+                "description": manifest.plugin.description,
+                "native": owner is not None and owner.source == "default",
+                "actions": [
+                    {"name": a.name, "description": a.description, "safety": a.safety.value}
+                    for a in manifest.actions
+                ],
+            }
+        )
+    return {"guild_id": ctx.guild_id, "plugins": plugins}
+
+
+async def permissions_check(ctx: Any, action: str) -> dict[str, Any]:
+    """The kernel's rules for *this* actor (from ``ctx``, never from arguments) and ``action``.
+
+    Only the decision and a reason addressed to the asker are returned: never the grant
+    table, other people's grants or anything about other users.
+    """
+    from gigi_core.policy.decision import Outcome
+    from gigi_core.policy.engine import base_decision
+
+    kernel = ctx.kernel
+    spec = kernel.registry.actions.get(action)
+    if spec is None:
+        return {
+            "action": action,
+            "known": False,
+            "decision": "deny",
+            "allowed": False,
+            "reason": f"no installed plugin declares an action named {action!r}",
+        }
+    try:
+        facts = await kernel.policy.facts(ctx.actor, spec, ctx.guild_id, channel_visible=None)
+        decision = base_decision(ctx.actor, facts)
+    except Exception:  # fail closed, like the policy engine itself
+        import logging
+
+        logging.getLogger(__name__).exception("permissions.check failed for %s", action)
+        return {
+            "action": action,
+            "known": True,
+            "decision": "deny",
+            "allowed": False,
+            "reason": "the policy check failed, so the answer is no",
+        }
+    result: dict[str, Any] = {
+        "action": action,
+        "known": True,
+        "decision": decision.outcome.value,
+        "allowed": decision.outcome is not Outcome.deny,
+        "reason": decision.reason,
+    }
+    if decision.outcome is not Outcome.deny:
+        result["note"] = (
+            "a plugin's own policy may still refuse, or ask to confirm, a particular call"
+        )
+    return result
+
+
+async def llm_usage_guild(ctx: Any, since: str | None = None) -> dict[str, Any]:
+    """Usage aggregates of ``ctx.guild_id`` (counts and tokens only; no content exists)."""
+    from gigi_core.errors import GigiError, ToolExecutionError
+    from gigi_core.llm.usage import parse_since
+
+    try:
+        when = parse_since(since)
+    except GigiError as exc:
+        raise ToolExecutionError(
+            f"cannot read since={since!r}: use e.g. 7d, 24h or 2026-01-31"
+        ) from exc
+    rows = [r.as_dict() for r in await ctx.kernel.llm.usage(ctx.guild_id, when)]
+    totals = {
+        key: sum(r[key] for r in rows)
+        for key in ("calls", "input_tokens", "output_tokens", "reasoning_tokens", "cached_tokens")
+    }
+    return {
+        "guild_id": ctx.guild_id,
+        "since": when.isoformat() if when else None,
+        "rows": rows,
+        "totals": totals,
+    }

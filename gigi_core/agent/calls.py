@@ -229,11 +229,19 @@ class CallHandler:
             and confirmations.args_hash(awaiting["arguments"]) == claim.args_hash
         )
         index = r.next_step()
-        if not same or not await confirmations.move(claim.confirmation_id, "approved", "executing"):
+        problem = None if same else "the action changed since it was proposed, so it was not run"
+        if problem is None and spec is not None:
+            # The guild may have changed while the call waited: the policy decides again.
+            decision = await r.policy_decision(spec, awaiting["arguments"])
+            if decision.outcome is Outcome.deny:
+                problem = f"no longer allowed: {decision.reason}"
+        if problem is not None or not await confirmations.move(
+            claim.confirmation_id, "approved", "executing"
+        ):
             await confirmations.move(claim.confirmation_id, "approved", "failed")
             self.tool_result(
                 awaiting,
-                {"error": "the action changed since it was proposed, so it was not run"},
+                {"error": problem or "this confirmation is already being handled"},
                 is_error=True,
             )
             await r.commit(

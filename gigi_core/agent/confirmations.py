@@ -134,10 +134,12 @@ class ConfirmationStore:
                 .where(
                     AgentRunConfirmation.id == confirmation_id,
                     AgentRunConfirmation.state == "pending",
+                    AgentRunConfirmation.expires_at > utcnow(),
                 )
                 .values(state="rejected", decided_by=actor.id, updated_at=utcnow())
             )
         if result.rowcount != 1:
+            await self._expire_if_due(confirmation_id)
             raise ConfirmationError(_state_message(await self.get(confirmation_id)))
         return row
 

@@ -76,9 +76,31 @@ class AgentRuntime:
     async def confirm(self, run_id: str, actor: Actor) -> Reply:
         """Approve the run's pending call; exactly one approval ever executes it."""
         row = await self.confirmations.pending_for_run(run_id)
-        claim = await self.confirmations.claim(row.id, actor)
+        try:
+            claim = await self.confirmations.claim(row.id, actor)
+        except ConfirmationError:
+            await self._end_if_expired(row.id)
+            raise
         runner = await self._runner(run_id)
         return await runner.resume("approved", claim)
+
+    async def _end_if_expired(self, confirmation_id: str) -> None:
+        """An expired confirmation ends its run: nothing can resume it any more."""
+        row = await self.confirmations.get(confirmation_id)
+        if row.state != "expired":
+            return
+        run = await self.runs.get(row.run_id)
+        if run.status == "awaiting_confirmation":
+            audit = AuditRecord(
+                kind="agent.answer",
+                status="expired",
+                actor_id=run.actor_id,
+                guild_id=run.guild_id,
+                channel_id=run.channel_id,
+                run_id=run.id,
+                termination_reason="confirmation_expired",
+            )
+            await self.runs.finish(run.id, "done", "confirmation_expired", audit)
 
     async def decide(self, confirmation_id: str, actor: Actor, *, approve: bool) -> Reply:
         """Confirm or reject by confirmation id (what a button carries in its custom id)."""
@@ -95,7 +117,11 @@ class AgentRuntime:
         run = await self.runs.get(run_id)
         if run.status != "awaiting_confirmation":
             raise ConfirmationError(f"run {run_id} is {run.status}, not waiting for a confirmation")
-        await self.confirmations.reject(row.id, actor)
+        try:
+            await self.confirmations.reject(row.id, actor)
+        except ConfirmationError:
+            await self._end_if_expired(row.id)
+            raise
         runner = await self._runner(run_id)
         return await runner.resume("rejected")
 

@@ -250,3 +250,26 @@ async def test_decide_by_confirmation_id(env) -> None:
         await kernel.agent.decide("conf_nope", REQUESTER, approve=True)
     done = await kernel.agent.decide(confirmation_id, REQUESTER, approve=True)
     assert done.status == "done" and toolbox.ran == ["box.write"]
+
+
+async def test_policy_decides_again_at_confirmation(env) -> None:
+    kernel, toolbox, _ = env
+    run_id = await pending_write(kernel)
+    await kernel.disable_plugin("g1", "box")
+    reply = await kernel.agent.confirm(run_id, REQUESTER)
+    assert toolbox.ran == []
+    assert reply.citations[0].result == {
+        "error": "no longer allowed: plugin box is not enabled in this server"
+    }
+    assert (await kernel.agent.trace(run_id))["confirmations"][0]["state"] == "failed"
+
+
+async def test_expiry_ends_the_run_at_the_next_attempt(env) -> None:
+    kernel, toolbox, _ = env
+    rt = AgentRuntime(kernel, budgets=Budgets(confirmation_ttl_seconds=-1))
+    reply = await rt.direct(direct_request(), "box.write", {})
+    with pytest.raises(ConfirmationError, match="expired"):
+        await rt.reject(reply.run_id, REQUESTER)
+    run = await rt.runs.get(reply.run_id)
+    assert (run.status, run.termination_reason) == ("done", "confirmation_expired")
+    assert toolbox.ran == []

@@ -66,8 +66,11 @@ def can_send(bot: GigiBot, channel: Any) -> bool:
     if guild is None:
         return True
     perms = channel.permissions_for(guild.me)
-    needed = perms.send_messages_in_threads if isinstance(channel, discord.Thread) else True
-    if perms.send_messages and needed and perms.view_channel:
+    if isinstance(channel, discord.Thread):
+        allowed = perms.send_messages_in_threads
+    else:
+        allowed = perms.send_messages
+    if allowed and perms.view_channel:
         return True
     now = time.monotonic()
     if now - bot._send_warned.get(channel.id, -SEND_WARN_EVERY) >= SEND_WARN_EVERY:

@@ -123,3 +123,14 @@ async def test_bad_input(tmp_path, caplog, monkeypatch) -> None:
         assert w.bot_messages(muted) == []
         assert caplog.text.count("cannot send messages in channel") == 1
         assert w.model.requests == []
+
+
+async def test_dm_is_answered_in_a_private_scope_without_guild_tools(tmp_path) -> None:
+    async with world(tmp_path, [say("Hello in private.")]) as w:
+        await w.member.send_dm("hi there")
+        dm = w.member.user.dm_channel
+        [answer] = [m for m in dm.history() if m.author.id == w.bot.user.id]
+        assert answer.content == "Hello in private."
+        assert not any(t.startswith("notes") for t in w.model.offered(0))  # no guild plugin
+        run = await w.kernel.agent.runs.last()
+        assert (run.kind, run.guild_id) == ("dm", f"dm:{w.member.id}")

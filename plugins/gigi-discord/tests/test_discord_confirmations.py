@@ -136,3 +136,15 @@ async def test_agent_confirm_and_trace_commands(tmp_path) -> None:
         again = await w.member.slash(w.channel, "agent reject", run=run_id)
         assert again.ephemeral
         assert again.response.content == "This action was already confirmed (it never runs twice)."
+
+
+async def test_button_of_a_plugin_disabled_since_is_refused(tmp_path) -> None:
+    async with world(tmp_path, [call(ADD)]) as w:
+        [prompt] = await w.mention(w.member, "add a note d")
+        await w.kernel.disable_plugin(w.gid, "notes")
+        refused = await w.member.click(prompt, label="Confirm")
+        assert refused.ephemeral
+        assert refused.response.content == (
+            "notes is not enabled in this server any more, so this action cannot run."
+        )
+        assert w.notes.ran == []

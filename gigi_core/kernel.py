@@ -232,11 +232,23 @@ class Kernel:
         plain = {k: v for k, v in config.items() if k not in secret_names}
         return plain, secrets
 
-    async def plugin_config(self, guild_id: str, plugin: str) -> Any:
-        """The config a handler sees: plain fields plus unsealed secrets, as the model if any."""
-        state = await self.plugin_state.get(guild_id, plugin)
-        config = dict(state.config) if state else {}
-        if state and state.secret_fields:
+    async def plugin_config(
+        self, guild_id: str, plugin: str, *, plain: dict[str, Any] | None = None
+    ) -> Any:
+        """The config a handler sees: plain fields plus unsealed secrets, as the model if any.
+
+        ``plain`` (already read by the caller) skips the state read; secrets are read only
+        when the manifest declares secret fields.
+        """
+        if plain is not None:
+            manifest = self.registry.manifests.get(plugin)
+            secret = manifest is not None and bool(manifest.plugin.secret_fields())
+            config = dict(plain)
+        else:
+            state = await self.plugin_state.get(guild_id, plugin)
+            config = dict(state.config) if state else {}
+            secret = bool(state and state.secret_fields)
+        if secret:
             try:
                 config.update(await self.plugin_state.unsealed_secrets(guild_id, plugin))
             except SecretsError:

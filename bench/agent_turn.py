@@ -64,7 +64,9 @@ async def gigi_turns(database_url: str | None, n: int) -> list[float]:
     ) as kernel:
         await kernel.enable_plugin("g1", "bench")
         runtime = AgentRuntime(kernel, model=script)
-        request = Request(actor=Actor(id="u1"), guild_id="g1", channel_id="c1", kind="mention", text="go")
+        request = Request(
+            actor=Actor(id="u1"), guild_id="g1", channel_id="c1", kind="mention", text="go"
+        )
         for _ in range(20):  # warm up: validators compiled, statements cached
             await runtime.handle(request)
         times = []

@@ -267,3 +267,14 @@ def test_manifest_validate_knows_kernel_capabilities(gigi, tmp_path) -> None:
         DICE_MANIFEST.read_text().replace("capability: dice.use", "capability: memory.read.guild")
     )
     assert gigi("manifest", "validate", str(path)).exit_code == 0
+
+
+def test_native_tool_works_in_a_guild_with_nothing_enabled(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("GIGI_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("GIGI_LOAD_PLUGINS", "dice")
+    result = CliRunner().invoke(
+        cli, ["tools", "call", "plugins.enabled", "--guild", "new", "--user", "u1"], obj=CliState()
+    )
+    assert result.exit_code == 0, result.output
+    names = [p["name"] for p in json.loads(result.output)["plugins"]]
+    assert "dice" not in names and "plugins" in names

@@ -88,9 +88,9 @@ def call(
     async def body() -> Any:
         kernel = await state.open_kernel()
         try:
-            if action in kernel.registry.actions and not await kernel.plugin_state.known_guild(
-                guild
-            ):
+            spec = kernel.registry.actions.get(action)
+            on_by_default = spec is not None and spec.plugin in kernel.plugin_state.on_by_default
+            if spec and not on_by_default and not await kernel.plugin_state.known_guild(guild):
                 raise PolicyDenied(
                     action,
                     f"guild {guild} is unknown: no plugin was ever enabled there "

@@ -171,7 +171,7 @@ class Kernel:
         by: str | None = None,
     ) -> None:
         """Enable a loaded plugin in a guild, validating (and sealing) its config first."""
-        manifest = self._manifest(plugin)
+        manifest = self.manifest(plugin)
         plain, secrets = self.validate_config(plugin, config) if config is not None else (None, {})
         if secrets:
             self.sealer.require_key()
@@ -210,7 +210,7 @@ class Kernel:
         """Validate against the manifest's config_schema (and a config model, if registered)."""
         import jsonschema_rs
 
-        manifest = self._manifest(plugin)
+        manifest = self.manifest(plugin)
         if not isinstance(config, dict):
             raise ConfigError(f"config for {plugin} must be a JSON object")
         validator = jsonschema_rs.Draft202012Validator(manifest.plugin.config_schema)
@@ -313,7 +313,8 @@ class Kernel:
             return
         raise ConfigError(f"unknown capability {capability!r}; known: {', '.join(sorted(known))}")
 
-    def _manifest(self, plugin: str) -> Any:
+    def manifest(self, plugin: str) -> Any:
+        """The loaded manifest of a plugin, or a ConfigError an admin can act on."""
         manifest = self.registry.manifests.get(plugin)
         if manifest is None:
             record = self.registry.records.get(plugin)

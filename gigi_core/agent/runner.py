@@ -180,6 +180,9 @@ class Runner:
             await self.calls.settle_confirmation(outcome, claim)
         except Stop as stop:
             return await self.finish(stop.status, stop.reason, stop.text)
+        except ToolError as error:  # a direct call's confirmed handler failed
+            await self.finish("failed", type(error).__name__, str(error))
+            raise
         return await self.run()
 
     async def recover(self) -> Reply:

@@ -68,7 +68,7 @@ async def enable(
 @with_kernel
 async def disable(kernel: Any, name: str, guild: str, by: str | None) -> None:
     """Disable plugin NAME in one guild (its config is kept)."""
-    kernel._manifest(name)
+    kernel.manifest(name)
     if await kernel.disable_plugin(guild, name, by=by):
         click.echo(f"Disabled {name} in guild {guild}.")
     else:
@@ -86,7 +86,7 @@ async def config(
     kernel: Any, name: str, guild: str, set_json: str | None, as_json: bool, by: str | None
 ) -> None:
     """Show (secrets masked) or replace the per-guild config of NAME."""
-    kernel._manifest(name)
+    kernel.manifest(name)
     if set_json is not None:
         await kernel.configure_plugin(guild, name, parse_json_option(set_json, "--set-json"), by=by)
     state = await kernel.plugin_state.get(guild, name)

@@ -273,3 +273,20 @@ async def test_expiry_ends_the_run_at_the_next_attempt(env) -> None:
     run = await rt.runs.get(reply.run_id)
     assert (run.status, run.termination_reason) == ("done", "confirmation_expired")
     assert toolbox.ran == []
+
+
+async def test_direct_confirmed_call_that_fails_ends_the_run(env, monkeypatch) -> None:
+    from gigi_core.errors import ToolExecutionError
+
+    kernel, toolbox, _ = env
+    run_id = await pending_write(kernel)
+
+    async def broken(ctx):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setitem(kernel.registry.handlers, "box.write", broken)
+    with pytest.raises(ToolExecutionError, match=r"box.write failed \(RuntimeError\)"):
+        await kernel.agent.confirm(run_id, REQUESTER)
+    run = await kernel.agent.runs.get(run_id)
+    assert (run.status, run.termination_reason) == ("failed", "ToolExecutionError")
+    assert (await kernel.agent.trace(run_id))["confirmations"][0]["state"] == "done"

@@ -91,7 +91,7 @@ def plugins_group() -> app_commands.Group:
     @app_commands.autocomplete(plugin=_plugin_names)
     async def disable(interaction: discord.Interaction[Any], plugin: str) -> None:
         ctx = await context(interaction)
-        ctx.kernel._manifest(plugin)  # a readable error for unknown names
+        ctx.kernel.manifest(plugin)  # a readable error for unknown names
         if await ctx.kernel.disable_plugin(ctx.guild_id, plugin, by=ctx.actor.id):
             await tell(interaction, f"Disabled **{plugin}** in this server; its settings are kept.")
         else:
@@ -106,7 +106,7 @@ def plugins_group() -> app_commands.Group:
         interaction: discord.Interaction[Any], plugin: str, replace: str | None = None
     ) -> None:
         ctx = await context(interaction)
-        ctx.kernel._manifest(plugin)
+        ctx.kernel.manifest(plugin)
         new = _parse_json(replace, "setting")
         if new is not None:
             await ctx.kernel.configure_plugin(ctx.guild_id, plugin, new, by=ctx.actor.id)

@@ -167,7 +167,7 @@ def test_duplicate_yaml_key(tmp_path: Path) -> None:
 
 def test_not_a_mapping(tmp_path: Path) -> None:
     assert problems_of(tmp_path, "- just\n- a list\n") == [
-        f"{tmp_path / 'gigi.yaml'}:1: a manifest must be a YAML mapping"
+        f"{tmp_path / 'gigi.yaml'}:1: a manifest must be one YAML mapping"
     ]
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from gigi_core.errors import ManifestError
 from gigi_core.manifest.cache import ManifestCache
-from gigi_core.manifest.checks import Loc, semantic_problems
+from gigi_core.manifest.checks import semantic_problems
 from gigi_core.manifest.models import Manifest
+from gigi_core.yamlfile import YamlSyntaxError, load_all, plain, problem
 
 
 class Readable(Protocol):
@@ -54,70 +55,26 @@ def _validate(
     name: str, text: str, known_capabilities: Iterable[str], kernel_version: str
 ) -> LoadedManifest:
     from pydantic import ValidationError
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
     try:
-        data = YAML(typ="rt").load(text)
-    except MarkedYAMLError as exc:
-        line = exc.problem_mark.line + 1 if exc.problem_mark else 1
-        raise ManifestError([f"{name}:{line}: {exc.problem or exc.context}"]) from exc
-    except YAMLError as exc:
-        raise ManifestError([f"{name}:1: {exc}"]) from exc
-    if not isinstance(data, dict):
-        raise ManifestError([f"{name}:1: a manifest must be a YAML mapping"])
+        documents = load_all(text)
+    except YamlSyntaxError as exc:
+        raise ManifestError([f"{name}:{exc.line}: {exc}"]) from exc
+    if len(documents) != 1 or not isinstance(documents[0], dict):
+        raise ManifestError([f"{name}:1: a manifest must be one YAML mapping"])
+    data = documents[0]
     try:
-        manifest = Manifest.model_validate(_plain(data))
+        manifest = Manifest.model_validate(plain(data))
     except ValidationError as exc:
         problems = [
-            _format(name, data, tuple(err["loc"]), err["msg"], err["type"])
+            problem(name, data, tuple(err["loc"]), err["msg"], err["type"], "(manifest)")
             for err in exc.errors(include_url=False)
         ]
         raise ManifestError(problems) from None
     problems = [
-        _format(name, data, loc, msg, "semantic")
+        problem(name, data, loc, msg, "semantic", "(manifest)")
         for loc, msg in semantic_problems(manifest, known_capabilities, kernel_version)
     ]
     if problems:
         raise ManifestError(problems)
     return LoadedManifest(manifest=manifest, source=name)
-
-
-def _plain(node: Any) -> Any:
-    """Turn ruamel's commented containers into plain dicts and lists for pydantic."""
-    if isinstance(node, dict):
-        return {str(k): _plain(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_plain(v) for v in node]
-    return node
-
-
-def _format(name: str, data: Any, loc: Loc, msg: str, kind: str) -> str:
-    loc = tuple(p for p in loc if not (isinstance(p, str) and "[" in p))  # drop union tags
-    field = ".".join(str(p) for p in loc) or "(manifest)"
-    if kind == "missing":
-        msg = "required field is missing"
-    elif kind == "extra_forbidden":
-        msg = "unknown field"
-    elif msg.startswith("Value error, "):
-        msg = msg[len("Value error, ") :]
-    return f"{name}:{_line_of(data, loc)}: {field}: {msg}"
-
-
-def _line_of(data: Any, loc: Loc) -> int:
-    """The 1-based line of the deepest part of ``loc`` present in the YAML document."""
-    line = 0
-    node = data
-    for part in loc:
-        try:
-            if isinstance(node, dict) and part in node:
-                line = node.lc.key(part)[0]
-                node = node[part]
-            elif isinstance(node, list) and isinstance(part, int) and part < len(node):
-                line = node.lc.item(part)[0]
-                node = node[part]
-            else:
-                break
-        except (AttributeError, KeyError, TypeError):
-            break
-    return line + 1

@@ -91,40 +91,32 @@ async def cancel(kernel: Any, run: str, user: str, admin: bool) -> None:
         click.echo(f"Run {run} was not active; nothing changed.")
 
 
-@agent_group.command("recover")
-@click.argument("run")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-@_act_as
-@with_kernel
-async def recover(kernel: Any, run: str, user: str, admin: bool, as_json: bool) -> None:
-    """Continue a run a crashed process left running; a call it was executing is not rerun."""
-    from gigi_core.policy.actor import Actor
+def _run_verb(name: str, method: str, doc: str) -> None:
+    """``recover``, ``confirm`` and ``reject`` differ only in the runtime method they call."""
 
-    render_reply(await kernel.agent.recover(run, Actor(id=user, is_admin=admin)), as_json)
+    @agent_group.command(name, help=doc)
+    @click.argument("run")
+    @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+    @_act_as
+    @with_kernel
+    async def command(kernel: Any, run: str, user: str, admin: bool, as_json: bool) -> None:
+        from gigi_core.policy.actor import Actor
 
-
-@agent_group.command("confirm")
-@click.argument("run")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-@_act_as
-@with_kernel
-async def confirm(kernel: Any, run: str, user: str, admin: bool, as_json: bool) -> None:
-    """Approve RUN's pending call: it runs exactly once, then the run resumes."""
-    from gigi_core.policy.actor import Actor
-
-    render_reply(await kernel.agent.confirm(run, Actor(id=user, is_admin=admin)), as_json)
+        reply = await getattr(kernel.agent, method)(run, Actor(id=user, is_admin=admin))
+        render_reply(reply, as_json)
 
 
-@agent_group.command("reject")
-@click.argument("run")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-@_act_as
-@with_kernel
-async def reject(kernel: Any, run: str, user: str, admin: bool, as_json: bool) -> None:
-    """Reject RUN's pending call: it never runs; the run resumes without it."""
-    from gigi_core.policy.actor import Actor
-
-    render_reply(await kernel.agent.reject(run, Actor(id=user, is_admin=admin)), as_json)
+_run_verb(
+    "recover",
+    "recover",
+    "Continue a run a crashed process left running; a call it was executing is not rerun.",
+)
+_run_verb(
+    "confirm", "confirm", "Approve RUN's pending call: it runs exactly once, then the run resumes."
+)
+_run_verb(
+    "reject", "reject", "Reject RUN's pending call: it never runs; the run resumes without it."
+)
 
 
 @click.command("ask")

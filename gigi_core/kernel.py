@@ -214,8 +214,14 @@ class Kernel:
         if not isinstance(config, dict):
             raise ConfigError(f"config for {plugin} must be a JSON object")
         validator = jsonschema_rs.Draft202012Validator(manifest.plugin.config_schema)
+        secret_names = manifest.plugin.secret_fields()
         for error in validator.iter_errors(config):
-            field = ".".join(str(p) for p in error.instance_path) or "(config)"
+            path = [str(p) for p in error.instance_path]
+            field = ".".join(path) or "(config)"
+            if path and path[0] in secret_names:  # the message would quote the secret
+                raise ConfigError(
+                    f"invalid config for {plugin}: {field}: invalid value (not shown)"
+                )
             raise ConfigError(f"invalid config for {plugin}: {field}: {error.message}")
         model = self.registry.config_models.get(plugin)
         if model is not None:
@@ -227,7 +233,6 @@ class Kernel:
                 err = exc.errors(include_url=False)[0]
                 field = ".".join(str(p) for p in err["loc"]) or "(config)"
                 raise ConfigError(f"invalid config for {plugin}: {field}: {err['msg']}") from None
-        secret_names = manifest.plugin.secret_fields()
         secrets = {k: str(v) for k, v in config.items() if k in secret_names}
         plain = {k: v for k, v in config.items() if k not in secret_names}
         return plain, secrets

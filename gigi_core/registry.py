@@ -100,16 +100,9 @@ class Registry:
         if record is None:
             return
         record.status, record.error = "failed", error
-        kernel_caps = {
-            k: v
-            for k, v in self.capabilities.items()
-            if not any(
-                k == c.name
-                for r in self.records.values()
-                for m in r.manifests
-                for c in m.plugin.capabilities
-            )
-        }
+        from gigi_core.policy.capabilities import KERNEL_CAPABILITIES
+
+        kernel_caps = {c.name: c for c in KERNEL_CAPABILITIES}
         records = list(self.records.values())
         for attr in (
             "records",

@@ -258,3 +258,45 @@ def test_cache_returns_the_same_manifest_and_ignores_corrupt_entries(tmp_path: P
     path.write_text(VALID.replace("safety: read_only", "safety: nope"))
     with pytest.raises(ManifestError):  # new text, new key: validated again
         load_manifest(path, cache=cache)
+
+
+def test_channel_marks_only_on_top_level_properties(tmp_path: Path) -> None:
+    text = VALID.replace(
+        "sides: {type: integer, minimum: 2, maximum: 1000}",
+        "sides: {type: integer, minimum: 2, maximum: 1000}\n        rooms: {type: array, items: {type: string, x-gigi-channel: true}}",
+    )
+    [problem] = problems_of(tmp_path, text)
+    assert "x-gigi-channel is only checked on top-level properties" in problem
+    top = VALID.replace(
+        "count: {type: integer,",
+        "room: {type: string, x-gigi-channel: true}\n        count: {type: integer,",
+    )
+    load_manifest(write(tmp_path, top))
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [("coins.use", "must start with 'dice.'"), ("dice.use", None)],
+)
+def test_declared_capabilities_live_in_the_plugin_namespace(
+    tmp_path: Path, name: str, message
+) -> None:
+    text = VALID.replace("{name: dice.use, description", "{name: " + name + ", description")
+    if message is None:
+        load_manifest(write(tmp_path, text))
+    else:
+        assert any(message in p for p in problems_of(tmp_path, text))
+
+
+def test_kernel_capabilities_cannot_be_redeclared(tmp_path: Path) -> None:
+    text = (
+        VALID.replace(
+            "manifest_version: 1\nplugin:\n  name: dice",
+            "manifest_version: 1\nplugin:\n  name: llm",
+        )
+        .replace("dice.", "llm.")
+        .replace("{name: llm.use,", "{name: llm.usage.read,")
+        .replace("capability: llm.use", "capability: llm.usage.read")
+    )
+    problems = problems_of(tmp_path, text, known_capabilities={"llm.usage.read"})
+    assert any("is a kernel capability" in p for p in problems)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from gigi_core.agent.contracts import ConfirmationPrompt, Reply, new_id
 from gigi_core.agent.runs import StepRecord
-from gigi_core.errors import InvalidArguments, PolicyDenied, ToolExecutionError
+from gigi_core.errors import InvalidArguments, PolicyDenied, ToolExecutionError, UnknownAction
 from gigi_core.llm.types import ToolResultMessage
 from gigi_core.manifest.models import ActionSpec
 from gigi_core.policy.decision import Decision, Outcome
@@ -32,7 +32,11 @@ class CallHandler:
         if s.tool_calls >= b.max_tool_calls:
             raise Stop.budget("max_tool_calls", b.max_tool_calls)
         direct = s.mode == "direct"
-        spec = lookup(r.kernel, call["name"]) if direct else r.toolset.resolve(call["name"])
+        try:
+            spec = lookup(r.kernel, call["name"]) if direct else r.toolset.resolve(call["name"])
+        except UnknownAction:
+            await r.commit(r.next_step(), StepRecord("tool", "unknown"), "agent.tool")
+            raise
         if spec is None:
             available = ", ".join(r.toolset.by_wire) or "none"
             return await self._invalid(
@@ -47,7 +51,9 @@ class CallHandler:
         try:
             args = validate_args(r.kernel, spec, call.get("arguments") or {})
         except InvalidArguments as exc:
-            if direct:
+            if direct:  # the caller gets the typed error; the audit still gets its row
+                step = StepRecord("tool", "invalid", tool=spec.name, capability=spec.capability)
+                await r.commit(r.next_step(), step, "agent.tool")
                 raise
             return await self._invalid(
                 call,

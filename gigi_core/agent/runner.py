@@ -96,6 +96,14 @@ class Runner:
         except ToolError as error:  # direct mode reports typed errors to its caller
             await self.finish("failed", type(error).__name__, str(error))
             raise
+        except Exception:  # a bug or a broken plugin hook: stop, drop the state, say so
+            log.exception("agent run %s failed", self.state.run_id)
+            return await self.finish(
+                "failed",
+                "internal_error",
+                "Something went wrong inside Gigi, so this run was stopped. "
+                "An operator can find the details in the log.",
+            )
 
     async def _loop(self) -> Reply:
         while True:
@@ -224,7 +232,12 @@ class Runner:
             self.request.actor,
             spec,
             self.request.guild_id,
-            call={"action": spec.name, "args": args},
+            call={
+                "action": spec.name,
+                "args": args,
+                "guild_id": self.request.guild_id,
+                "channel_id": self.request.channel_id,
+            },
             channel_visible=visible,
             view=await self.view(),
         )

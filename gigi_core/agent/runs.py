@@ -192,7 +192,7 @@ class RunStore:
                 s.add(AuditEvent(**asdict(audit)))
             await s.execute(
                 update(AgentRun)
-                .where(AgentRun.id == run_id)
+                .where(AgentRun.id == run_id, AgentRun.status.in_(ACTIVE))
                 .values(
                     status=status,
                     termination_reason=reason,

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from gigi_core.agent.confirmations import ConfirmationError, ConfirmationStore
-from gigi_core.agent.contracts import Budgets, Reply, Request, new_id
+from gigi_core.agent.contracts import Budgets, ChannelCheck, Reply, Request, new_id
 from gigi_core.agent.runner import SYSTEM_PROMPT, ModelCaller, Runner
 from gigi_core.agent.runs import RunStore
 from gigi_core.agent.state import RunState, request_from_json, request_to_json
@@ -73,8 +73,14 @@ class AgentRuntime:
         ]
         return await Runner(self, state, request, self._direct_budgets()).run()
 
-    async def confirm(self, run_id: str, actor: Actor) -> Reply:
-        """Approve the run's pending call; exactly one approval ever executes it."""
+    async def confirm(
+        self, run_id: str, actor: Actor, *, channel_visible: ChannelCheck | None = None
+    ) -> Reply:
+        """Approve the run's pending call; exactly one approval ever executes it.
+
+        When the requester approves, the policy decides again with who they are *now*
+        (roles, admin flag) and with the surface's current channel check.
+        """
         row = await self.confirmations.pending_for_run(run_id)
         try:
             claim = await self.confirmations.claim(row.id, actor)
@@ -82,6 +88,10 @@ class AgentRuntime:
             await self._end_if_expired(row.id)
             raise
         runner = await self._runner(run_id)
+        if actor.id == row.requester_id:
+            runner.request = replace(runner.request, actor=actor, channel_visible=channel_visible)
+        elif channel_visible is not None:
+            runner.request = replace(runner.request, channel_visible=channel_visible)
         return await runner.resume("approved", claim)
 
     async def _end_if_expired(self, confirmation_id: str) -> None:
@@ -102,14 +112,21 @@ class AgentRuntime:
             )
             await self.runs.finish(run.id, "done", "confirmation_expired", audit)
 
-    async def decide(self, confirmation_id: str, actor: Actor, *, approve: bool) -> Reply:
+    async def decide(
+        self,
+        confirmation_id: str,
+        actor: Actor,
+        *,
+        approve: bool,
+        channel_visible: ChannelCheck | None = None,
+    ) -> Reply:
         """Confirm or reject by confirmation id (what a button carries in its custom id)."""
         row = await self.confirmations.get(confirmation_id)
         latest = await self.confirmations.pending_for_run(row.run_id)
         if latest.id != confirmation_id:
             raise ConfirmationError("this confirmation was replaced by a newer one")
         if approve:
-            return await self.confirm(row.run_id, actor)
+            return await self.confirm(row.run_id, actor, channel_visible=channel_visible)
         return await self.reject(row.run_id, actor)
 
     async def reject(self, run_id: str, actor: Actor) -> Reply:

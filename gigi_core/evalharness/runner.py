@@ -23,6 +23,7 @@ from gigi_core.evalharness.plugin import EvalKit
 from gigi_core.evalharness.transport import WIRE_PLUGIN, Transport, make_transport
 from gigi_core.evalharness.warm import Warm, open_case_kernel, warm
 from gigi_core.policy.actor import Actor
+from gigi_core.testing.scripted import ScriptExhausted
 
 if TYPE_CHECKING:
     from gigi_core.agent.runtime import AgentRuntime
@@ -102,7 +103,7 @@ async def run_case(
         try:
             async with isolated_database(database_url) as url:
                 await play.run(shared, Path(home), url)
-        except Exception as exc:
+        except (Exception, ScriptExhausted) as exc:
             where = traceback.extract_tb(exc.__traceback__)[-1]
             play.problems.append(
                 f"the case crashed: {type(exc).__name__}: {exc} "

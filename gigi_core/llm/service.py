@@ -8,6 +8,7 @@ different model could fix, and write a usage event for every provider call.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 import uuid
@@ -384,6 +385,7 @@ class LlmService:
         )
         started = time.perf_counter()
         error_class: str | None = None
+        result: Any = None
         try:
             result = await call(provider, key, resolution.base_url)
         except ProviderError as err:
@@ -392,13 +394,16 @@ class LlmService:
         except Exception as exc:  # a provider bug: still one call, still one usage row
             error_class = "internal"
             raise calls.scrubbed_any(exc, key) from None
+        except BaseException:  # cancelled mid-call: the attempt is still recorded
+            error_class = "cancelled"
+            raise
         finally:
             latency = calls.ms(started)
             done = record if error_class is None else calls.failed(record, error_class)
             done = UsageRecord(**{**done.__dict__, "latency_ms": latency})
-            if error_class is None:
-                done = done.with_usage(result.usage)  # type: ignore[possibly-undefined]
-            await self.usage_log.record(done)
+            if error_class is None and result is not None:
+                done = done.with_usage(result.usage)
+            await asyncio.shield(self.usage_log.record(done))
             if error_class != "internal":
                 await self.credentials.record_outcome(
                     resolution.credential_id, error_class=error_class, tested=tested

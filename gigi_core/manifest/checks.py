@@ -52,9 +52,17 @@ def semantic_problems(
         problems.append((("plugin", "config_schema"), 'must have "type": "object"'))
 
     declared: set[str] = set()
+    kernel_caps = set(known_capabilities)
     for index, cap in enumerate(plugin.capabilities):
+        loc_cap: Loc = ("plugin", "capabilities", index, "name")
         if cap.name in declared:
-            problems.append((("plugin", "capabilities", index, "name"), f"duplicate {cap.name!r}"))
+            problems.append((loc_cap, f"duplicate {cap.name!r}"))
+        elif not cap.name.startswith(plugin.name + "."):
+            problems.append((loc_cap, f"capability {cap.name!r} must start with '{plugin.name}.'"))
+        elif cap.name in kernel_caps:
+            problems.append(
+                (loc_cap, f"{cap.name!r} is a kernel capability; require it, do not declare it")
+            )
         declared.add(cap.name)
     known = declared | set(known_capabilities)
 
@@ -81,6 +89,28 @@ def semantic_problems(
             )
         if problem := schema_problem(action.args):
             problems.append(((*loc, "args"), problem))
+        elif misplaced := _misplaced_channel_marks(action.args):
+            problems.append(
+                (
+                    (*loc, "args"),
+                    "x-gigi-channel is only checked on top-level properties; found it at "
+                    + ", ".join(misplaced),
+                )
+            )
         if action.result is not None and (problem := schema_problem(action.result)):
             problems.append(((*loc, "result"), problem))
     return problems
+
+
+def _misplaced_channel_marks(schema: Any, path: str = "") -> list[str]:
+    """Where ``x-gigi-channel`` appears anywhere but on a top-level property."""
+    found: list[str] = []
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            if key == "x-gigi-channel" and path.count("/") != 2:
+                found.append(path or "/")
+            found += _misplaced_channel_marks(value, f"{path}/{key}")
+    elif isinstance(schema, list):
+        for index, value in enumerate(schema):
+            found += _misplaced_channel_marks(value, f"{path}/{index}")
+    return found

@@ -29,11 +29,6 @@ def generate_key() -> str:
     return base64.urlsafe_b64encode(secrets.token_bytes(32)).decode().rstrip("=")
 
 
-def fingerprint(secret: str) -> str:
-    """A short stable tag for recognising a secret in listings without revealing it."""
-    return hashlib.sha256(secret.encode()).hexdigest()[:16]
-
-
 def _decode(raw: str) -> bytes:
     raw = raw.strip()
     try:
@@ -93,7 +88,7 @@ class Sealer:
         key_id = self.require_key()
         nonce = secrets.token_bytes(12)
         ct = AESGCM(self._keys[key_id]).encrypt(nonce, secret.encode(), associated.encode())
-        return Sealed(key_id, nonce, ct, fingerprint(secret))
+        return Sealed(key_id, nonce, ct, self.keyed_hash(secret.encode())[:16])
 
     def open(self, sealed: Sealed, associated: str) -> str:
         from cryptography.exceptions import InvalidTag

@@ -49,8 +49,13 @@ def fail(message: str = "upstream exploded", status: int = 500) -> ProviderError
     return ProviderError("scripted", message, error_class="server", status=status, retryable=False)
 
 
+class ScriptExhausted(BaseException):
+    """The script ran out of turns: a bug in the test, so (like pytest's own failures) it is a
+    BaseException that the runtime's error handling cannot turn into a polite reply."""
+
+
 class ScriptedModel:
-    """Use as ``AgentRuntime(kernel, model=ScriptedModel([...]))``; runs out -> AssertionError."""
+    """Use as ``AgentRuntime(kernel, model=ScriptedModel([...]))``; runs out -> ScriptExhausted."""
 
     def __init__(self, turns: list[Turn]) -> None:
         self.turns = list(turns)
@@ -61,7 +66,7 @@ class ScriptedModel:
     ) -> ChatResponse:
         self.requests.append(request)
         if not self.turns:
-            raise AssertionError("the scripted model has no turns left")
+            raise ScriptExhausted("the scripted model has no turns left")
         turn = self.turns.pop(0)
         if isinstance(turn, Exception):
             raise turn

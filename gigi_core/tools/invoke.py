@@ -90,7 +90,7 @@ async def call_tool(
         actor,
         spec,
         guild_id,
-        call={"action": spec.name, "args": filled},
+        call={"action": spec.name, "args": filled, "guild_id": guild_id, "channel_id": channel_id},
         channel_visible=channel_visible,
     )
     if decision.outcome is Outcome.deny:

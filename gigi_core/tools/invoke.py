@@ -177,12 +177,14 @@ async def execute(
 
 
 async def _run(handler: Any, ctx: ToolContext, args: dict[str, Any], seconds: float) -> Any:
-    if inspect.iscoroutinefunction(handler):
-        return await asyncio.wait_for(handler(ctx, **args), seconds)
-    result = await asyncio.wait_for(asyncio.to_thread(handler, ctx, **args), seconds)
-    if inspect.isawaitable(result):
-        result = await asyncio.wait_for(result, seconds)
-    return result
+    """Await in place (no extra task per call); sync handlers run in a worker thread."""
+    async with asyncio.timeout(seconds):
+        if inspect.iscoroutinefunction(handler):
+            return await handler(ctx, **args)
+        result = await asyncio.to_thread(handler, ctx, **args)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
 
 
 def _as_json(kernel: Kernel, spec: ActionSpec, result: Any) -> Any:

@@ -138,6 +138,16 @@ class Registry:
             ]
         return problems
 
+    def provider(self, name: str) -> Any:
+        """The provider named ``name``, built now if it was registered lazily; KeyError if none."""
+        provider = self.providers[name]
+        if hasattr(provider, "load") and hasattr(provider, "target"):
+            provider = self.providers[name] = provider.load()
+        return provider
+
+    def all_providers(self) -> list[Any]:
+        return [self.provider(name) for name in sorted(self.providers)]
+
     def plugin_loaded(self, plugin: str) -> bool:
         return plugin in self.manifests
 

@@ -39,7 +39,7 @@ def llm_group() -> None:
 def providers(state: Any, as_json: bool) -> None:
     """Registered providers and what they support."""
     registry = state.plugins().registry
-    rows = [p.describe() for _, p in sorted(registry.providers.items())]
+    rows = [p.describe() for p in registry.all_providers()]
     if as_json:
         echo_json(rows)
         return

@@ -94,7 +94,7 @@ class WireTransport(Transport):
         self.fake = FakeOpenAI(api_key=key).start()  # type: ignore[assignment]
         for turn in self.turns:
             self._enqueue(turn)
-        for provider in kernel.registry.providers.values():  # errors surface at once, no sleeps
+        for provider in kernel.registry.all_providers():  # errors surface at once, no sleeps
             provider._http = LlmHttpClient(retry=RetryPolicy(max_attempts=1))
         owner = Owner.guild(guild_id)
         await kernel.llm.add_credential(

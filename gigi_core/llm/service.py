@@ -86,7 +86,9 @@ class LlmService:
 
     def provider(self, name: str) -> Provider:
         """The registered provider called ``name``, or an error listing the registered ones."""
-        provider = self.kernel.registry.providers.get(name)
+        provider = (
+            self.kernel.registry.provider(name) if name in self.kernel.registry.providers else None
+        )
         if provider is None:
             known = ", ".join(sorted(self.kernel.registry.providers)) or "none"
             raise LlmConfigError(
@@ -96,7 +98,7 @@ class LlmService:
         return provider
 
     def describe_providers(self) -> list[dict[str, Any]]:
-        return [p.describe() for _, p in sorted(self.kernel.registry.providers.items())]
+        return [p.describe() for p in self.kernel.registry.all_providers()]
 
     # -- credentials -------------------------------------------------------------------
 

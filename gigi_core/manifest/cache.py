@@ -10,17 +10,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from gigi_core.manifest.models import (
-    ActionSpec,
-    CapabilitySpec,
-    ConfirmRule,
-    Manifest,
-    PluginSpec,
-    Safety,
-)
+from gigi_core.manifest.models import Manifest
 
 log = logging.getLogger(__name__)
-FORMAT = 1  # bump when the models change shape
+FORMAT = 2  # bump when the models change shape
 
 
 class ManifestCache:
@@ -50,28 +43,12 @@ class ManifestCache:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             tmp = self.folder / f".{key}.{os.getpid()}.tmp"
-            tmp.write_text(json.dumps(manifest.model_dump(mode="json")))
+            tmp.write_text(json.dumps(manifest.to_dict()))
             tmp.replace(self.folder / f"{key}.json")
         except OSError:
             log.debug("cannot write manifest cache in %s", self.folder, exc_info=True)
 
 
 def _construct(data: dict[str, Any]) -> Manifest:
-    """Rebuild already-validated data without running validators (it passed them when cached)."""
-    plugin = dict(data["plugin"])
-    plugin["capabilities"] = tuple(
-        CapabilitySpec.model_construct(**c) for c in plugin["capabilities"]
-    )
-    for key in ("discord_permissions", "intents"):
-        plugin[key] = tuple(plugin[key])
-    actions = []
-    for raw in data["actions"]:
-        action = dict(raw)
-        action["safety"] = Safety(action["safety"])
-        action["confirm"] = ConfirmRule(action["confirm"])
-        actions.append(ActionSpec.model_construct(**action))
-    return Manifest.model_construct(
-        manifest_version=data["manifest_version"],
-        plugin=PluginSpec.model_construct(**plugin),
-        actions=tuple(actions),
-    )
+    """Rebuild already-validated data (it passed the validators when it was cached)."""
+    return Manifest.from_dict(data)

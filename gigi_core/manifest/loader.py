@@ -56,6 +56,8 @@ def _validate(
 ) -> LoadedManifest:
     from pydantic import ValidationError
 
+    from gigi_core.manifest.validation import Manifest as ManifestModel
+
     try:
         documents = load_all(text)
     except YamlSyntaxError as exc:
@@ -64,7 +66,7 @@ def _validate(
         raise ManifestError([f"{name}:1: a manifest must be one YAML mapping"])
     data = documents[0]
     try:
-        manifest = Manifest.model_validate(plain(data))
+        manifest = Manifest.from_dict(ManifestModel.model_validate(plain(data)).model_dump())
     except ValidationError as exc:
         problems = [
             problem(name, data, tuple(err["loc"]), err["msg"], err["type"], "(manifest)")

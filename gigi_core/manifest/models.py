@@ -1,12 +1,15 @@
-"""Pydantic models of manifest v1: the typed contract every plugin tool is declared with."""
+"""Manifest v1 as the kernel holds it: frozen dataclasses, already validated.
+
+Files are validated by the pydantic models in ``manifest.validation`` (the boundary); these
+plain classes are what the registry, policy and runtime read.
+"""
 
 from __future__ import annotations
 
 import re
+from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 PLUGIN_NAME = r"^[a-z][a-z0-9_]*$"
 ACTION_NAME = r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$"
@@ -30,45 +33,33 @@ class ConfirmRule(StrEnum):
     always = "always"
 
 
-class _Strict(BaseModel):
-    # defer_build: the validator is built on first use, keeping `import` cheap for the CLI.
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+def _empty_object() -> dict[str, Any]:
+    return {"type": "object", "properties": {}, "additionalProperties": False}
 
 
-class CapabilitySpec(_Strict):
-    """A capability the plugin declares; ``default`` says who holds it without a grant."""
+@dataclass(frozen=True)
+class CapabilitySpec:
+    """A capability; ``default`` says who holds it without a grant."""
 
-    name: str = Field(pattern=CAPABILITY_NAME)
-    description: str = Field(min_length=1)
+    name: str
+    description: str
     default: Literal["everyone", "admins"] = "admins"
 
 
-class PluginSpec(_Strict):
+@dataclass(frozen=True)
+class PluginSpec:
     """The plugin block: identity, compatibility and what it stores."""
 
-    name: str = Field(pattern=PLUGIN_NAME)
-    version: str = Field(min_length=1)
-    description: str = Field(min_length=1)
-    kernel: str = Field(default=">=0.1", description="PEP 440 specifier of compatible kernels")
-    data_statement: str = Field(min_length=1, description="What the plugin stores, for admins")
-    config_schema: dict[str, Any] = Field(
-        default_factory=lambda: {"type": "object", "properties": {}, "additionalProperties": False}
-    )
+    name: str
+    version: str
+    description: str
+    data_statement: str
+    kernel: str = ">=0.1"
+    config_schema: dict[str, Any] = field(default_factory=_empty_object)
     capabilities: tuple[CapabilitySpec, ...] = ()
     discord_permissions: tuple[str, ...] = ()
     intents: tuple[str, ...] = ()
     homepage: str | None = None
-
-    @field_validator("kernel")
-    @classmethod
-    def _specifier(cls, value: str) -> str:
-        from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-        try:
-            SpecifierSet(value)
-        except InvalidSpecifier as exc:
-            raise ValueError(f"not a PEP 440 version specifier: {value!r}") from exc
-        return value
 
     def secret_fields(self) -> frozenset[str]:
         """Config properties marked ``x-gigi-secret: true``: stored sealed, shown masked."""
@@ -78,26 +69,24 @@ class PluginSpec(_Strict):
         )
 
 
-class ActionSpec(_Strict):
+@dataclass(frozen=True)
+class ActionSpec:
     """One action (tool): arguments, safety class, capability and confirmation rule."""
 
-    name: str = Field(pattern=ACTION_NAME)
-    description: str = Field(min_length=1)
+    name: str
+    description: str
     safety: Safety
-    capability: str = Field(pattern=CAPABILITY_NAME)
+    capability: str
+    args: dict[str, Any]
     confirm: ConfirmRule = ConfirmRule.policy
     public_dispatch: bool = False
     visibility: Literal["ephemeral", "public"] = "ephemeral"
-    args: dict[str, Any]
     result: dict[str, Any] | None = None
-    timeout_seconds: float = Field(default=30.0, gt=0, le=600)
+    timeout_seconds: float = 30.0
 
-    @field_validator("args")
-    @classmethod
-    def _object_schema(cls, value: dict[str, Any]) -> dict[str, Any]:
-        if value.get("type") != "object":
-            raise ValueError('args must be a JSON Schema with "type": "object"')
-        return value
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "safety", Safety(self.safety))
+        object.__setattr__(self, "confirm", ConfirmRule(self.confirm))
 
     @property
     def plugin(self) -> str:
@@ -113,16 +102,37 @@ class ActionSpec(_Strict):
         return False
 
 
-class Manifest(_Strict):
-    """A whole manifest file (version 1)."""
+@dataclass(frozen=True)
+class Manifest:
+    """A whole manifest (version 1)."""
 
-    manifest_version: Literal[1]
+    manifest_version: int
     plugin: PluginSpec
     actions: tuple[ActionSpec, ...] = ()
 
     @property
     def name(self) -> str:
         return self.plugin.name
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Manifest:
+        """Build from data that already passed validation (or came from the cache)."""
+        plugin = dict(data["plugin"])
+        plugin["capabilities"] = tuple(CapabilitySpec(**c) for c in plugin.get("capabilities", ()))
+        for key in ("discord_permissions", "intents"):
+            plugin[key] = tuple(plugin.get(key, ()))
+        return cls(
+            manifest_version=data["manifest_version"],
+            plugin=PluginSpec(**plugin),
+            actions=tuple(ActionSpec(**a) for a in data.get("actions", ())),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        for action in data["actions"]:
+            action["safety"] = str(action["safety"])
+            action["confirm"] = str(action["confirm"])
+        return data
 
 
 def wire_name(action: str) -> str:

@@ -11,7 +11,7 @@ SCHEMA_ID = "https://gigi.dev/schemas/manifest-v1.json"
 
 def manifest_json_schema() -> dict[str, Any]:
     """The manifest JSON Schema; committed as manifests/manifest-v1.schema.json."""
-    from gigi_core.manifest.models import Manifest
+    from gigi_core.manifest.validation import Manifest
 
     schema = Manifest.model_json_schema()
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID, **schema}

@@ -6,8 +6,7 @@ from gigi_core.manifest.models import CapabilitySpec
 
 
 def _cap(name: str, description: str, default: str = "admins") -> CapabilitySpec:
-    # Trusted constants: constructed without running validators, to keep start-up cheap.
-    return CapabilitySpec.model_construct(name=name, description=description, default=default)
+    return CapabilitySpec(name=name, description=description, default=default)  # type: ignore[arg-type]
 
 
 KERNEL_CAPABILITIES: tuple[CapabilitySpec, ...] = (

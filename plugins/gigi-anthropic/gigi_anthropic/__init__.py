@@ -2,28 +2,36 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-from gigi_anthropic.provider import ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, AnthropicProvider
-from gigi_anthropic.request import DEFAULT_MAX_TOKENS, THINKING_BUDGETS, build_payload
-from gigi_anthropic.response import CONTENT_KEY, OUTPUT_TOOL_KEY, parse_message
 from gigi_core import hookimpl
+from gigi_core.llm.lazy import LazyProvider
 
-__all__ = [
-    "ANTHROPIC_BASE_URL",
-    "ANTHROPIC_VERSION",
-    "CONTENT_KEY",
-    "DEFAULT_MAX_TOKENS",
-    "OUTPUT_TOOL_KEY",
-    "THINKING_BUDGETS",
-    "AnthropicProvider",
-    "build_payload",
-    "parse_message",
-    "register_providers",
-]
+# Provider code (and the pydantic models it uses) loads on first use, not at plugin load.
+_EXPORTS = {
+    "ANTHROPIC_BASE_URL": "gigi_anthropic.provider",
+    "ANTHROPIC_VERSION": "gigi_anthropic.provider",
+    "AnthropicProvider": "gigi_anthropic.provider",
+    "DEFAULT_MAX_TOKENS": "gigi_anthropic.request",
+    "THINKING_BUDGETS": "gigi_anthropic.request",
+    "build_payload": "gigi_anthropic.request",
+    "CONTENT_KEY": "gigi_anthropic.response",
+    "OUTPUT_TOOL_KEY": "gigi_anthropic.response",
+    "parse_message": "gigi_anthropic.response",
+}
+
+__all__ = [*sorted(_EXPORTS), "register_providers"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
 
 
 @hookimpl
 def register_providers(register: Any) -> None:
-    """Register ``anthropic`` (it shares the process's pooled client)."""
-    register(AnthropicProvider())
+    """Register ``anthropic`` (built on first use; it shares the process's pooled client)."""
+    register(LazyProvider("anthropic", "gigi_anthropic.provider:AnthropicProvider"))

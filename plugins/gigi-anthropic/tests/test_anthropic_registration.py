@@ -14,7 +14,7 @@ def test_entry_point_registers_the_anthropic_provider() -> None:
     assert record.status == "ok", record.error
     assert record.source == "entrypoint" and record.distribution == "gigi-anthropic"
     assert record.as_dict()["providers"] == ["anthropic"]
-    provider = loaded.registry.providers["anthropic"]
+    provider = loaded.registry.provider("anthropic")  # registered lazily, built here
     assert isinstance(provider, AnthropicProvider) and isinstance(provider, Provider)
     described = provider.describe()
     assert described["default_base_url"] == ANTHROPIC_BASE_URL

@@ -2,25 +2,32 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from gigi_core import hookimpl
-from gigi_gemini.provider import GEMINI_BASE_URL, GeminiProvider
-from gigi_gemini.request import build_generate_payload
-from gigi_gemini.response import parse_generate_response
-from gigi_gemini.schema import to_openapi_schema
+from gigi_core.llm.lazy import LazyProvider
 
-__all__ = [
-    "GEMINI_BASE_URL",
-    "GeminiProvider",
-    "build_generate_payload",
-    "parse_generate_response",
-    "register_providers",
-    "to_openapi_schema",
-]
+# Provider code (and the pydantic models it uses) loads on first use, not at plugin load.
+_EXPORTS = {
+    "GEMINI_BASE_URL": "gigi_gemini.provider",
+    "GeminiProvider": "gigi_gemini.provider",
+    "build_generate_payload": "gigi_gemini.request",
+    "parse_generate_response": "gigi_gemini.response",
+    "to_openapi_schema": "gigi_gemini.schema",
+}
+
+__all__ = [*sorted(_EXPORTS), "register_providers"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
 
 
 @hookimpl
 def register_providers(register: Any) -> None:
-    """Register ``gemini`` (it shares the process's pooled client)."""
-    register(GeminiProvider())
+    """Register ``gemini`` (built on first use; it shares the process's pooled client)."""
+    register(LazyProvider("gemini", "gigi_gemini.provider:GeminiProvider"))

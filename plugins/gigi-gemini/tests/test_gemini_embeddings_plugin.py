@@ -64,7 +64,7 @@ def test_entry_point_registers_the_gemini_provider() -> None:
     record = loaded.registry.records["gemini"]
     assert record.status == "ok", record.error
     assert record.source == "entrypoint" and record.distribution == "gigi-gemini"
-    provider = loaded.registry.providers["gemini"]
+    provider = loaded.registry.provider("gemini")  # registered lazily, built here
     assert isinstance(provider, Provider) and isinstance(provider, GeminiProvider)
     assert set(loaded.registry.providers) == {"gemini"}
     assert provider.supports.embeddings and provider.supports.reasoning

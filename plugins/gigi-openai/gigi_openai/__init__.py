@@ -2,33 +2,36 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from gigi_core import hookimpl
-from gigi_openai.providers import (
-    OPENAI_BASE_URL,
-    OPENROUTER_BASE_URL,
-    OpenAICompatibleProvider,
-    OpenAIProvider,
-    OpenRouterProvider,
-)
-from gigi_openai.routing import Route, resolve_route
+from gigi_core.llm.lazy import LazyProvider
 
-__all__ = [
-    "OPENAI_BASE_URL",
-    "OPENROUTER_BASE_URL",
-    "OpenAICompatibleProvider",
-    "OpenAIProvider",
-    "OpenRouterProvider",
-    "Route",
-    "register_providers",
-    "resolve_route",
-]
+# Provider code (and the pydantic models it uses) loads on first use, not at plugin load.
+_EXPORTS = {
+    "OPENAI_BASE_URL": "gigi_openai.providers",
+    "OPENROUTER_BASE_URL": "gigi_openai.providers",
+    "OpenAICompatibleProvider": "gigi_openai.providers",
+    "OpenAIProvider": "gigi_openai.providers",
+    "OpenRouterProvider": "gigi_openai.providers",
+    "Route": "gigi_openai.routing",
+    "resolve_route": "gigi_openai.routing",
+}
+
+__all__ = [*sorted(_EXPORTS), "register_providers"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
 
 
 @hookimpl
 def register_providers(register: Any) -> None:
-    """Register the three providers (each shares the process's pooled client)."""
-    register(OpenAIProvider())
-    register(OpenRouterProvider())
-    register(OpenAICompatibleProvider())
+    """Register the three providers (built on first use; they share the pooled client)."""
+    register(LazyProvider("openai", "gigi_openai.providers:OpenAIProvider"))
+    register(LazyProvider("openrouter", "gigi_openai.providers:OpenRouterProvider"))
+    register(LazyProvider("openai-compatible", "gigi_openai.providers:OpenAICompatibleProvider"))

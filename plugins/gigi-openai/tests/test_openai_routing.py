@@ -15,6 +15,7 @@ from gigi_openai import (
 )
 
 from gigi_core.llm import ChatRequest, Provider, ProviderError, UserMessage
+from gigi_core.llm.lazy import LazyProvider
 from gigi_core.testing.fake_providers import FakeOpenAI, FakeOpenRouter
 
 
@@ -81,9 +82,10 @@ def test_entry_point_registers_three_providers() -> None:
     pm.register(module)
     registered: list[Provider] = []
     pm.hook.register_providers(register=registered.append)
-    names = {p.name: p for p in registered}
+    assert all(isinstance(p, LazyProvider) for p in registered)  # nothing built at load time
+    names = {p.name: p.load() for p in registered}
     assert set(names) == {"openai", "openrouter", "openai-compatible"}
-    assert all(isinstance(p, Provider) for p in registered)
+    assert all(isinstance(p, Provider) for p in names.values())
     assert names["openai"].supports.embeddings and names["openrouter"].supports.reasoning
     assert names["openai-compatible"].requires_base_url
     assert names["openai"].describe()["default_base_url"] == OPENAI_BASE_URL

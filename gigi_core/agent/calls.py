@@ -10,7 +10,7 @@ from gigi_core.agent.contracts import ConfirmationPrompt, Reply, new_id
 from gigi_core.agent.runs import StepRecord
 from gigi_core.errors import InvalidArguments, PolicyDenied, ToolExecutionError, UnknownAction
 from gigi_core.llm.types import ToolResultMessage
-from gigi_core.manifest.models import ActionSpec
+from gigi_core.manifest.models import ActionSpec, Safety
 from gigi_core.policy.decision import Decision, Outcome
 from gigi_core.tools.invoke import execute, lookup, validate_args
 
@@ -90,8 +90,11 @@ class CallHandler:
 
         r = self.runner
         s = r.state
-        s.in_flight = {"id": call["id"], "name": call["name"], "action": spec.name}
-        await r.commit()  # at most once: after a crash this call is reported, never rerun
+        if spec.safety is not Safety.read_only:
+            # At most once: after a crash this call is reported, never rerun. A read-only
+            # call has no effects, so a crash simply leaves it pending and it runs again.
+            s.in_flight = {"id": call["id"], "name": call["name"], "action": spec.name}
+            await r.commit()
         audit = r.audit_record(
             "agent.tool",
             status="pending",

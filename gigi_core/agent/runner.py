@@ -113,16 +113,7 @@ class Runner:
                 return await self.finish("done", "completed", "")
             response = await self._call_model()
             if response.tool_calls:
-                self.state.pending = [
-                    {
-                        "id": c.id,
-                        "name": c.name,
-                        "arguments": c.arguments,
-                        "parse_error": c.parse_error,
-                    }
-                    for c in response.tool_calls
-                ]
-                continue
+                continue  # _call_model queued them in state.pending, in the same checkpoint
             text = response.text or ""
             if response.refusal or response.finish_reason == "refusal":
                 text = response.refusal or text or "The model declined to answer."
@@ -173,6 +164,11 @@ class Runner:
         s.tokens_in += tin
         s.tokens_out += tout
         s.messages.append(response.to_message().model_dump(mode="json"))
+        # Queued before the checkpoint: a crash after it resumes with every call answered.
+        s.pending = [
+            {"id": c.id, "name": c.name, "arguments": c.arguments, "parse_error": c.parse_error}
+            for c in response.tool_calls
+        ]
         step = StepRecord(
             "llm", "ok", duration_ms=ms(started), input_tokens=tin, output_tokens=tout
         )

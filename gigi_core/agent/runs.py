@@ -68,21 +68,24 @@ class RunStore:
         guild_id: str,
         channel_id: str | None,
     ) -> None:
-        async with self.db.session() as s:
-            s.add(
-                AgentRun(
-                    id=run_id,
-                    request_id=request_id,
-                    kind=kind,
-                    actor_id=actor_id,
-                    guild_id=guild_id,
-                    channel_id=channel_id,
-                    status="running",
-                    steps_used=0,
-                    tool_calls_used=0,
-                    llm_calls_used=0,
-                    tokens_used=0,
-                )
+        async with self.db.engine.begin() as conn:
+            await conn.execute(
+                insert(AgentRun),
+                {
+                    "id": run_id,
+                    "request_id": request_id,
+                    "kind": kind,
+                    "actor_id": actor_id,
+                    "guild_id": guild_id,
+                    "channel_id": channel_id,
+                    "status": "running",
+                    "steps_used": 0,
+                    "tool_calls_used": 0,
+                    "llm_calls_used": 0,
+                    "tokens_used": 0,
+                    "created_at": utcnow(),
+                    "updated_at": utcnow(),
+                },
             )
 
     async def get(self, run_id: str) -> AgentRun:
@@ -187,9 +190,9 @@ class RunStore:
         **columns: Any,
     ) -> None:
         """End a run; its sealed state is dropped because nothing can resume it any more."""
-        async with self.db.session() as s:
+        async with self.db.engine.begin() as s:
             if audit is not None:
-                s.add(AuditEvent(**asdict(audit)))
+                await s.execute(_INSERT_AUDIT, {"created_at": utcnow(), **asdict(audit)})
             await s.execute(
                 update(AgentRun)
                 .where(AgentRun.id == run_id, AgentRun.status.in_(ACTIVE))

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 
 from gigi_core.policy.actor import Actor
+from gigi_core.store.grants import actor_grants_query
 from gigi_core.store.tables import GuildPlugin
 
 if TYPE_CHECKING:
@@ -29,9 +30,9 @@ class GuildView:
 
 
 async def guild_view(kernel: Kernel, actor: Actor, guild_id: str) -> GuildView:
-    async with kernel.db.session() as s:
+    async with kernel.db.engine.connect() as conn:  # two reads, one connection, no ORM
         rows = (
-            await s.execute(
+            await conn.execute(
                 select(
                     GuildPlugin.plugin,
                     GuildPlugin.enabled,
@@ -40,6 +41,7 @@ async def guild_view(kernel: Kernel, actor: Actor, guild_id: str) -> GuildView:
                 ).where(GuildPlugin.guild_id == guild_id)
             )
         ).all()
+        grants = frozenset((await conn.execute(actor_grants_query(guild_id, actor))).scalars())
     stored = {plugin: enabled for plugin, enabled, _, _ in rows}
     defaults = {p for p in getattr(kernel.plugin_state, "on_by_default", ()) if p not in stored}
     hook_caps: set[str] = set()
@@ -52,7 +54,7 @@ async def guild_view(kernel: Kernel, actor: Actor, guild_id: str) -> GuildView:
         guild_id=guild_id,
         enabled=frozenset({p for p, on in stored.items() if on} | defaults),
         external=frozenset(p for p, _, external, _ in rows if external),
-        grants=frozenset(await kernel.grants.for_actor(guild_id, actor)),
+        grants=grants,
         hook_capabilities=frozenset(hook_caps),
         configs={p: dict(config or {}) for p, _, _, config in rows},
     )

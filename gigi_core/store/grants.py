@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import delete, or_, select
 from sqlalchemy.exc import IntegrityError
@@ -85,18 +86,20 @@ class GrantStore:
 
     async def for_actor(self, guild_id: str, actor: Actor) -> set[str]:
         """Capability patterns granted to this user or any of their roles in this guild."""
-        conditions = [
-            (CapabilityGrant.subject_type == "user") & (CapabilityGrant.subject_id == actor.id)
-        ]
-        if actor.roles:
-            conditions.append(
-                (CapabilityGrant.subject_type == "role")
-                & CapabilityGrant.subject_id.in_(sorted(actor.roles))
-            )
         async with self.db.session() as s:
-            rows = await s.scalars(
-                select(CapabilityGrant.capability).where(
-                    CapabilityGrant.guild_id == guild_id, or_(*conditions)
-                )
-            )
-            return set(rows)
+            return set(await s.scalars(actor_grants_query(guild_id, actor)))
+
+
+def actor_grants_query(guild_id: str, actor: Actor) -> Any:
+    """The grants of a user and their roles in one guild (shared with the policy view)."""
+    conditions = [
+        (CapabilityGrant.subject_type == "user") & (CapabilityGrant.subject_id == actor.id)
+    ]
+    if actor.roles:
+        conditions.append(
+            (CapabilityGrant.subject_type == "role")
+            & CapabilityGrant.subject_id.in_(sorted(actor.roles))
+        )
+    return select(CapabilityGrant.capability).where(
+        CapabilityGrant.guild_id == guild_id, or_(*conditions)
+    )

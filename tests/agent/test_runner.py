@@ -214,7 +214,8 @@ async def test_crash_mid_run_is_resumable_and_never_reruns_the_call(env, monkeyp
     from gigi_core.agent.confirmations import ConfirmationError
 
     kernel, toolbox, runtime = env
-    rt, model = runtime(call(("box__echo", {"text": "a"})), say("Recovered."))
+    await kernel.enable_plugin("g1", "box", allow_external=True)  # box.fetch: external, no prompt
+    rt, model = runtime(call(("box__fetch", {})), say("Recovered."))
 
     async def process_dies(*args, **kwargs):
         raise SystemExit("the process died here")
@@ -233,3 +234,21 @@ async def test_crash_mid_run_is_resumable_and_never_reruns_the_call(env, monkeyp
     assert tool_messages(model, 1) == [{"error": "interrupted by a restart; it was not retried"}]
     with pytest.raises(ConfirmationError, match="only an interrupted run"):
         await rt.recover(run.id, USER)
+
+
+async def test_crash_during_a_read_only_call_runs_it_again(env, monkeypatch) -> None:
+    from gigi_core.agent import calls as calls_module
+
+    kernel, toolbox, runtime = env
+    rt, model = runtime(call(("box__echo", {"text": "a"})), say("Recovered."))
+
+    async def process_dies(*args, **kwargs):
+        raise SystemExit("the process died here")
+
+    monkeypatch.setattr(calls_module, "execute", process_dies)
+    with pytest.raises(SystemExit):
+        await rt.handle(ask("echo"))
+    monkeypatch.undo()
+    run = await rt.runs.last(guild_id="g1")
+    reply = await rt.recover(run.id, USER)
+    assert reply.text == "Recovered." and toolbox.ran == ["box.echo"]  # no effects: safe to rerun

@@ -18,7 +18,7 @@ from gigi_core.agent.confirmations import ConfirmationError
 from gigi_core.agent.contracts import ConfirmationPrompt
 from gigi_core.errors import GigiError
 from gigi_discord.errors import sentence, tell
-from gigi_discord.identity import guild_key, resolve_actor
+from gigi_discord.identity import channel_checker, guild_key, resolve_actor
 
 if TYPE_CHECKING:
     from gigi_discord.bot import GigiBot
@@ -151,7 +151,12 @@ async def decide(
     else:
         await interaction.response.defer(thinking=True)
     try:
-        reply = await runtime.decide(confirmation_id, actor, approve=approve)
+        reply = await runtime.decide(
+            confirmation_id,
+            actor,
+            approve=approve,
+            channel_visible=channel_checker(interaction.guild, interaction.user),
+        )
     except GigiError as exc:
         text = sentence(str(exc))
         await tell(interaction, text)

@@ -138,6 +138,23 @@ class Registry:
             ]
         return problems
 
+    def handler_args(self, action: str) -> frozenset[str] | None:
+        """The argument names a handler may receive: the schema's properties, or None when
+        the handler takes ``**kwargs`` (then everything the schema admits is passed)."""
+        key = f"{action}#handler-args"
+        if key not in self._validators:
+            import inspect
+
+            handler = self.handlers[action]
+            try:
+                params = inspect.signature(handler).parameters.values()
+                open_ended = any(p.kind is p.VAR_KEYWORD for p in params)
+            except (TypeError, ValueError):
+                open_ended = True
+            props = (self.actions[action].args.get("properties") or {}).keys()
+            self._validators[key] = None if open_ended else frozenset(props)
+        return self._validators[key]
+
     def provider(self, name: str) -> Any:
         """The provider named ``name``, built now if it was registered lazily; KeyError if none."""
         provider = self.providers[name]

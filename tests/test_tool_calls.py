@@ -263,3 +263,23 @@ async def test_capabilities_for_grants_through_a_plugin(database_url, tmp_path) 
         await kernel.call_tool("box.secret_op", {}, actor=Actor(id="vip"), guild_id="g1")
         with pytest.raises(PolicyDenied):
             await kernel.call_tool("box.secret_op", {}, actor=Actor(id="nobody"), guild_id="g1")
+
+
+async def test_undeclared_arguments_never_reach_a_handler(database_url, tmp_path) -> None:
+    from tests.toolbox import Toolbox
+
+    seen = {}
+
+    def thread(ctx, dry_run: bool = True):  # a hidden keyword the manifest does not declare
+        seen["dry_run"] = dry_run
+        return {"ok": True}
+
+    toolbox = Toolbox(tmp_path)
+    toolbox.thread = thread
+    async with open_test_kernel(
+        tmp_path, plugins=[], extra_plugins=[("box", toolbox)], database_url=database_url
+    ) as kernel:
+        await kernel.enable_plugin("g1", "box")
+        # box.thread's schema is {type: object}: extra properties validate
+        await kernel.call_tool("box.thread", {"dry_run": False}, actor=USER, guild_id="g1")
+    assert seen == {"dry_run": True}

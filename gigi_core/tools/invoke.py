@@ -145,6 +145,9 @@ async def execute(
         call_id=call_id,
     )
     handler = kernel.registry.handlers[spec.name]
+    allowed = kernel.registry.handler_args(spec.name)
+    if allowed is not None:  # a schema open to extra properties must not reach hidden kwargs
+        args = {k: v for k, v in args.items() if k in allowed}
     started = time.perf_counter()
     status = "ok"
     failure: ToolExecutionError | None = None

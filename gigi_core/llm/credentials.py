@@ -30,8 +30,12 @@ MAX_LABEL = 64
 
 
 def associated_data(row: LlmCredential) -> str:
-    """Binds a ciphertext to its row, owner and provider."""
-    return f"gigi:llm_credential:{row.id}:{row.owner_type}:{row.owner_id}:{row.provider}"
+    """Binds a ciphertext to its row, owner, provider and endpoint: a key moved to another
+    row, or pointed at another server by editing ``base_url``, no longer opens."""
+    return (
+        f"gigi:llm_credential:{row.id}:{row.owner_type}:{row.owner_id}:{row.provider}"
+        f":{row.base_url or ''}"
+    )
 
 
 def check_base_url(base_url: str | None) -> str | None:

@@ -192,6 +192,19 @@ async def test_ciphertext_is_bound_to_its_row(database_url, tmp_path) -> None:
         assert await llm.credentials.open_secret(a.id) == GUILD_KEY
 
 
+async def test_ciphertext_is_bound_to_its_endpoint(database_url, tmp_path) -> None:
+    """Pointing a stored key at another server by editing base_url makes it unusable."""
+    async with llm_kernel(tmp_path, database_url) as kernel:
+        cred = await kernel.llm.add_credential(
+            GUILD, "openai-compatible", "local", GUILD_KEY, base_url="http://127.0.0.1:11434/v1"
+        )
+        async with kernel.db.session() as s:
+            row = await s.get(LlmCredential, cred.id)
+            row.base_url = "http://127.0.0.1:9/steal"
+        with pytest.raises(CredentialUnusable, match="integrity"):
+            await kernel.llm.credentials.open_secret(cred.id)
+
+
 async def test_a_key_echoed_by_the_provider_is_scrubbed(tmp_path, caplog) -> None:
     caplog.set_level(logging.DEBUG)
     async with (

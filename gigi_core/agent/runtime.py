@@ -74,13 +74,19 @@ class AgentRuntime:
         return await Runner(self, state, request, self._direct_budgets()).run()
 
     async def confirm(
-        self, run_id: str, actor: Actor, *, channel_visible: ChannelCheck | None = None
+        self,
+        run_id: str,
+        actor: Actor,
+        *,
+        channel_visible: ChannelCheck | None = None,
+        guild_id: str | None = None,
     ) -> Reply:
         """Approve the run's pending call; exactly one approval ever executes it.
 
         When the requester approves, the policy decides again with who they are *now*
         (roles, admin flag) and with the surface's current channel check.
         """
+        await self._same_guild(run_id, guild_id)
         row = await self.confirmations.pending_for_run(run_id)
         try:
             claim = await self.confirmations.claim(row.id, actor)
@@ -129,7 +135,8 @@ class AgentRuntime:
             return await self.confirm(row.run_id, actor, channel_visible=channel_visible)
         return await self.reject(row.run_id, actor)
 
-    async def reject(self, run_id: str, actor: Actor) -> Reply:
+    async def reject(self, run_id: str, actor: Actor, *, guild_id: str | None = None) -> Reply:
+        await self._same_guild(run_id, guild_id)
         row = await self.confirmations.pending_for_run(run_id)
         run = await self.runs.get(run_id)
         if run.status != "awaiting_confirmation":
@@ -142,7 +149,8 @@ class AgentRuntime:
         runner = await self._runner(run_id)
         return await runner.resume("rejected")
 
-    async def cancel(self, run_id: str, actor: Actor) -> bool:
+    async def cancel(self, run_id: str, actor: Actor, *, guild_id: str | None = None) -> bool:
+        await self._same_guild(run_id, guild_id)
         run = await self.runs.get(run_id)
         if actor.id != run.actor_id and not actor.is_admin:
             raise ConfirmationError(
@@ -183,6 +191,11 @@ class AgentRuntime:
         request = request_from_json(state.request)
         budgets = self.budgets if state.mode == "agent" else self._direct_budgets()
         return Runner(self, state, request, budgets)
+
+    async def _same_guild(self, run_id: str, guild_id: str | None) -> None:
+        """A surface passes its guild: an admin there is no admin of another guild's run."""
+        if guild_id is not None and (await self.runs.get(run_id)).guild_id != guild_id:
+            raise ConfirmationError(f"run {run_id} belongs to another server")
 
     def _direct_budgets(self) -> Budgets:
         """An exact command gets no second chances: bad input is the caller's error."""

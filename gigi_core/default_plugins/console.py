@@ -171,18 +171,18 @@ class ConsoleSurface:
     async def cmd_confirm(self, rest: str) -> None:
         run_id = self._run_arg(rest, "confirm")
         if run_id:
-            self.show(await self.runtime.confirm(run_id, self.actor))
+            self.show(await self.runtime.confirm(run_id, self.actor, guild_id=self.guild_id))
 
     async def cmd_reject(self, rest: str) -> None:
         run_id = self._run_arg(rest, "reject")
         if run_id:
-            self.show(await self.runtime.reject(run_id, self.actor))
+            self.show(await self.runtime.reject(run_id, self.actor, guild_id=self.guild_id))
 
     async def cmd_cancel(self, rest: str) -> None:
         if not rest:
             self.say("Usage: /cancel RUN")
             return
-        if await self.runtime.cancel(rest, self.actor):
+        if await self.runtime.cancel(rest, self.actor, guild_id=self.guild_id):
             self.say(f"Cancelled run {rest}.")
         else:
             self.say(f"Run {rest} was not active; nothing changed.")

@@ -102,3 +102,21 @@ async def test_config_errors_never_quote_a_secret(env) -> None:
     with pytest.raises(ConfigError) as info:
         await kernel.configure_plugin("g1", "box", {"api_token": 12345})
     assert "12345" not in str(info.value) and "invalid value (not shown)" in str(info.value)
+
+
+async def test_a_surface_cannot_decide_another_guilds_run(env) -> None:
+    from gigi_core.agent.confirmations import ConfirmationError
+
+    kernel, toolbox, _ = env
+    reply = await kernel.agent.direct(request(), "box.write", {})
+    boss = Actor(id="boss", is_admin=True)
+    for attempt in (
+        kernel.agent.confirm(reply.run_id, boss, guild_id="other"),
+        kernel.agent.reject(reply.run_id, boss, guild_id="other"),
+        kernel.agent.cancel(reply.run_id, boss, guild_id="other"),
+    ):
+        with pytest.raises(ConfirmationError, match="belongs to another server"):
+            await attempt
+    assert toolbox.ran == []
+    done = await kernel.agent.confirm(reply.run_id, boss, guild_id="g1")
+    assert done.status == "done" and toolbox.ran == ["box.write"]

@@ -26,3 +26,18 @@ class LazyProvider:
         if provider.name != self.name:
             raise ValueError(f"{self.target} builds provider {provider.name!r}, not {self.name!r}")
         return provider
+
+
+def lazy_exports(module: str, exports: dict[str, str]) -> Any:
+    """A module ``__getattr__`` that imports each re-exported name from its module on first use.
+
+    Plugin packages use it so ``import gigi_openai`` (done by every CLI start) stays cheap.
+    """
+
+    def __getattr__(name: str) -> Any:
+        source = exports.get(name)
+        if source is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(source), name)
+
+    return __getattr__

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from gigi_core import hookimpl
-from gigi_core.llm.lazy import LazyProvider
+from gigi_core.llm.lazy import LazyProvider, lazy_exports
 
 # Provider code (and the pydantic models it uses) loads on first use, not at plugin load.
 _EXPORTS = {
@@ -23,12 +22,7 @@ _EXPORTS = {
 
 __all__ = [*sorted(_EXPORTS), "register_providers"]
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
 @hookimpl

@@ -131,6 +131,10 @@ async def decide(
     if actor.id != row.requester_id and not actor.is_admin:
         await tell(interaction, REFUSED)
         return
+    if not button and run.channel_id and str(interaction.channel_id) != run.channel_id:
+        # The result would be posted here, maybe in front of people who cannot see that channel.
+        await tell(interaction, f"Decide this in <#{run.channel_id}>, or with its buttons.")
+        return
     if run.status != "awaiting_confirmation" or row.state != "pending":
         text = closed_text(row, run)
         await tell(interaction, text)

@@ -65,7 +65,23 @@ def channel_checker(guild: discord.Guild | None, user: discord.abc.User) -> Chan
         member = user if isinstance(user, discord.Member) else guild.get_member(user.id)
         if channel is None or member is None:
             return False
-        perms = channel.permissions_for(member)
-        return bool(perms.view_channel and perms.read_message_history)
+        try:
+            perms = channel.permissions_for(member)
+        except discord.ClientException:  # a thread whose parent is not cached
+            return False
+        if not (perms.view_channel and perms.read_message_history):
+            return False
+        if (
+            isinstance(channel, discord.Thread)
+            and channel.type is discord.ChannelType.private_thread
+        ):
+            # discord.py copies the parent's permissions: private-thread membership is not in them.
+            if perms.manage_threads:
+                return True
+            try:
+                await channel.fetch_member(member.id)
+            except discord.HTTPException:
+                return False
+        return True
 
     return visible

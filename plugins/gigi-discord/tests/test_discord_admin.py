@@ -137,6 +137,27 @@ def test_gateway_debug_log_of_a_modal_is_redacted(caplog) -> None:
     assert "redacted" in caplog.text and "'a': 1" in caplog.text
 
 
+def test_gateway_debug_log_of_admin_command_options_is_redacted(caplog) -> None:
+    """`/gigi plugins config replace:` can carry plugin secrets in its options."""
+    logger = logging.getLogger("discord.gateway")
+    logger.addFilter(ModalRedactor())
+    caplog.set_level(logging.DEBUG, logger="discord.gateway")
+    options = [{"name": "replace", "value": '{"api_token": "' + KEY + '"}'}]
+    event = {
+        "op": 0,
+        "t": "INTERACTION_CREATE",
+        "d": {"type": 2, "data": {"name": "gigi", "options": options}},
+    }
+    logger.debug("For Shard ID %s: WebSocket Event: %s", 0, event)
+    ask = {
+        "op": 0,
+        "t": "INTERACTION_CREATE",
+        "d": {"type": 2, "data": {"name": "ask", "options": []}},
+    }
+    logger.debug("For Shard ID %s: WebSocket Event: %s", 0, ask)
+    assert KEY not in caplog.text and "'name': 'ask'" in caplog.text
+
+
 async def test_credential_add_problems_are_explained_before_the_modal(tmp_path) -> None:
     async with world(tmp_path, plugins=["openai"]) as w:
         no_url = await w.admin.slash(

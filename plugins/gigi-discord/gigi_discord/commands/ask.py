@@ -73,7 +73,9 @@ async def ask(
     text = question.strip()
     ids: list[str] = []
     notes: list[str] = []
-    if context == "channel" and interaction.channel is not None:
+    if context == "channel" and not interaction.permissions.read_message_history:
+        notes.append("You cannot read this channel's history, so none of it was used.")
+    elif context == "channel" and interaction.channel is not None:
         block, ids, note = await channel_context(interaction.channel)
         if block:
             text = f"{block}\n\nQuestion: {text}"

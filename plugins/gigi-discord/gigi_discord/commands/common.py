@@ -59,9 +59,16 @@ class AdminGroup(app_commands.Group):
         )
 
     def guard(self) -> AdminGroup:
+        """Every leaf and every autocomplete: discord.py runs no command checks for those."""
         for command in self.walk_commands():
             if isinstance(command, app_commands.Command):
                 command.add_check(admin_check)
+                for param in command._params.values():
+                    complete = param.autocomplete
+                    if complete is not None and admin_check not in getattr(
+                        complete, "__discord_app_commands_checks__", []
+                    ):
+                        app_commands.check(admin_check)(complete)
         return self
 
 

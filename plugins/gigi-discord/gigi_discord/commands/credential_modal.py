@@ -13,8 +13,8 @@ from typing import Any
 import discord
 
 from gigi_core.errors import GigiError
-from gigi_discord.commands.common import context
-from gigi_discord.errors import sentence, tell
+from gigi_discord.commands.common import admin_check, context
+from gigi_discord.errors import Refusal, sentence, tell
 
 log = logging.getLogger(__name__)
 
@@ -39,9 +39,15 @@ class CredentialModal(discord.ui.Modal):
         self.add_item(self.key)
 
     async def on_submit(self, interaction: discord.Interaction[Any]) -> None:
-        ctx = await context(interaction)
         secret = self.key.value.strip()
-        self.key.default = None  # nothing of the key stays on the modal object
+        self.key.default = None
+        self.key._value = None  # type: ignore[assignment]  # nothing of the key stays here
+        try:  # the form may have stayed open while the person lost Manage Server
+            await admin_check(interaction)
+        except Refusal as refusal:
+            await tell(interaction, refusal.message)
+            return
+        ctx = await context(interaction)
         try:
             cred = await ctx.kernel.llm.add_credential(
                 f"guild:{ctx.guild_id}",

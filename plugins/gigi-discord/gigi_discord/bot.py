@@ -13,6 +13,7 @@ from discord import app_commands
 from gigi_core.agent.contracts import ConfirmationPrompt
 from gigi_discord.errors import describe, tell
 from gigi_discord.settings import DiscordSettings
+from gigi_discord.throttle import RunThrottle
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,7 @@ class GigiBot(discord.AutoShardedClient):
         shard_count: int | None = None,
     ) -> None:
         self.settings = settings or DiscordSettings()
+        self.throttle = RunThrottle(self.settings.runs_per_minute)
         ids = shard_ids if shard_ids is not None else self.settings.shard_ids
         count = shard_count if shard_count is not None else self.settings.shard_count
         super().__init__(

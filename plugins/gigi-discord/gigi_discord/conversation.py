@@ -15,6 +15,7 @@ from gigi_core.agent.contracts import Reply, Request
 from gigi_discord.errors import DM_SETUP_HINT, SETUP_HINT, sentence
 from gigi_discord.identity import channel_checker, guild_key, resolve_actor
 from gigi_discord.render import NO_PINGS, deliver
+from gigi_discord.throttle import SLOW_DOWN
 
 if TYPE_CHECKING:
     from gigi_discord.bot import GigiBot
@@ -166,6 +167,9 @@ async def handle_message(bot: GigiBot, message: discord.Message) -> None:
             f"That message is too long for me ({len(text):,} characters; the limit is "
             f"{MAX_INPUT:,}). Please shorten it.",
         )
+        return
+    if not bot.throttle.allow(guild_key(message.guild, author), str(author.id)):
+        await answer(bot, message, SLOW_DOWN)
         return
     actor = await resolve_actor(bot.kernel, author)
     request = Request(

@@ -33,6 +33,7 @@ class DiscordSettings:
     sync_guilds: list[int] | None = None  # instant sync to these guilds (development)
     sync_commands: bool = True
     message_content: bool = False
+    runs_per_minute: int = 6  # per person per server; 0 turns the limit off
 
     @classmethod
     def from_env(cls) -> DiscordSettings:
@@ -53,4 +54,10 @@ class DiscordSettings:
             ),
             sync_commands=sync not in ("0", "false", "no"),
             message_content=flag in ("1", "true", "yes"),
+            runs_per_minute=(
+                _ints(
+                    os.environ.get("GIGI_DISCORD_RUNS_PER_MINUTE"), "GIGI_DISCORD_RUNS_PER_MINUTE"
+                )
+                or [6]
+            )[0],
         )

@@ -11,8 +11,10 @@ from discord import app_commands
 from gigi_core.agent.contracts import Reply, Request
 from gigi_discord.commands.common import context as ctx_of
 from gigi_discord.conversation import readable
+from gigi_discord.errors import Refusal
 from gigi_discord.identity import channel_checker
 from gigi_discord.render import deliver
+from gigi_discord.throttle import SLOW_DOWN
 
 log = logging.getLogger(__name__)
 HISTORY_LIMIT = 20
@@ -69,6 +71,8 @@ async def ask(
     context: Literal["none", "channel"] = "none",
 ) -> None:
     ctx = await ctx_of(interaction)
+    if not ctx.bot.throttle.allow(ctx.guild_id, str(interaction.user.id)):
+        raise Refusal(SLOW_DOWN)
     await interaction.response.defer(thinking=True)
     text = question.strip()
     ids: list[str] = []

@@ -125,6 +125,7 @@ class AgentRuntime:
         *,
         approve: bool,
         channel_visible: ChannelCheck | None = None,
+        guild_id: str | None = None,
     ) -> Reply:
         """Confirm or reject by confirmation id (what a button carries in its custom id)."""
         row = await self.confirmations.get(confirmation_id)
@@ -132,8 +133,10 @@ class AgentRuntime:
         if latest.id != confirmation_id:
             raise ConfirmationError("this confirmation was replaced by a newer one")
         if approve:
-            return await self.confirm(row.run_id, actor, channel_visible=channel_visible)
-        return await self.reject(row.run_id, actor)
+            return await self.confirm(
+                row.run_id, actor, channel_visible=channel_visible, guild_id=guild_id
+            )
+        return await self.reject(row.run_id, actor, guild_id=guild_id)
 
     async def reject(self, run_id: str, actor: Actor, *, guild_id: str | None = None) -> Reply:
         await self._same_guild(run_id, guild_id)

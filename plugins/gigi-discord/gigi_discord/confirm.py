@@ -160,6 +160,7 @@ async def decide(
             actor,
             approve=approve,
             channel_visible=channel_checker(interaction.guild, interaction.user),
+            guild_id=guild_key(interaction.guild, interaction.user),
         )
     except GigiError as exc:
         text = sentence(str(exc))

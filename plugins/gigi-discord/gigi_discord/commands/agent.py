@@ -82,7 +82,7 @@ def agent_root() -> app_commands.Group:
         ctx = await context(interaction)
         row = await _own_run(ctx, run)
         try:
-            cancelled = await ctx.bot.runtime.cancel(row.id, ctx.actor)
+            cancelled = await ctx.bot.runtime.cancel(row.id, ctx.actor, guild_id=ctx.guild_id)
         except ConfirmationError as exc:
             raise Refusal(sentence(str(exc))) from None
         if cancelled:

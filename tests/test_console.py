@@ -202,6 +202,9 @@ async def test_interrupt_cancels_the_running_request_and_keeps_going(env) -> Non
         runs = kernel.agent.runs
 
         async def handle(self, request):
+            await kernel.agent.runs.create(
+                "run_hanging", "req", "console", request.actor.id, request.guild_id, None
+            )
             started.set()
             await asyncio.sleep(3600)
 
@@ -213,6 +216,7 @@ async def test_interrupt_cancels_the_running_request_and_keeps_going(env) -> Non
     output = out.getvalue()
     assert "(interrupted)" in output and "/call ACTION JSON" in output
     assert output.rstrip().endswith("Bye.")
+    assert (await kernel.agent.runs.get("run_hanging")).status == "cancelled"
 
 
 def test_gigi_run_starts_the_console(tmp_path) -> None:

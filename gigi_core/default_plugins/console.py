@@ -103,6 +103,7 @@ class ConsoleSurface:
                     if not self._interrupted:
                         raise
                     self.say("(interrupted)")
+                    await self._cancel_interrupted_run()
                     continue
                 finally:
                     self._task = None
@@ -327,6 +328,17 @@ class ConsoleSurface:
         except (EOFError, ValueError):  # a closed stream reads as end of input
             return None
         return None if line == "" else line.rstrip("\r\n")
+
+    async def _cancel_interrupted_run(self) -> None:
+        """A request stopped with Ctrl-C ends its run in the store too (nothing resumes it)."""
+        from gigi_core.errors import GigiError
+
+        try:
+            run = await self.runtime.runs.last(guild_id=self.guild_id, actor_id=self.actor.id)
+        except GigiError:
+            return
+        if run.status == "running":
+            await self.runtime.runs.cancel(run.id)
 
     def _on_interrupt(self) -> None:
         """Ctrl-C: drop the running request, or the half-typed line (the tty discards it)."""

@@ -60,7 +60,8 @@ def plugins_group() -> app_commands.Group:
             )
         for record in ctx.kernel.registry.records.values():
             if record.status == "failed":
-                lines.append(f"**{record.name}** failed to load: {record.error}")
+                # The error can name the operator's paths or hosts: it stays in their log.
+                lines.append(f"**{record.name}** failed to load (details in the operator's log)")
         await tell(interaction, listing(lines, "No plugins with actions are installed."))
 
     @group.command(name="enable", description="Turn a plugin on in this server.")

@@ -44,6 +44,20 @@ def echo(ctx, text):
 """
 
 
+def module_registering(tool_line: str) -> str:
+    """A plugin module that ships the standard manifest and registers tools with one line."""
+    return (
+        "from pathlib import Path\n"
+        "from gigi_core import hookimpl\n\n"
+        "@hookimpl\n"
+        "def register_manifests(register):\n"
+        "    register(Path(__file__).parent / 'gigi.yaml')\n\n"
+        "@hookimpl\n"
+        "def register_tools(register):\n"
+        f"    {tool_line}\n"
+    )
+
+
 class PluginFactory:
     """Writes a package plus a dist-info with a ``gigi`` entry point into a sys.path folder."""
 

@@ -7,6 +7,7 @@ import pytest
 from gigi_core import hookimpl
 from gigi_core.errors import PluginError
 from gigi_core.plugins import LoadOptions, load_plugins
+from tests.plugin_factory import module_registering
 
 
 def load(only: set[str] | None = None, **kwargs):
@@ -73,19 +74,7 @@ def test_invalid_manifest_fails_plugin_with_file_line(plugin_factory) -> None:
 
 def test_handler_without_action_and_action_without_handler(plugin_factory) -> None:
     plugin_factory.make(
-        "mismatch",
-        module="""
-        from pathlib import Path
-        from gigi_core import hookimpl
-
-        @hookimpl
-        def register_manifests(register):
-            register(Path(__file__).parent / "gigi.yaml")
-
-        @hookimpl
-        def register_tools(register):
-            register("mismatch.shout", lambda ctx, text: text)
-        """,
+        "mismatch", module=module_registering('register("mismatch.shout", lambda ctx, text: text)')
     )
     record = load({"mismatch"}).registry.records["mismatch"]
     assert record.status == "failed"
@@ -98,19 +87,7 @@ def test_handler_without_action_and_action_without_handler(plugin_factory) -> No
 
 def test_handler_signature_must_match_args(plugin_factory) -> None:
     plugin_factory.make(
-        "sig",
-        module="""
-        from pathlib import Path
-        from gigi_core import hookimpl
-
-        @hookimpl
-        def register_manifests(register):
-            register(Path(__file__).parent / "gigi.yaml")
-
-        @hookimpl
-        def register_tools(register):
-            register("sig.echo", lambda ctx, message: message)
-        """,
+        "sig", module=module_registering('register("sig.echo", lambda ctx, message: message)')
     )
     record = load({"sig"}).registry.records["sig"]
     assert record.status == "failed"

@@ -13,6 +13,7 @@ from gigi_core.hooks import HookRunner
 from gigi_core.plugins import LoadedPlugins, LoadOptions, load_plugins
 from gigi_core.policy.actor import Actor
 from gigi_core.policy.engine import PolicyEngine
+from gigi_core.policy.view import ViewCache
 from gigi_core.registry import Registry
 from gigi_core.settings import Settings
 from gigi_core.store.audit import AuditLog, AuditRecord
@@ -46,8 +47,11 @@ class Kernel:
             if r.source == "default" and r.status == "ok"
             for m in r.manifests
         )
-        self.plugin_state = PluginStateStore(db, self.secrets, on_by_default=on_by_default)
-        self.grants = GrantStore(db)
+        self.views = ViewCache()
+        self.plugin_state = PluginStateStore(
+            db, self.secrets, on_by_default=on_by_default, on_change=self.views.clear
+        )
+        self.grants = GrantStore(db, on_change=self.views.clear)
         self.audit = AuditLog(db)
         self.policy = PolicyEngine(self)
         self._closed = False

@@ -94,7 +94,7 @@ class CallHandler:
             # At most once: after a crash this call is reported, never rerun. A read-only
             # call has no effects, so a crash simply leaves it pending and it runs again.
             s.in_flight = {"id": call["id"], "name": call["name"], "action": spec.name}
-            await r.commit()
+            await r.commit(durable=True)
         audit = r.audit_record(
             "agent.tool",
             status="pending",
@@ -178,6 +178,7 @@ class CallHandler:
         s = r.state
         confirmation_id = new_id("conf")
         manifest = r.kernel.registry.manifests[spec.plugin]
+        await r.sync()  # the confirmation row refers to the run's row
         expires = await r.runtime.confirmations.create(
             confirmation_id,
             s.run_id,
@@ -195,7 +196,9 @@ class CallHandler:
             "confirmation_id": confirmation_id,
         }
         step.status = "needs_confirmation"
-        await r.commit(index, step, "agent.confirmation", status="awaiting_confirmation")
+        await r.commit(
+            index, step, "agent.confirmation", status="awaiting_confirmation", durable=True
+        )
         prompt = ConfirmationPrompt(
             confirmation_id, s.run_id, spec.name, f"{spec.description} — {reason}.", expires
         )

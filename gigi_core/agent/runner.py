@@ -1,11 +1,13 @@
 """The tool loop: the model proposes calls; each is looked up, validated, decided, executed.
 
-Every step is a checkpoint: the sealed state, the step row and its audit rows are written in
-one transaction, so a crash leaves the run resumable from its last step.
+Every step is a checkpoint recorded in the run's journal (sealed state, step row, audit
+rows); the journal writes them at the durable boundaries its durability names, so a crash
+leaves the run resumable from its last write and a call with effects never runs twice.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from gigi_core.agent.calls import CallHandler
 from gigi_core.agent.contracts import Budgets, Citation, Reply, Request
+from gigi_core.agent.journal import RunJournal
 from gigi_core.agent.runs import StepRecord
 from gigi_core.agent.state import RunState
 from gigi_core.agent.toolset import Toolset
@@ -72,6 +75,7 @@ class Runner:
         state: RunState,
         request: Request,
         budgets: Budgets,
+        journal: RunJournal,
         view: GuildView | None = None,
     ) -> None:
         self.runtime = runtime
@@ -79,6 +83,7 @@ class Runner:
         self.state = state
         self.request = request
         self.budgets = budgets
+        self.journal = journal
         self.toolset = Toolset.from_names(state.tools, self.kernel.registry.actions)
         self.calls = CallHandler(self)
         self._configs: dict[str, Any] = {}
@@ -87,6 +92,8 @@ class Runner:
     # -- the loop ------------------------------------------------------------------------
 
     async def run(self) -> Reply:
+        live = self.runtime.live
+        live[self.state.run_id] = self.journal
         try:
             return await self._loop()
         except Paused as paused:
@@ -96,6 +103,9 @@ class Runner:
         except ToolError as error:  # direct mode reports typed errors to its caller
             await self.finish("failed", type(error).__name__, str(error))
             raise
+        except asyncio.CancelledError:  # the surface gave up: keep what already happened
+            await asyncio.shield(self.journal.flush(wait=False))
+            raise
         except Exception:  # a bug or a broken plugin hook: stop, drop the state, say so
             log.exception("agent run %s failed", self.state.run_id)
             return await self.finish(
@@ -104,6 +114,8 @@ class Runner:
                 "Something went wrong inside Gigi, so this run was stopped. "
                 "An operator can find the details in the log.",
             )
+        finally:
+            live.pop(self.state.run_id, None)
 
     async def _loop(self) -> Reply:
         while True:
@@ -202,14 +214,9 @@ class Runner:
         return await self.run()
 
     async def _reopen(self) -> None:
-        ok = await self.runtime.runs.checkpoint(
-            self.state.run_id,
-            self.state.to_json(),
-            self.state.counters(),
-            status="running",
-            expect=("awaiting_confirmation",),
-        )
-        if not ok:
+        self.journal.record(self.state.to_json(), self.state.counters())
+        await self.journal.flush()
+        if self.journal.cancelled:
             raise Stop(
                 "cancelled", "This run is no longer waiting for a confirmation.", "cancelled"
             )
@@ -290,8 +297,9 @@ class Runner:
         extra_audits: tuple[AuditRecord, ...] = (),
         reason_code: str | None = None,
         status: str = "running",
+        durable: bool = False,
     ) -> None:
-        """Checkpoint; a run cancelled meanwhile stops here."""
+        """Checkpoint; ``durable`` writes it before going on. A cancelled run stops here."""
         audits = list(extra_audits)
         if step is not None and audit_kind is not None:
             audits.append(
@@ -308,20 +316,27 @@ class Runner:
                     tool_kind=self.runtime.tool_kind_of(step.tool),
                 )
             )
-        ok = await self.runtime.runs.checkpoint(
-            self.state.run_id,
+        self.journal.record(
             self.state.to_json(),
             self.state.counters(),
             step=(index, step) if step is not None and index is not None else None,
             audits=audits,
             status=status,
         )
-        if not ok:
+        if durable or self.journal.durability == "step":
+            await self.journal.flush()
+        if self.journal.cancelled:
             raise Stop("cancelled", "This run was cancelled.", "cancelled")
         for record in audits:
             await self.kernel.track(
                 record.kind, run_id=record.run_id, status=record.status, guild_id=record.guild_id
             )
+
+    async def sync(self) -> None:
+        """Write everything recorded so far before going on."""
+        await self.journal.flush()
+        if self.journal.cancelled:
+            raise Stop("cancelled", "This run was cancelled.", "cancelled")
 
     def citations(self) -> list[Citation]:
         return [Citation(c["tool"], c["result"]) for c in self.state.citations]
@@ -336,7 +351,9 @@ class Runner:
             input_tokens=s.tokens_in,
             output_tokens=s.tokens_out,
         )
-        await self.runtime.runs.finish(s.run_id, status, reason, audit, **s.counters())
+        await self.journal.finish(
+            status, reason, s.counters(), audit, wait=self.journal.durability != "deferred"
+        )
         await self.kernel.track(
             "agent.answer", run_id=s.run_id, status=status, guild_id=self.request.guild_id
         )

@@ -7,8 +7,9 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import insert, select, update
 
+from gigi_core.agent.journal import ACTIVE, state_ad
 from gigi_core.errors import GigiError
 from gigi_core.store.agent_tables import AgentRun, AgentRunConfirmation, AgentRunStep
 from gigi_core.store.audit import AuditRecord
@@ -17,23 +18,6 @@ from gigi_core.store.tables import AuditEvent, utcnow
 
 if TYPE_CHECKING:
     from gigi_core.kernel import Kernel
-
-ACTIVE = ("running", "awaiting_confirmation")
-_COUNTERS = ("steps_used", "tool_calls_used", "llm_calls_used", "tokens_used")
-_CHECKPOINT = (
-    update(AgentRun)
-    .where(AgentRun.id == bindparam("run_id"))
-    .values(
-        status=bindparam("status"),
-        state_key_id=bindparam("state_key_id"),
-        state_nonce=bindparam("state_nonce"),
-        state_sealed=bindparam("state_sealed"),
-        updated_at=bindparam("updated_at"),
-        **{c: bindparam(c) for c in _COUNTERS},
-    )
-)
-_INSERT_STEP = insert(AgentRunStep)
-_INSERT_AUDIT = insert(AuditEvent)
 
 
 class RunNotFound(GigiError):
@@ -68,27 +52,12 @@ class RunStore:
         guild_id: str,
         channel_id: str | None,
     ) -> None:
-        async with self.db.engine.begin() as conn:
-            await conn.execute(
-                insert(AgentRun),
-                {
-                    "id": run_id,
-                    "request_id": request_id,
-                    "kind": kind,
-                    "actor_id": actor_id,
-                    "guild_id": guild_id,
-                    "channel_id": channel_id,
-                    "status": "running",
-                    "steps_used": 0,
-                    "tool_calls_used": 0,
-                    "llm_calls_used": 0,
-                    "tokens_used": 0,
-                    "created_at": utcnow(),
-                    "updated_at": utcnow(),
-                },
-            )
+        """Store a run row at once (the runtime's runs are written by their journal)."""
+        row = new_run_row(run_id, request_id, kind, actor_id, guild_id, channel_id)
+        await self.db.writer.write(lambda conn: conn.execute(insert(AgentRun), row))
 
     async def get(self, run_id: str) -> AgentRun:
+        await self.db.writer.drain()
         async with self.db.session() as s:
             row = await s.get(AgentRun, run_id)
         if row is None:
@@ -101,6 +70,7 @@ class RunStore:
             query = query.where(AgentRun.guild_id == guild_id)
         if actor_id is not None:
             query = query.where(AgentRun.actor_id == actor_id)
+        await self.db.writer.drain()
         async with self.db.session() as s:
             row = await s.scalar(query)
         if row is None:
@@ -108,78 +78,19 @@ class RunStore:
         return row
 
     async def status(self, run_id: str) -> str:
+        await self.db.writer.drain()
         async with self.db.session() as s:
             return str(await s.scalar(select(AgentRun.status).where(AgentRun.id == run_id)))
 
-    async def save(self, run_id: str, state: dict[str, Any], **columns: Any) -> None:
-        """Seal the state and update counters/status in one transaction."""
-        sealed = self.kernel.state_sealer.seal(json.dumps(state), _ad(run_id))
-        columns.update(
-            state_key_id=sealed.key_id,
-            state_nonce=sealed.nonce,
-            state_sealed=sealed.ciphertext,
-            updated_at=utcnow(),
-        )
-        async with self.db.session() as s:
-            await s.execute(update(AgentRun).where(AgentRun.id == run_id).values(**columns))
-
-    async def checkpoint(
-        self,
-        run_id: str,
-        state: dict[str, Any],
-        counters: dict[str, int],
-        *,
-        step: tuple[int, StepRecord] | None = None,
-        audits: list[AuditRecord] = (),  # type: ignore[assignment]
-        status: str = "running",
-        expect: tuple[str, ...] = ("running",),
-    ) -> bool:
-        """Seal the state, counters, a step and its audit rows in one transaction.
-
-        Returns False (and writes nothing) when the run is no longer in ``expect`` — it was
-        cancelled meanwhile — so cancellation is noticed at the next step boundary.
-        """
-        sealed = self.kernel.state_sealer.seal(json.dumps(state), _ad(run_id))
-        async with self.db.engine.begin() as conn:  # Core, not the ORM: this is the hot path
-            result = await conn.execute(
-                _CHECKPOINT.where(AgentRun.status.in_(expect)),
-                {
-                    "run_id": run_id,
-                    "status": status,
-                    "state_key_id": sealed.key_id,
-                    "state_nonce": sealed.nonce,
-                    "state_sealed": sealed.ciphertext,
-                    "updated_at": utcnow(),
-                    **counters,
-                },
-            )
-            if result.rowcount != 1:
-                return False
-            if step is not None:
-                await conn.execute(
-                    _INSERT_STEP,
-                    {
-                        "run_id": run_id,
-                        "step_index": step[0],
-                        "created_at": utcnow(),
-                        **step[1].__dict__,
-                    },
-                )
-            if audits:
-                now = utcnow()
-                await conn.execute(
-                    _INSERT_AUDIT, [{"created_at": now, **asdict(a)} for a in audits]
-                )
-        return True
-
-    async def load(self, run_id: str) -> dict[str, Any]:
+    async def load(self, run_id: str) -> tuple[dict[str, Any], str]:
+        """The run's unsealed state and its status."""
         row = await self.get(run_id)
         if row.state_sealed is None or row.state_nonce is None or row.state_key_id is None:
             raise GigiError(f"run {run_id} has no stored state to resume")
         plain = self.kernel.state_sealer.open(
-            Sealed(row.state_key_id, row.state_nonce, row.state_sealed, ""), _ad(run_id)
+            Sealed(row.state_key_id, row.state_nonce, row.state_sealed, ""), state_ad(run_id)
         )
-        return json.loads(plain)
+        return json.loads(plain), row.status
 
     async def finish(
         self,
@@ -190,9 +101,10 @@ class RunStore:
         **columns: Any,
     ) -> None:
         """End a run; its sealed state is dropped because nothing can resume it any more."""
+        await self.db.writer.drain()
         async with self.db.engine.begin() as s:
             if audit is not None:
-                await s.execute(_INSERT_AUDIT, {"created_at": utcnow(), **asdict(audit)})
+                await s.execute(insert(AuditEvent), {"created_at": utcnow(), **asdict(audit)})
             await s.execute(
                 update(AgentRun)
                 .where(AgentRun.id == run_id, AgentRun.status.in_(ACTIVE))
@@ -210,6 +122,7 @@ class RunStore:
 
     async def cancel(self, run_id: str) -> bool:
         """True when an active run was cancelled now; pending confirmations become rejected."""
+        await self.db.writer.drain()
         async with self.db.session() as s:
             result = await s.execute(
                 update(AgentRun)
@@ -234,10 +147,6 @@ class RunStore:
                     .values(state="rejected", updated_at=utcnow())
                 )
             return bool(result.rowcount)
-
-    async def add_step(self, run_id: str, index: int, step: StepRecord) -> None:
-        async with self.db.session() as s:
-            s.add(AgentRunStep(run_id=run_id, step_index=index, **step.__dict__))
 
     async def trace(self, run_id: str) -> dict[str, Any]:
         """Everything safe to show about a run: metadata only, by construction."""
@@ -302,8 +211,30 @@ class RunStore:
         }
 
 
-def _ad(run_id: str) -> str:
-    return f"gigi:agent_run:{run_id}"
+def new_run_row(
+    run_id: str,
+    request_id: str,
+    kind: str,
+    actor_id: str,
+    guild_id: str,
+    channel_id: str | None,
+) -> dict[str, Any]:
+    now = utcnow()
+    return {
+        "id": run_id,
+        "request_id": request_id,
+        "kind": kind,
+        "actor_id": actor_id,
+        "guild_id": guild_id,
+        "channel_id": channel_id,
+        "status": "running",
+        "steps_used": 0,
+        "tool_calls_used": 0,
+        "llm_calls_used": 0,
+        "tokens_used": 0,
+        "created_at": now,
+        "updated_at": now,
+    }
 
 
 def _iso(value: datetime | None) -> str | None:

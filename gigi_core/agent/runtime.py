@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from gigi_core.agent.confirmations import ConfirmationError, ConfirmationStore
 from gigi_core.agent.contracts import Budgets, ChannelCheck, Reply, Request, new_id
+from gigi_core.agent.journal import RunJournal, durability_from
 from gigi_core.agent.runner import SYSTEM_PROMPT, ModelCaller, Runner
-from gigi_core.agent.runs import RunStore
+from gigi_core.agent.runs import RunStore, new_run_row
 from gigi_core.agent.state import RunState, request_from_json, request_to_json
 from gigi_core.agent.toolset import Toolset
 from gigi_core.policy.actor import Actor
@@ -25,16 +27,29 @@ NATIVE_PLUGINS = frozenset({"plugins", "permissions", "llm"})
 
 
 class AgentRuntime:
-    """One per kernel (``kernel.agent``); ``model`` replaces the provider call (tests, evals)."""
+    """One per kernel (``kernel.agent``); ``model`` replaces the provider call (tests, evals).
+
+    ``durability`` is ``step``, ``turn`` or ``deferred`` (see ``gigi_core.agent.journal``);
+    by default ``GIGI_RUN_DURABILITY``, else ``turn``.
+    """
+
+    flush_seconds = 0.2  # how long a run's unwritten read-only steps may wait at most
 
     def __init__(
-        self, kernel: Kernel, *, model: ModelCaller | None = None, budgets: Budgets | None = None
+        self,
+        kernel: Kernel,
+        *,
+        model: ModelCaller | None = None,
+        budgets: Budgets | None = None,
+        durability: str | None = None,
     ) -> None:
         self.kernel = kernel
         self.runs = RunStore(kernel)
         self.confirmations = ConfirmationStore(kernel)
         self.budgets = budgets or Budgets()
+        self.durability = durability_from(durability or os.environ.get("GIGI_RUN_DURABILITY"))
         self._model = model
+        self.live: dict[str, RunJournal] = {}  # runs executing in this process
 
     async def model(self, request: ChatRequest, origin: Request, run_id: str) -> ChatResponse:
         if self._model is not None:
@@ -56,22 +71,32 @@ class AgentRuntime:
         view = await guild_view(self.kernel, request.actor, request.guild_id)
         actions = await self.kernel.policy.offerable(request.actor, request.guild_id, view)
         toolset = Toolset.build(actions)
-        state = await self._start(request, "agent", toolset)
-        state.messages = [
-            {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": request.text},
-        ]
-        return await Runner(self, state, request, self.budgets, view).run()
+        state = RunState(
+            run_id=new_id("run"),
+            mode="agent",
+            request=request_to_json(request),
+            tools=toolset.names(),
+            messages=[
+                {"role": "system", "content": SYSTEM_PROMPT},
+                {"role": "user", "content": request.text},
+            ],
+        )
+        journal = await self._start(request, state)
+        return await Runner(self, state, request, self.budgets, journal, view).run()
 
     async def direct(self, request: Request, action: str, args: Any) -> Reply:
         """An exact command (``/call``, a slash command, ``gigi tools call``): no model at all."""
         spec = self.kernel.registry.actions.get(action)
         toolset = Toolset.build([spec]) if spec else Toolset()
-        state = await self._start(request, "direct", toolset)
-        state.pending = [
-            {"id": new_id("call"), "name": action, "arguments": args, "parse_error": None}
-        ]
-        return await Runner(self, state, request, self._direct_budgets()).run()
+        state = RunState(
+            run_id=new_id("run"),
+            mode="direct",
+            request=request_to_json(request),
+            tools=toolset.names(),
+            pending=[{"id": new_id("call"), "name": action, "arguments": args, "parse_error": None}],
+        )
+        journal = await self._start(request, state)
+        return await Runner(self, state, request, self._direct_budgets(), journal).run()
 
     async def confirm(
         self,
@@ -160,6 +185,8 @@ class AgentRuntime:
                 "only the person who started a run, or a server admin, can cancel it"
             )
         cancelled = await self.runs.cancel(run_id)
+        if run_id in self.live:  # a run executing here stops at its next step
+            self.live[run_id].cancelled = True
         if cancelled:
             await self.audit(
                 request_from_json_minimal(run),
@@ -175,25 +202,38 @@ class AgentRuntime:
 
     # -- internals -----------------------------------------------------------------------
 
-    async def _start(self, request: Request, mode: str, toolset: Toolset) -> RunState:
-        run_id = new_id("run")
-        await self.runs.create(
-            run_id,
+    async def _start(self, request: Request, state: RunState) -> RunJournal:
+        """The run's row is queued now and its first steps buffered behind it."""
+        row = new_run_row(
+            state.run_id,
             request.request_id,
-            request.kind if mode == "agent" else "direct",
+            request.kind if state.mode == "agent" else "direct",
             request.actor.id,
             request.guild_id,
             request.channel_id,
         )
-        return RunState(
-            run_id=run_id, mode=mode, request=request_to_json(request), tools=toolset.names()
+        journal = self._journal(state.run_id, create=row)
+        journal.record(state.to_json(), state.counters())
+        await journal.flush(wait=self.durability == "step")
+        return journal
+
+    def _journal(self, run_id: str, **kwargs: Any) -> RunJournal:
+        return RunJournal(
+            self.kernel.db.writer,
+            self.kernel.state_sealer,
+            run_id,
+            durability=self.durability,
+            flush_seconds=self.flush_seconds,
+            **kwargs,
         )
 
     async def _runner(self, run_id: str) -> Runner:
-        state = RunState.from_json(await self.runs.load(run_id))
+        stored, status = await self.runs.load(run_id)
+        state = RunState.from_json(stored)
         request = request_from_json(state.request)
         budgets = self.budgets if state.mode == "agent" else self._direct_budgets()
-        return Runner(self, state, request, budgets)
+        journal = self._journal(run_id, stored_status=status)
+        return Runner(self, state, request, budgets, journal)
 
     async def _same_guild(self, run_id: str, guild_id: str | None) -> None:
         """A surface passes its guild: an admin there is no admin of another guild's run."""

@@ -2,11 +2,17 @@
 
 A run reads this once and decides every call of that run against it; a run resumed after a
 confirmation reads it afresh, so a revoked grant applies from the next step that resumes.
+The stored facts are cached for ``GIGI_POLICY_CACHE_SECONDS`` (default 2): a change made
+through this process's kernel clears the cache at once, one made by another process (the
+CLI while the bot runs) applies within that time. ``capabilities_for`` hooks are asked
+every time.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import os
+import time
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
@@ -29,7 +35,50 @@ class GuildView:
     configs: dict[str, dict[str, Any]] = field(default_factory=dict)  # plain fields only
 
 
+class ViewCache:
+    """Stored facts per (guild, actor identity) for a few seconds; cleared on any change."""
+
+    max_entries = 10_000
+
+    def __init__(self, ttl: float | None = None) -> None:
+        if ttl is None:
+            ttl = float(os.environ.get("GIGI_POLICY_CACHE_SECONDS") or 2)
+        self.ttl = ttl
+        self._entries: dict[tuple[Any, ...], tuple[float, GuildView]] = {}
+
+    def get(self, key: tuple[Any, ...]) -> GuildView | None:
+        entry = self._entries.get(key)
+        if entry is None or entry[0] < time.monotonic():
+            return None
+        return entry[1]
+
+    def put(self, key: tuple[Any, ...], view: GuildView) -> None:
+        if self.ttl <= 0:
+            return
+        if len(self._entries) >= self.max_entries:
+            self._entries.clear()
+        self._entries[key] = (time.monotonic() + self.ttl, view)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
 async def guild_view(kernel: Kernel, actor: Actor, guild_id: str) -> GuildView:
+    key = (guild_id, actor.id, actor.roles, actor.is_admin)
+    stored = kernel.views.get(key)
+    if stored is None:
+        stored = await _read(kernel, actor, guild_id)
+        kernel.views.put(key, stored)
+    hook_caps: set[str] = set()
+    for result in await kernel.hooks.call_all(
+        "capabilities_for", actor=actor, guild_id=guild_id, kernel=kernel
+    ):
+        if result:
+            hook_caps.update(str(c) for c in result)
+    return replace(stored, hook_capabilities=frozenset(hook_caps)) if hook_caps else stored
+
+
+async def _read(kernel: Kernel, actor: Actor, guild_id: str) -> GuildView:
     async with kernel.db.engine.connect() as conn:  # two reads, one connection, no ORM
         rows = (
             await conn.execute(
@@ -44,17 +93,11 @@ async def guild_view(kernel: Kernel, actor: Actor, guild_id: str) -> GuildView:
         grants = frozenset((await conn.execute(actor_grants_query(guild_id, actor))).scalars())
     stored = {plugin: enabled for plugin, enabled, _, _ in rows}
     defaults = {p for p in getattr(kernel.plugin_state, "on_by_default", ()) if p not in stored}
-    hook_caps: set[str] = set()
-    for result in await kernel.hooks.call_all(
-        "capabilities_for", actor=actor, guild_id=guild_id, kernel=kernel
-    ):
-        if result:
-            hook_caps.update(str(c) for c in result)
     return GuildView(
         guild_id=guild_id,
         enabled=frozenset({p for p, on in stored.items() if on} | defaults),
         external=frozenset(p for p, _, external, _ in rows if external),
         grants=grants,
-        hook_capabilities=frozenset(hook_caps),
+        hook_capabilities=frozenset(),
         configs={p: dict(config or {}) for p, _, _, config in rows},
     )

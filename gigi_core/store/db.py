@@ -65,6 +65,19 @@ class Database:
         if self.dialect == "sqlite":
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+        from gigi_core.store.writer import Writer
+
+        self.writer = Writer(self, thread=self.dialect == "sqlite" and not _is_memory(url))
+
+    def sync_engine(self) -> Any:
+        """A synchronous engine on the same SQLite file, for the writer's own thread."""
+        from sqlalchemy import create_engine, event
+        from sqlalchemy.engine import make_url
+
+        url = make_url(self.url).set(drivername="sqlite+pysqlite")
+        engine = create_engine(url, connect_args={"timeout": 30})
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[AsyncSession]:
@@ -85,6 +98,7 @@ class Database:
             ) from exc
 
     async def close(self) -> None:
+        await self.writer.close()
         await self.engine.dispose()
 
 

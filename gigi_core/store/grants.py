@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -25,8 +26,9 @@ class Grant:
 
 
 class GrantStore:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, on_change: Callable[[], None] = lambda: None) -> None:
         self.db = db
+        self.on_change = on_change  # clears cached policy facts
 
     async def add(
         self, guild_id: str, capability: str, subject_type: str, subject_id: str, by: str | None
@@ -45,6 +47,7 @@ class GrantStore:
                 )
         except IntegrityError:
             return False
+        self.on_change()
         return True
 
     async def remove(
@@ -59,7 +62,8 @@ class GrantStore:
                     CapabilityGrant.subject_id == subject_id,
                 )
             )
-            return bool(result.rowcount)
+        self.on_change()
+        return bool(result.rowcount)
 
     async def list(self, guild_id: str) -> list[Grant]:
         async with self.db.session() as s:

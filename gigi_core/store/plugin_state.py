@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,11 +34,17 @@ class PluginStateStore:
     """
 
     def __init__(
-        self, db: Database, secrets: SecretStore, *, on_by_default: frozenset[str] = frozenset()
+        self,
+        db: Database,
+        secrets: SecretStore,
+        *,
+        on_by_default: frozenset[str] = frozenset(),
+        on_change: Callable[[], None] = lambda: None,
     ) -> None:
         self.db = db
         self.secrets = secrets
         self.on_by_default = on_by_default
+        self.on_change = on_change  # clears cached policy facts
 
     async def get(self, guild_id: str, plugin: str) -> PluginState | None:
         async with self.db.session() as s:
@@ -102,6 +109,7 @@ class PluginStateStore:
             row.updated_at = utcnow()
             for name, value in (secrets or {}).items():
                 await self.secrets.put(SECRET_SCOPE, _owner(guild_id, plugin), name, value, s)
+        self.on_change()
 
     async def unsealed_secrets(self, guild_id: str, plugin: str) -> dict[str, str]:
         """Only for handing config to the plugin's own handler; never for display."""

@@ -236,11 +236,16 @@ async def test_crash_mid_run_is_resumable_and_never_reruns_the_call(env, monkeyp
         await rt.recover(run.id, USER)
 
 
-async def test_crash_during_a_read_only_call_runs_it_again(env, monkeypatch) -> None:
+@pytest.mark.parametrize("durability", ["step", "turn"])
+async def test_crash_during_a_read_only_call_runs_it_again(env, monkeypatch, durability) -> None:
+    """``step`` resumes after the model's answer; ``turn`` had not written that step yet,
+    so recovery asks the model again. Either way the read-only call runs once more."""
     from gigi_core.agent import calls as calls_module
 
     kernel, toolbox, runtime = env
-    rt, model = runtime(call(("box__echo", {"text": "a"})), say("Recovered."))
+    echo = call(("box__echo", {"text": "a"}))
+    turns = [echo, say("Recovered.")] if durability == "step" else [echo, echo, say("Recovered.")]
+    rt, model = runtime(*turns, durability=durability)
 
     async def process_dies(*args, **kwargs):
         raise SystemExit("the process died here")
@@ -250,5 +255,8 @@ async def test_crash_during_a_read_only_call_runs_it_again(env, monkeypatch) -> 
         await rt.handle(ask("echo"))
     monkeypatch.undo()
     run = await rt.runs.last(guild_id="g1")
+    assert run.status == "running"
     reply = await rt.recover(run.id, USER)
     assert reply.text == "Recovered." and toolbox.ran == ["box.echo"]  # no effects: safe to rerun
+    model_calls = {"step": 2, "turn": 3}[durability]
+    assert len(model.requests) == model_calls

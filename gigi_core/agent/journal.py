@@ -1,0 +1,188 @@
+"""A run's write-behind journal: its state, step rows and audit rows, written in batches.
+
+Durability (``GIGI_RUN_DURABILITY``) decides when the journal is written:
+
+- ``step``: after every step, before the run goes on (the strongest, and the slowest).
+- ``turn`` (default): at the durable boundaries — before a call with effects runs, when the
+  run pauses for a confirmation, when it ends — and every ``flush_seconds`` while it holds
+  unwritten records. A crash loses at most the read-only steps and model calls since the
+  last write; ``gigi agent recover`` runs those again, and a call with effects never reruns.
+- ``deferred``: as ``turn``, but the reply does not wait for the run's last write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import insert, update
+
+from gigi_core.errors import ConfigError
+from gigi_core.store.agent_tables import AgentRun, AgentRunStep
+from gigi_core.store.tables import AuditEvent, utcnow
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
+
+    from gigi_core.agent.runs import StepRecord
+    from gigi_core.store.audit import AuditRecord
+    from gigi_core.store.sealing import Sealer
+    from gigi_core.store.writer import Writer
+
+DURABILITY = ("step", "turn", "deferred")
+ACTIVE = ("running", "awaiting_confirmation")
+_NO_STATE = {"state_key_id": None, "state_nonce": None, "state_sealed": None}
+
+
+def durability_from(value: str | None) -> str:
+    """Validate a durability setting; the error names the variable an operator sets."""
+    value = (value or "turn").strip().lower()
+    if value not in DURABILITY:
+        raise ConfigError(
+            f"GIGI_RUN_DURABILITY: unknown value {value!r}; use one of: {', '.join(DURABILITY)}"
+        )
+    return value
+
+
+class RunJournal:
+    """Buffers one run's records; ``flush`` writes them in one transaction."""
+
+    def __init__(
+        self,
+        writer: Writer,
+        sealer: Sealer,
+        run_id: str,
+        *,
+        durability: str,
+        flush_seconds: float,
+        create: dict[str, Any] | None = None,
+        stored_status: str = "running",
+    ) -> None:
+        self.writer = writer
+        self.sealer = sealer
+        self.run_id = run_id
+        self.durability = durability
+        self.flush_seconds = flush_seconds
+        self.cancelled = False  # set by a cancel in this process, or a write that found one
+        self._create = create  # the run's row, until its first write
+        self._stored = stored_status  # what the row's status is once queued writes land
+        self._state: str | None = None
+        self._values: dict[str, Any] = {}
+        self._steps: list[dict[str, Any]] = []
+        self._audits: list[dict[str, Any]] = []
+        self._timer: asyncio.TimerHandle | None = None
+
+    @property
+    def dirty(self) -> bool:
+        return self._state is not None or self._create is not None or bool(self._audits)
+
+    def record(
+        self,
+        state: dict[str, Any],
+        counters: dict[str, int],
+        *,
+        step: tuple[int, StepRecord] | None = None,
+        audits: list[AuditRecord] | tuple[AuditRecord, ...] = (),
+        status: str = "running",
+    ) -> None:
+        """Note a consistent point of the run; the state is serialised now, sealed at write."""
+        now = utcnow()
+        self._state = json.dumps(state)
+        self._values = {"status": status, "updated_at": now, **counters}
+        if step is not None:
+            self._steps.append(
+                {"run_id": self.run_id, "step_index": step[0], "created_at": now, **vars(step[1])}
+            )
+        self._audits.extend({"created_at": now, **asdict(a)} for a in audits)
+        if self._timer is None and self.durability != "step":
+            loop = asyncio.get_running_loop()
+            self._timer = loop.call_later(self.flush_seconds, self._on_timer)
+
+    async def flush(self, *, wait: bool = True) -> None:
+        """Write what is buffered; when waiting, a run cancelled meanwhile sets ``cancelled``."""
+        if not self.dirty:
+            if wait:  # writes queued earlier (the run's row) must have landed
+                await self.writer.drain()
+            return
+        write = self._batch()
+        if wait:
+            self._applied(await self.writer.write(write))
+        else:
+            self.writer.submit(write, on_result=self._applied)
+
+    async def finish(
+        self,
+        status: str,
+        reason: str,
+        counters: dict[str, int],
+        audit: AuditRecord,
+        *,
+        wait: bool = True,
+    ) -> None:
+        """End the run: its sealed state is dropped because nothing can resume it any more."""
+        now = utcnow()
+        self._state = None
+        self._values = {
+            "status": status,
+            "termination_reason": reason,
+            "finished_at": now,
+            "updated_at": now,
+            **counters,
+        }
+        self._audits.append({"created_at": now, **asdict(audit)})
+        write = self._batch(final=True)
+        if wait:
+            await self.writer.write(write)
+        else:
+            self.writer.submit(write)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        if self.dirty:
+            self.writer.submit(self._batch(), on_result=self._applied)
+
+    def _applied(self, applied: bool) -> None:
+        if not applied:
+            self.cancelled = True
+
+    def _batch(self, *, final: bool = False) -> Any:
+        """Take the buffered records out and return the function that writes them."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        values = dict(self._values)
+        if final:
+            values.update(_NO_STATE)
+        elif self._state is not None:
+            sealed = self.sealer.seal(self._state, state_ad(self.run_id))
+            values.update(
+                state_key_id=sealed.key_id,
+                state_nonce=sealed.nonce,
+                state_sealed=sealed.ciphertext,
+            )
+        run_id, create, expect = self.run_id, self._create, ACTIVE if final else (self._stored,)
+        steps, audits = self._steps, self._audits
+        self._create, self._state, self._steps, self._audits = None, None, [], []
+        self._stored = values.get("status", self._stored)
+
+        def write(conn: Connection) -> bool:
+            applied = True
+            if create is not None:
+                conn.execute(insert(AgentRun), {**create, **values})
+            elif values:
+                query = update(AgentRun).where(AgentRun.id == run_id, AgentRun.status.in_(expect))
+                applied = conn.execute(query.values(values)).rowcount == 1
+            if steps:  # rows for what happened, even when the run was cancelled meanwhile
+                conn.execute(insert(AgentRunStep), steps)
+            if audits:
+                conn.execute(insert(AuditEvent), audits)
+            return applied
+
+        return write
+
+
+def state_ad(run_id: str) -> str:
+    """Associated data binding a sealed state to its run: it cannot be moved to another."""
+    return f"gigi:agent_run:{run_id}"

@@ -1,0 +1,128 @@
+"""Batched write transactions: queued writes commit together, one thread hop per batch on SQLite.
+
+Through SQLAlchemy's async adapter every SQLite statement costs several hops to aiosqlite's
+thread (about 0.6 ms each here), so a run's dozen rows took 2.5 ms; as one synchronous
+transaction on a dedicated writer thread (datasette's write-thread pattern) they take about
+1 ms. PostgreSQL and in-memory SQLite databases go through the async engine instead.
+Writes queued while a batch commits are committed together in the next one (group commit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection, Engine
+
+    from gigi_core.store.db import Database
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+WriteFn = Callable[["Connection"], Any]
+
+
+class Writer:
+    """Owned by a ``Database``; ``write`` waits for the commit, ``submit`` does not."""
+
+    def __init__(self, db: Database, *, thread: bool) -> None:
+        self.db = db
+        self._queue: list[tuple[WriteFn, asyncio.Future[Any]]] = []
+        self._task: asyncio.Task[None] | None = None
+        self._thread = thread
+        self._executor: ThreadPoolExecutor | None = None
+        self._engine: Engine | None = None
+        self._closed = False
+
+    async def write(self, fn: Callable[[Connection], T]) -> T:
+        """Run ``fn(connection)`` inside a write transaction and return what it returns."""
+        return await self._enqueue(fn)  # type: ignore[no-any-return]
+
+    def submit(self, fn: WriteFn, *, on_result: Callable[[Any], None] | None = None) -> None:
+        """Queue a write without waiting; a failure is logged, ``on_result`` gets the result."""
+        if self._closed:  # a late timer of a run whose kernel already closed
+            log.warning("a write arrived after the database was closed; it was dropped")
+            return
+        self._enqueue(fn).add_done_callback(lambda f: _settled(f, on_result))
+
+    def _enqueue(self, fn: WriteFn) -> asyncio.Future[Any]:
+        if self._closed:
+            raise RuntimeError("the database is closed")
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        self._queue.append((fn, future))
+        if self._task is None or self._task.done():
+            self._task = loop.create_task(self._run())
+        return future
+
+    async def drain(self) -> None:
+        """Wait until everything queued so far is committed (read-your-writes)."""
+        while self._task is not None and not self._task.done():
+            await asyncio.shield(self._task)
+
+    async def close(self) -> None:
+        await self.drain()
+        self._closed = True
+        if self._executor is not None:
+            engine = self._engine
+            if engine is not None:
+                await asyncio.get_running_loop().run_in_executor(self._executor, engine.dispose)
+            self._executor.shutdown(wait=True)
+            self._executor = self._engine = None
+
+    async def _run(self) -> None:
+        while self._queue:
+            batch, self._queue = self._queue, []
+            try:
+                results = await self._transaction(_all([fn for fn, _ in batch]))
+            except Exception:
+                if len(batch) == 1:
+                    await self._one(*batch[0])
+                    continue
+                for fn, future in batch:  # one bad write must not sink the others
+                    await self._one(fn, future)
+                continue
+            for (_, future), result in zip(batch, results, strict=True):
+                if not future.done():
+                    future.set_result(result)
+
+    async def _one(self, fn: WriteFn, future: asyncio.Future[Any]) -> None:
+        try:
+            result = await self._transaction(fn)
+        except Exception as exc:
+            if not future.done():
+                future.set_exception(exc)
+        else:
+            if not future.done():
+                future.set_result(result)
+
+    async def _transaction(self, fn: WriteFn) -> Any:
+        if not self._thread:
+            async with self.db.engine.begin() as conn:
+                return await conn.run_sync(fn)
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gigi-writer")
+        return await asyncio.get_running_loop().run_in_executor(self._executor, self._in_thread, fn)
+
+    def _in_thread(self, fn: WriteFn) -> Any:
+        if self._engine is None:
+            self._engine = self.db.sync_engine()
+        with self._engine.begin() as conn:
+            return fn(conn)
+
+
+def _all(fns: list[WriteFn]) -> WriteFn:
+    return lambda conn: [fn(conn) for fn in fns]
+
+
+def _settled(future: asyncio.Future[Any], on_result: Callable[[Any], None] | None) -> None:
+    if future.cancelled():
+        return
+    exc = future.exception()  # marks it retrieved: nobody may be awaiting a submitted write
+    if exc is not None:
+        log.error("a queued database write failed", exc_info=exc)
+    elif on_result is not None:
+        on_result(future.result())

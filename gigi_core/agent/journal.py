@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import insert, update
+from sqlalchemy import bindparam, insert, update
 
 from gigi_core.errors import ConfigError
 from gigi_core.store.agent_tables import AgentRun, AgentRunStep
@@ -32,6 +31,30 @@ if TYPE_CHECKING:
     from gigi_core.store.writer import Writer
 
 DURABILITY = ("step", "turn", "deferred")
+# Core statements built once: ORM-enabled inserts coerce every row's keys, and a statement
+# built per write pays for its cache key every time (together ~2x the write's cost).
+_RUNS = AgentRun.__table__
+_INSERT_RUN = insert(_RUNS)
+_INSERT_STEPS = insert(AgentRunStep.__table__)
+_INSERT_AUDIT = insert(AuditEvent.__table__)
+_COLUMNS = (
+    "status",
+    "updated_at",
+    "steps_used",
+    "tool_calls_used",
+    "llm_calls_used",
+    "tokens_used",
+    "state_key_id",
+    "state_nonce",
+    "state_sealed",
+)
+_UPDATE = update(_RUNS).where(
+    _RUNS.c.id == bindparam("run_id"), _RUNS.c.status.in_(bindparam("expect", expanding=True))
+)
+_CHECKPOINT = _UPDATE.values({c: bindparam(c) for c in _COLUMNS})
+_FINISH = _UPDATE.values(
+    {c: bindparam(c) for c in (*_COLUMNS, "termination_reason", "finished_at")}
+)
 ACTIVE = ("running", "awaiting_confirmation")
 _NO_STATE = {"state_key_id": None, "state_nonce": None, "state_sealed": None}
 
@@ -72,7 +95,7 @@ class RunJournal:
         self._values: dict[str, Any] = {}
         self._steps: list[dict[str, Any]] = []
         self._audits: list[dict[str, Any]] = []
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: asyncio.Handle | None = None
 
     @property
     def dirty(self) -> bool:
@@ -95,10 +118,15 @@ class RunJournal:
             self._steps.append(
                 {"run_id": self.run_id, "step_index": step[0], "created_at": now, **vars(step[1])}
             )
-        self._audits.extend({"created_at": now, **asdict(a)} for a in audits)
+        self._audits.extend({"created_at": now, **vars(a)} for a in audits)  # flat: no asdict
         if self._timer is None and self.durability != "step":
+            # A new run's row goes out as soon as the run first waits (for a model, a tool);
+            # a turn that never waits is written once, at its end, row and steps together.
             loop = asyncio.get_running_loop()
-            self._timer = loop.call_later(self.flush_seconds, self._on_timer)
+            if self._create is not None:
+                self._timer = loop.call_soon(self._on_timer)
+            else:
+                self._timer = loop.call_later(self.flush_seconds, self._on_timer)
 
     async def flush(self, *, wait: bool = True) -> None:
         """Write what is buffered; when waiting, a run cancelled meanwhile sets ``cancelled``."""
@@ -131,12 +159,18 @@ class RunJournal:
             "updated_at": now,
             **counters,
         }
-        self._audits.append({"created_at": now, **asdict(audit)})
+        self._audits.append({"created_at": now, **vars(audit)})
         write = self._batch(final=True)
         if wait:
             await self.writer.write(write)
         else:
             self.writer.submit(write)
+
+    def stop(self) -> None:
+        """The runner is gone (paused, finished or died): no late timed write."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
     def _on_timer(self) -> None:
         self._timer = None
@@ -170,14 +204,15 @@ class RunJournal:
         def write(conn: Connection) -> bool:
             applied = True
             if create is not None:
-                conn.execute(insert(AgentRun), {**create, **values})
+                conn.execute(_INSERT_RUN, {**create, **values})
             elif values:
-                query = update(AgentRun).where(AgentRun.id == run_id, AgentRun.status.in_(expect))
-                applied = conn.execute(query.values(values)).rowcount == 1
+                query = _FINISH if final else _CHECKPOINT
+                params = {**values, "run_id": run_id, "expect": list(expect)}
+                applied = conn.execute(query, params).rowcount == 1
             if steps:  # rows for what happened, even when the run was cancelled meanwhile
-                conn.execute(insert(AgentRunStep), steps)
+                conn.execute(_INSERT_STEPS, steps)
             if audits:
-                conn.execute(insert(AuditEvent), audits)
+                conn.execute(_INSERT_AUDIT, audits)
             return applied
 
         return write

@@ -13,6 +13,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from pydantic import TypeAdapter
+
 from gigi_core.agent.calls import CallHandler
 from gigi_core.agent.contracts import Budgets, Citation, Reply, Request
 from gigi_core.agent.journal import RunJournal
@@ -21,7 +23,7 @@ from gigi_core.agent.state import RunState
 from gigi_core.agent.toolset import Toolset
 from gigi_core.errors import GigiError, ToolError
 from gigi_core.llm.errors import ProviderError
-from gigi_core.llm.types import ChatRequest, ChatResponse, NamedToolChoice
+from gigi_core.llm.types import ChatRequest, ChatResponse, Message, NamedToolChoice
 from gigi_core.policy.view import GuildView, guild_view
 from gigi_core.store.audit import AuditRecord
 
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
     from gigi_core.agent.runtime import AgentRuntime
 
 log = logging.getLogger(__name__)
+MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 ModelCaller = Callable[[ChatRequest, Request, str], Awaitable[ChatResponse]]
 
 SYSTEM_PROMPT = (
@@ -88,6 +91,7 @@ class Runner:
         self.calls = CallHandler(self)
         self._configs: dict[str, Any] = {}
         self._view: GuildView | None = view
+        self._typed: list[Message] = []
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -114,7 +118,8 @@ class Runner:
                 "Something went wrong inside Gigi, so this run was stopped. "
                 "An operator can find the details in the log.",
             )
-        finally:
+        finally:  # records still buffered here were never meant to be written (a crash)
+            self.journal.stop()
             live.pop(self.state.run_id, None)
 
     async def _loop(self) -> Reply:
@@ -146,13 +151,11 @@ class Runner:
         if s.llm_calls == 0 and self.request.forced_tool:
             wire = self.toolset.wire_for(self.request.forced_tool)
             choice = NamedToolChoice(name=wire) if wire else None
-        request = ChatRequest.model_validate(
-            {
-                "model": "profile",
-                "messages": s.messages,
-                "tools": self.toolset.tool_dicts(),
-                "tool_choice": choice.model_dump() if choice else None,
-            }
+        request = ChatRequest(
+            model="profile",
+            messages=self._typed_messages(),
+            tools=self.toolset.tools,
+            tool_choice=choice,
         )
         started = time.perf_counter()
         index = self.next_step()
@@ -186,6 +189,13 @@ class Runner:
         )
         await self.commit(index, step, "agent.plan")
         return response
+
+    def _typed_messages(self) -> list[Message]:
+        """The state's messages as models; only those added since the last call are parsed."""
+        new = self.state.messages[len(self._typed) :]
+        if new:
+            self._typed.extend(MESSAGES.validate_python(new))
+        return self._typed
 
     # -- resume --------------------------------------------------------------------------
 

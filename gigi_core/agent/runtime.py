@@ -93,7 +93,9 @@ class AgentRuntime:
             mode="direct",
             request=request_to_json(request),
             tools=toolset.names(),
-            pending=[{"id": new_id("call"), "name": action, "arguments": args, "parse_error": None}],
+            pending=[
+                {"id": new_id("call"), "name": action, "arguments": args, "parse_error": None}
+            ],
         )
         journal = await self._start(request, state)
         return await Runner(self, state, request, self._direct_budgets(), journal).run()
@@ -203,7 +205,7 @@ class AgentRuntime:
     # -- internals -----------------------------------------------------------------------
 
     async def _start(self, request: Request, state: RunState) -> RunJournal:
-        """The run's row is queued now and its first steps buffered behind it."""
+        """The run's row is written when the run first waits (at once with ``step``)."""
         row = new_run_row(
             state.run_id,
             request.request_id,
@@ -214,7 +216,8 @@ class AgentRuntime:
         )
         journal = self._journal(state.run_id, create=row)
         journal.record(state.to_json(), state.counters())
-        await journal.flush(wait=self.durability == "step")
+        if self.durability == "step":
+            await journal.flush()
         return journal
 
     def _journal(self, run_id: str, **kwargs: Any) -> RunJournal:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
-from typing import Any
 
 from gigi_core.llm.types import Tool
 from gigi_core.manifest.models import ActionSpec, wire_name
@@ -44,24 +44,15 @@ class Toolset:
     def without(self, action: str) -> Toolset:
         return Toolset({w: s for w, s in self.by_wire.items() if s.name != action})
 
+    @functools.cached_property
     def tools(self) -> list[Tool]:
+        """Built once per toolset: a run offers the same tools on every model call."""
         return [
             Tool(
                 name=wire,
                 description=f"{spec.description} ({spec.safety.value})",
                 parameters=spec.args,
             )
-            for wire, spec in self.by_wire.items()
-        ]
-
-    def tool_dicts(self) -> list[dict[str, Any]]:
-        """The tools as plain data for a ChatRequest (no model objects built per call)."""
-        return [
-            {
-                "name": wire,
-                "description": f"{spec.description} ({spec.safety.value})",
-                "parameters": spec.args,
-            }
             for wire, spec in self.by_wire.items()
         ]
 

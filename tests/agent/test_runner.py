@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -238,14 +239,21 @@ async def test_crash_mid_run_is_resumable_and_never_reruns_the_call(env, monkeyp
 
 @pytest.mark.parametrize("durability", ["step", "turn"])
 async def test_crash_during_a_read_only_call_runs_it_again(env, monkeypatch, durability) -> None:
-    """``step`` resumes after the model's answer; ``turn`` had not written that step yet,
-    so recovery asks the model again. Either way the read-only call runs once more."""
+    """``step`` wrote the model's answer before the call, so recovery runs the call; ``turn``
+    had written the run when it first waited for the model, so recovery asks the model again.
+    Either way the read-only call runs once in the end."""
     from gigi_core.agent import calls as calls_module
 
     kernel, toolbox, runtime = env
     echo = call(("box__echo", {"text": "a"}))
     turns = [echo, say("Recovered.")] if durability == "step" else [echo, echo, say("Recovered.")]
     rt, model = runtime(*turns, durability=durability)
+
+    async def provider(*args):
+        await asyncio.sleep(0)  # a real provider call waits for the network
+        return await model(*args)
+
+    rt._model = provider
 
     async def process_dies(*args, **kwargs):
         raise SystemExit("the process died here")
@@ -258,5 +266,4 @@ async def test_crash_during_a_read_only_call_runs_it_again(env, monkeypatch, dur
     assert run.status == "running"
     reply = await rt.recover(run.id, USER)
     assert reply.text == "Recovered." and toolbox.ran == ["box.echo"]  # no effects: safe to rerun
-    model_calls = {"step": 2, "turn": 3}[durability]
-    assert len(model.requests) == model_calls
+    assert len(model.requests) == {"step": 2, "turn": 3}[durability]

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
 
     from gigi_core.agent.runs import StepRecord
+    from gigi_core.agent.state import RunState
     from gigi_core.store.audit import AuditRecord
     from gigi_core.store.sealing import Sealer
     from gigi_core.store.writer import Writer
@@ -52,6 +53,7 @@ _UPDATE = update(_RUNS).where(
     _RUNS.c.id == bindparam("run_id"), _RUNS.c.status.in_(bindparam("expect", expanding=True))
 )
 _CHECKPOINT = _UPDATE.values({c: bindparam(c) for c in _COLUMNS})
+_PROGRESS = _UPDATE.values({c: bindparam(c) for c in _COLUMNS[:6]})  # the state as it was
 _FINISH = _UPDATE.values(
     {c: bindparam(c) for c in (*_COLUMNS, "termination_reason", "finished_at")}
 )
@@ -91,7 +93,9 @@ class RunJournal:
         self.cancelled = False  # set by a cancel in this process, or a write that found one
         self._create = create  # the run's row, until its first write
         self._stored = stored_status  # what the row's status is once queued writes land
-        self._state: str | None = None
+        self._latest: RunState | None = None  # recorded, not yet serialised
+        self._state: str | None = None  # serialised, not yet written
+        self._due = False
         self._values: dict[str, Any] = {}
         self._steps: list[dict[str, Any]] = []
         self._audits: list[dict[str, Any]] = []
@@ -99,41 +103,56 @@ class RunJournal:
 
     @property
     def dirty(self) -> bool:
-        return self._state is not None or self._create is not None or bool(self._audits)
+        return (
+            self._latest is not None
+            or self._state is not None
+            or self._create is not None
+            or bool(self._audits)
+        )
 
     def record(
         self,
-        state: dict[str, Any],
-        counters: dict[str, int],
+        state: RunState,
         *,
         step: tuple[int, StepRecord] | None = None,
         audits: list[AuditRecord] | tuple[AuditRecord, ...] = (),
         status: str = "running",
     ) -> None:
-        """Note a consistent point of the run; the state is serialised now, sealed at write."""
+        """Note a consistent point of the run. Its state is serialised only when written."""
         now = utcnow()
-        self._state = json.dumps(state)
-        self._values = {"status": status, "updated_at": now, **counters}
+        self._latest = state
+        self._values = {"status": status, "updated_at": now, **state.counters()}
         if step is not None:
             self._steps.append(
                 {"run_id": self.run_id, "step_index": step[0], "created_at": now, **vars(step[1])}
             )
         self._audits.extend({"created_at": now, **vars(a)} for a in audits)  # flat: no asdict
-        if self._timer is None and self.durability != "step":
+        if self._create is not None:  # what the row is written with when the run first waits
+            self._serialise()
+        if self._due:
+            self._due = False
+            self.writer.submit(self._batch(), on_result=self._applied)
+        elif self._timer is None and self.durability != "step":
             # A new run's row goes out as soon as the run first waits (for a model, a tool);
             # a turn that never waits is written once, at its end, row and steps together.
+            # Later, a timer marks the journal due and the next consistent point writes it.
             loop = asyncio.get_running_loop()
             if self._create is not None:
                 self._timer = loop.call_soon(self._on_timer)
             else:
                 self._timer = loop.call_later(self.flush_seconds, self._on_timer)
 
-    async def flush(self, *, wait: bool = True) -> None:
-        """Write what is buffered; when waiting, a run cancelled meanwhile sets ``cancelled``."""
+    async def flush(self, *, wait: bool = True, consistent: bool = True) -> None:
+        """Write what is buffered; when waiting, a run cancelled meanwhile sets ``cancelled``.
+
+        ``consistent=False`` (the run was interrupted mid-step) keeps the state last written.
+        """
         if not self.dirty:
             if wait:  # writes queued earlier (the run's row) must have landed
                 await self.writer.drain()
             return
+        if not consistent:
+            self._latest = None
         write = self._batch()
         if wait:
             self._applied(await self.writer.write(write))
@@ -151,7 +170,7 @@ class RunJournal:
     ) -> None:
         """End the run: its sealed state is dropped because nothing can resume it any more."""
         now = utcnow()
-        self._state = None
+        self._state = self._latest = None
         self._values = {
             "status": status,
             "termination_reason": reason,
@@ -172,10 +191,18 @@ class RunJournal:
             self._timer.cancel()
             self._timer = None
 
+    def _serialise(self) -> None:
+        if self._latest is not None:
+            self._state = json.dumps(self._latest.to_json())
+            self._latest = None
+
     def _on_timer(self) -> None:
+        """Runs between the run's steps: only the run's first row is written from here."""
         self._timer = None
-        if self.dirty:
+        if self._create is not None:
             self.writer.submit(self._batch(), on_result=self._applied)
+        elif self.dirty:
+            self._due = True
 
     def _applied(self, applied: bool) -> None:
         if not applied:
@@ -186,16 +213,21 @@ class RunJournal:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        self._serialise()
         values = dict(self._values)
         if final:
             values.update(_NO_STATE)
+            query = _FINISH
         elif self._state is not None:
+            query = _CHECKPOINT
             sealed = self.sealer.seal(self._state, state_ad(self.run_id))
             values.update(
                 state_key_id=sealed.key_id,
                 state_nonce=sealed.nonce,
                 state_sealed=sealed.ciphertext,
             )
+        else:
+            query = _PROGRESS
         run_id, create, expect = self.run_id, self._create, ACTIVE if final else (self._stored,)
         steps, audits = self._steps, self._audits
         self._create, self._state, self._steps, self._audits = None, None, [], []
@@ -206,7 +238,6 @@ class RunJournal:
             if create is not None:
                 conn.execute(_INSERT_RUN, {**create, **values})
             elif values:
-                query = _FINISH if final else _CHECKPOINT
                 params = {**values, "run_id": run_id, "expect": list(expect)}
                 applied = conn.execute(query, params).rowcount == 1
             if steps:  # rows for what happened, even when the run was cancelled meanwhile

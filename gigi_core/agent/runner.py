@@ -108,7 +108,7 @@ class Runner:
             await self.finish("failed", type(error).__name__, str(error))
             raise
         except asyncio.CancelledError:  # the surface gave up: keep what already happened
-            await asyncio.shield(self.journal.flush(wait=False))
+            await asyncio.shield(self.journal.flush(wait=False, consistent=False))
             raise
         except Exception:  # a bug or a broken plugin hook: stop, drop the state, say so
             log.exception("agent run %s failed", self.state.run_id)
@@ -224,7 +224,7 @@ class Runner:
         return await self.run()
 
     async def _reopen(self) -> None:
-        self.journal.record(self.state.to_json(), self.state.counters())
+        self.journal.record(self.state)
         await self.journal.flush()
         if self.journal.cancelled:
             raise Stop(
@@ -327,8 +327,7 @@ class Runner:
                 )
             )
         self.journal.record(
-            self.state.to_json(),
-            self.state.counters(),
+            self.state,
             step=(index, step) if step is not None and index is not None else None,
             audits=audits,
             status=status,

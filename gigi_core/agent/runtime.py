@@ -215,7 +215,7 @@ class AgentRuntime:
             request.channel_id,
         )
         journal = self._journal(state.run_id, create=row)
-        journal.record(state.to_json(), state.counters())
+        journal.record(state)
         if self.durability == "step":
             await journal.flush()
         return journal

@@ -35,6 +35,7 @@ class Writer:
         self._thread = thread
         self._executor: ThreadPoolExecutor | None = None
         self._engine: Engine | None = None
+        self._conn: Connection | None = None  # held by the writer thread for its lifetime
         self._closed = False
 
     async def write(self, fn: Callable[[Connection], T]) -> T:
@@ -67,11 +68,9 @@ class Writer:
         await self.drain()
         self._closed = True
         if self._executor is not None:
-            engine = self._engine
-            if engine is not None:
-                await asyncio.get_running_loop().run_in_executor(self._executor, engine.dispose)
+            await asyncio.get_running_loop().run_in_executor(self._executor, self._release)
             self._executor.shutdown(wait=True)
-            self._executor = self._engine = None
+            self._executor = None
 
     async def _run(self) -> None:
         while self._queue:
@@ -108,10 +107,22 @@ class Writer:
         return await asyncio.get_running_loop().run_in_executor(self._executor, self._in_thread, fn)
 
     def _in_thread(self, fn: WriteFn) -> Any:
-        if self._engine is None:
+        if self._conn is None:  # no pool checkout and reset per batch: the thread is alone
             self._engine = self.db.sync_engine()
-        with self._engine.begin() as conn:
-            return fn(conn)
+            self._conn = self._engine.connect()
+        try:
+            with self._conn.begin():
+                return fn(self._conn)
+        except Exception:
+            self._release()  # a broken connection is not reused
+            raise
+
+    def _release(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+        if self._engine is not None:
+            self._engine.dispose()
+        self._conn = self._engine = None
 
 
 def _all(fns: list[WriteFn]) -> WriteFn:

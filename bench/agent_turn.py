@@ -1,9 +1,13 @@
 """One scripted turn with three tool calls through Gigi's full runtime, beside pydantic-ai.
 
-Gigi: policy, argument validation, execution, answer, with the run stored in an in-memory
-SQLite database and in a SQLite file. pydantic-ai: the identical turn with FunctionModel
-and three tools, in the same process. Targets: in-memory <= 0.1x, persisted <= 0.25x.
-Needs `pip install pydantic-ai-slim` (not a test dependency).
+Gigi: policy, argument validation, execution, answer, under each run durability
+(``gigi_core.agent.journal``): kept in memory and written behind the reply (``deferred``,
+in-memory SQLite), persisted to a SQLite file before the reply (``turn``, the default),
+written behind the reply to a file, and written at every step (``step``). pydantic-ai: the
+identical turn with FunctionModel and three tools, in the same process. The configurations
+run interleaved in rounds so that drift of a shared machine hits all of them alike.
+Targets: in-memory <= 0.1x pydantic-ai, persisted <= 0.25x.
+Needs `pip install pydantic-ai-slim` (the `bench` extra) for the baseline.
 """
 
 from __future__ import annotations
@@ -12,13 +16,51 @@ import asyncio
 import statistics
 import tempfile
 import time
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-TURNS = 200
+ROUNDS = 5
+TURNS = 100  # per round and configuration
+
+CONFIGS = [  # label, database (None: a SQLite file), durability, target ratio
+    ("in memory (deferred, in-memory SQLite)", "sqlite+aiosqlite://", "deferred", 0.10),
+    ("persisted before the reply (turn, SQLite file)", None, "turn", 0.25),
+    ("persisted behind the reply (deferred, SQLite file)", None, "deferred", 0.25),
+    ("every step persisted (step, SQLite file)", None, "step", None),
+]
 
 
-async def gigi_turns(database_url: str | None, n: int) -> list[float]:
+@dataclass
+class GigiBench:
+    runtime: Any
+    request: Any
+    times: list[float] = field(default_factory=list)
+    write_behind: float = 0.0  # seconds spent draining writes queued behind replies
+    turns: int = 0
+
+    async def round(self, n: int) -> None:
+        for _ in range(n):
+            started = time.perf_counter()
+            reply = await self.runtime.handle(self.request)
+            self.times.append(time.perf_counter() - started)
+            assert reply.status == "done" and len(reply.citations) == 3, reply
+        self.turns += n
+        started = time.perf_counter()
+        await self.runtime.kernel.db.writer.drain()
+        self.write_behind += time.perf_counter() - started
+
+    async def stored_runs(self) -> int:
+        from sqlalchemy import func, select
+
+        from gigi_core.store.agent_tables import AgentRun
+
+        async with self.runtime.kernel.db.session() as s:
+            return int(await s.scalar(select(func.count()).select_from(AgentRun)) or 0)
+
+
+async def open_gigi(stack: AsyncExitStack, database_url: str | None, durability: str) -> GigiBench:
     from gigi_core import Actor, hookimpl
     from gigi_core.agent import Request
     from gigi_core.agent.runtime import AgentRuntime
@@ -59,26 +101,36 @@ async def gigi_turns(database_url: str | None, n: int) -> list[float]:
             )
         return say("2 + 3 is 5, GIGI, and 3 items.")
 
-    async with open_test_kernel(
-        home, plugins=[], extra_plugins=[("bench", BenchTools())], database_url=database_url
-    ) as kernel:
-        await kernel.enable_plugin("g1", "bench")
-        runtime = AgentRuntime(kernel, model=script)
-        request = Request(
-            actor=Actor(id="u1"), guild_id="g1", channel_id="c1", kind="mention", text="go"
+    kernel = await stack.enter_async_context(
+        open_test_kernel(
+            home, plugins=[], extra_plugins=[("bench", BenchTools())], database_url=database_url
         )
-        for _ in range(20):  # warm up: validators compiled, statements cached
-            await runtime.handle(request)
-        times = []
+    )
+    await kernel.enable_plugin("g1", "bench")
+    runtime = AgentRuntime(kernel, model=script, durability=durability)
+    request = Request(
+        actor=Actor(id="u1"), guild_id="g1", channel_id="c1", kind="mention", text="go"
+    )
+    bench = GigiBench(runtime, request)
+    await bench.round(20)  # warm up: validators compiled, statements cached
+    bench.times.clear()
+    return bench
+
+
+@dataclass
+class Baseline:
+    agent: Any
+    times: list[float] = field(default_factory=list)
+
+    async def round(self, n: int) -> None:
         for _ in range(n):
             started = time.perf_counter()
-            reply = await runtime.handle(request)
-            times.append(time.perf_counter() - started)
-        assert reply.status == "done" and len(reply.citations) == 3, reply
-    return times
+            result = await self.agent.run("go")
+            self.times.append(time.perf_counter() - started)
+        assert "GIGI" in result.output
 
 
-async def pydantic_ai_turns(n: int) -> list[float]:
+async def open_pydantic_ai() -> Baseline:
     from pydantic_ai import Agent
     from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
     from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -108,15 +160,10 @@ async def pydantic_ai_turns(n: int) -> list[float]:
     async def count(items: list[str]) -> dict[str, int]:
         return {"count": len(items)}
 
-    for _ in range(20):
-        await agent.run("go")
-    times = []
-    for _ in range(n):
-        started = time.perf_counter()
-        result = await agent.run("go")
-        times.append(time.perf_counter() - started)
-    assert "GIGI" in result.output
-    return times
+    baseline = Baseline(agent)
+    await baseline.round(20)  # warm up
+    baseline.times.clear()
+    return baseline
 
 
 MANIFEST = """\
@@ -147,23 +194,40 @@ actions:
 """
 
 
-def main() -> None:
-    memory = asyncio.run(gigi_turns("sqlite+aiosqlite://", TURNS))
-    persisted = asyncio.run(gigi_turns(None, TURNS))
-    try:
-        baseline = asyncio.run(pydantic_ai_turns(TURNS))
-    except ImportError:
-        baseline = None
+async def run() -> None:
     med = statistics.median
-    print(f"agent turn: 3 tool calls + answer, median of {TURNS} turns")
-    print(f"  gigi, run in in-memory SQLite: {med(memory) * 1000:.2f} ms")
-    print(f"  gigi, run persisted to a SQLite file: {med(persisted) * 1000:.2f} ms")
-    if baseline is None:
-        print("  pydantic-ai not installed: pip install pydantic-ai-slim")
-        return
-    print(f"  pydantic-ai FunctionModel: {med(baseline) * 1000:.2f} ms")
-    print(f"  ratio in-memory/pydantic-ai: {med(memory) / med(baseline):.2f} (target <= 0.10)")
-    print(f"  ratio persisted/pydantic-ai: {med(persisted) / med(baseline):.2f} (target <= 0.25)")
+    async with AsyncExitStack() as stack:
+        benches = [await open_gigi(stack, url, durability) for _, url, durability, _ in CONFIGS]
+        try:
+            baseline: Baseline | None = await open_pydantic_ai()
+        except ImportError:
+            baseline = None
+        for _ in range(ROUNDS):
+            for bench in benches:
+                await bench.round(TURNS)
+            if baseline is not None:
+                await baseline.round(TURNS)
+        print(f"agent turn: 3 tool calls + answer, median of {ROUNDS} x {TURNS} turns each")
+        base = med(baseline.times) if baseline else None
+        if base is not None:
+            print(f"  pydantic-ai FunctionModel: {base * 1000:.2f} ms")
+        for (label, _, durability, target), bench in zip(CONFIGS, benches, strict=True):
+            stored = await bench.stored_runs()
+            assert stored == bench.turns, (label, stored, bench.turns)  # nothing was dropped
+            line = f"  gigi, {label}: {med(bench.times) * 1000:.2f} ms"
+            if durability == "deferred":
+                line += f" + {bench.write_behind / bench.turns * 1000:.2f} ms written behind"
+            if base is not None:
+                line += f"; ratio {med(bench.times) / base:.3f}"
+                if target is not None:
+                    line += f" (target <= {target:.2f})"
+            print(line)
+        if baseline is None:
+            print("  pydantic-ai not installed: pip install pydantic-ai-slim")
+
+
+def main() -> None:
+    asyncio.run(run())
 
 
 if __name__ == "__main__":

@@ -96,6 +96,7 @@ class RunJournal:
         self._latest: RunState | None = None  # recorded, not yet serialised
         self._state: str | None = None  # serialised, not yet written
         self._due = False
+        self._first: dict[str, Any] | None = None  # the first record, sealed, for the row
         self._values: dict[str, Any] = {}
         self._steps: list[dict[str, Any]] = []
         self._audits: list[dict[str, Any]] = []
@@ -127,8 +128,8 @@ class RunJournal:
                 {"run_id": self.run_id, "step_index": step[0], "created_at": now, **vars(step[1])}
             )
         self._audits.extend({"created_at": now, **vars(a)} for a in audits)  # flat: no asdict
-        if self._create is not None:  # what the row is written with when the run first waits
-            self._serialise()
+        if self._create is not None and self._first is None:  # the row, if the run waits
+            self._first = {**self._values, **self._sealed(json.dumps(state.to_json()))}
         if self._due:
             self._due = False
             self.writer.submit(self._batch(), on_result=self._applied)
@@ -197,12 +198,23 @@ class RunJournal:
             self._latest = None
 
     def _on_timer(self) -> None:
-        """Runs between the run's steps: only the run's first row is written from here."""
+        """Runs while the run waits, maybe mid-step: only its first row is written from here."""
         self._timer = None
         if self._create is not None:
-            self.writer.submit(self._batch(), on_result=self._applied)
+            row = {**self._create, **(self._first or {})}
+            self._create = self._first = None
+            self.writer.submit(lambda conn: conn.execute(_INSERT_RUN, row))
+            self._timer = asyncio.get_running_loop().call_later(self.flush_seconds, self._on_timer)
         elif self.dirty:
             self._due = True
+
+    def _sealed(self, plain: str) -> dict[str, Any]:
+        sealed = self.sealer.seal(plain, state_ad(self.run_id))
+        return {
+            "state_key_id": sealed.key_id,
+            "state_nonce": sealed.nonce,
+            "state_sealed": sealed.ciphertext,
+        }
 
     def _applied(self, applied: bool) -> None:
         if not applied:
@@ -220,17 +232,15 @@ class RunJournal:
             query = _FINISH
         elif self._state is not None:
             query = _CHECKPOINT
-            sealed = self.sealer.seal(self._state, state_ad(self.run_id))
-            values.update(
-                state_key_id=sealed.key_id,
-                state_nonce=sealed.nonce,
-                state_sealed=sealed.ciphertext,
-            )
+            values.update(self._sealed(self._state))
         else:
             query = _PROGRESS
         run_id, create, expect = self.run_id, self._create, ACTIVE if final else (self._stored,)
         steps, audits = self._steps, self._audits
-        self._create, self._state, self._steps, self._audits = None, None, [], []
+        if create is not None and self._state is None and not final:
+            create = {**create, **(self._first or {})}  # interrupted before a consistent point
+        self._create = self._first = self._state = None
+        self._steps, self._audits = [], []
         self._stored = values.get("status", self._stored)
 
         def write(conn: Connection) -> bool:

@@ -80,6 +80,7 @@ class Runner:
         budgets: Budgets,
         journal: RunJournal,
         view: GuildView | None = None,
+        toolset: Toolset | None = None,
     ) -> None:
         self.runtime = runtime
         self.kernel = runtime.kernel
@@ -87,7 +88,7 @@ class Runner:
         self.request = request
         self.budgets = budgets
         self.journal = journal
-        self.toolset = Toolset.from_names(state.tools, self.kernel.registry.actions)
+        self.toolset = toolset or Toolset.from_names(state.tools, self.kernel.registry.actions)
         self.calls = CallHandler(self)
         self._configs: dict[str, Any] = {}
         self._view: GuildView | None = view

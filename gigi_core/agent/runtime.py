@@ -50,6 +50,7 @@ class AgentRuntime:
         self.durability = durability_from(durability or os.environ.get("GIGI_RUN_DURABILITY"))
         self._model = model
         self.live: dict[str, RunJournal] = {}  # runs executing in this process
+        self._toolsets: dict[tuple[str, ...], Toolset] = {}
 
     async def model(self, request: ChatRequest, origin: Request, run_id: str) -> ChatResponse:
         if self._model is not None:
@@ -70,7 +71,7 @@ class AgentRuntime:
         """A conversational request: the model loop over the tools this actor may use."""
         view = await guild_view(self.kernel, request.actor, request.guild_id)
         actions = await self.kernel.policy.offerable(request.actor, request.guild_id, view)
-        toolset = Toolset.build(actions)
+        toolset = self._toolset(tuple(actions))
         state = RunState(
             run_id=new_id("run"),
             mode="agent",
@@ -82,7 +83,7 @@ class AgentRuntime:
             ],
         )
         journal = await self._start(request, state)
-        return await Runner(self, state, request, self.budgets, journal, view).run()
+        return await Runner(self, state, request, self.budgets, journal, view, toolset).run()
 
     async def direct(self, request: Request, action: str, args: Any) -> Reply:
         """An exact command (``/call``, a slash command, ``gigi tools call``): no model at all."""
@@ -219,6 +220,16 @@ class AgentRuntime:
         if self.durability == "step":
             await journal.flush()
         return journal
+
+    def _toolset(self, actions: tuple[Any, ...]) -> Toolset:
+        """The same offer builds the same toolset (and its tool models) once."""
+        key = tuple(a.name for a in actions)
+        toolset = self._toolsets.get(key)
+        if toolset is None:
+            if len(self._toolsets) > 1024:
+                self._toolsets.clear()
+            toolset = self._toolsets[key] = Toolset.build(list(actions))
+        return toolset
 
     def _journal(self, run_id: str, **kwargs: Any) -> RunJournal:
         return RunJournal(

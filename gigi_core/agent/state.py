@@ -31,7 +31,7 @@ class RunState:
 
     def to_json(self) -> dict[str, Any]:
         """Shallow on purpose: it is serialised right away, and asdict's deep copy is slow."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return {name: getattr(self, name) for name in _FIELDS}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunState:
@@ -44,6 +44,9 @@ class RunState:
             "llm_calls_used": self.llm_calls,
             "tokens_used": self.tokens,
         }
+
+
+_FIELDS = tuple(f.name for f in fields(RunState))
 
 
 def request_to_json(request: Request) -> dict[str, Any]:

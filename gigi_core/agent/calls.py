@@ -294,4 +294,4 @@ class CallHandler:
             is_error=is_error,
             content=json.dumps(payload, ensure_ascii=False, sort_keys=True),
         )
-        s.messages.append(message.model_dump(mode="json"))
+        self.runner.add_message(message)

@@ -209,7 +209,7 @@ class RunJournal:
             self._due = True
 
     def _sealed(self, plain: str) -> dict[str, Any]:
-        sealed = self.sealer.seal(plain, state_ad(self.run_id))
+        sealed = self.sealer.seal(plain, state_ad(self.run_id), fingerprint=False)
         return {
             "state_key_id": sealed.key_id,
             "state_nonce": sealed.nonce,

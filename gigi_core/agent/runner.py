@@ -179,7 +179,7 @@ class Runner:
         s.tokens += tin + tout
         s.tokens_in += tin
         s.tokens_out += tout
-        s.messages.append(response.to_message().model_dump(mode="json"))
+        self.add_message(response.to_message())
         # Queued before the checkpoint: a crash after it resumes with every call answered.
         s.pending = [
             {"id": c.id, "name": c.name, "arguments": c.arguments, "parse_error": c.parse_error}
@@ -190,6 +190,13 @@ class Runner:
         )
         await self.commit(index, step, "agent.plan")
         return response
+
+    def add_message(self, message: Message) -> None:
+        """Append to the stored conversation, and to the parsed copy when that is in step."""
+        in_step = len(self._typed) == len(self.state.messages)
+        self.state.messages.append(message.model_dump(mode="json"))
+        if in_step:
+            self._typed.append(message)
 
     def _typed_messages(self) -> list[Message]:
         """The state's messages as models; only those added since the last call are parsed."""

@@ -8,6 +8,7 @@ import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gigi_core.errors import SecretsError
 
@@ -51,6 +52,7 @@ class Sealer:
 
     def __init__(self, current: str | None, retired: list[str] | None = None) -> None:
         self._keys: dict[str, bytes] = {}
+        self._ciphers: dict[str, Any] = {}  # AESGCM per key id, built once
         self._current: str | None = None
         if current:
             key = _decode(current)
@@ -82,17 +84,24 @@ class Sealer:
         subkey = hashlib.sha256(b"gigi-keyed-hash:" + self._keys[key_id]).digest()
         return hmac.new(subkey, data, hashlib.sha256).hexdigest()
 
-    def seal(self, secret: str, associated: str) -> Sealed:
-        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
+    def seal(self, secret: str, associated: str, *, fingerprint: bool = True) -> Sealed:
+        """``fingerprint=False`` for data nobody compares (run state): it skips an HMAC."""
         key_id = self.require_key()
         nonce = secrets.token_bytes(12)
-        ct = AESGCM(self._keys[key_id]).encrypt(nonce, secret.encode(), associated.encode())
-        return Sealed(key_id, nonce, ct, self.keyed_hash(secret.encode())[:16])
+        ct = self._aead(key_id).encrypt(nonce, secret.encode(), associated.encode())
+        mark = self.keyed_hash(secret.encode())[:16] if fingerprint else ""
+        return Sealed(key_id, nonce, ct, mark)
+
+    def _aead(self, key_id: str) -> Any:
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+        aead = self._ciphers.get(key_id)
+        if aead is None:
+            aead = self._ciphers[key_id] = AESGCM(self._keys[key_id])
+        return aead
 
     def open(self, sealed: Sealed, associated: str) -> str:
         from cryptography.exceptions import InvalidTag
-        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
         key = self._keys.get(sealed.key_id)
         if key is None:
@@ -101,7 +110,9 @@ class Sealer:
                 hint="add the old key to GIGI_SECRET_KEYS_RETIRED and run `gigi secrets rotate`",
             )
         try:
-            plain = AESGCM(key).decrypt(sealed.nonce, sealed.ciphertext, associated.encode())
+            plain = self._aead(sealed.key_id).decrypt(
+                sealed.nonce, sealed.ciphertext, associated.encode()
+            )
         except InvalidTag as exc:
             raise SecretsError(
                 "a sealed secret failed its integrity check (tampered or moved row)"

@@ -304,3 +304,21 @@ async def test_hook_track_event(tmp_path) -> None:
     assert names == ["plugin.enable", "tool.call"]
     assert observer.events[1][1]["status"] == "ok"
     assert "canary-track" not in repr(observer.events)
+
+
+async def test_hook_track_event_once_per_agent_step(tmp_path) -> None:
+    """A run's model call, tool call and answer are each reported once, without text."""
+    from gigi_core.agent import Request
+    from gigi_core.agent.runtime import AgentRuntime
+    from gigi_core.testing.scripted import ScriptedModel, call, say
+
+    observer = Observer()
+    async with await open_with(tmp_path, ("obs", observer)) as kernel:
+        await kernel.enable_plugin("g1", "box")
+        model = ScriptedModel([call(("box__echo", {"text": "canary-agent"})), say("done")])
+        runtime = AgentRuntime(kernel, model=model)
+        request = Request(actor=USER, guild_id="g1", channel_id="c1", kind="mention", text="hi")
+        assert (await runtime.handle(request)).status == "done"
+    names = [n for n, _ in observer.events]
+    assert names == ["plugin.enable", "agent.plan", "agent.tool", "agent.plan", "agent.answer"]
+    assert "canary-agent" not in repr(observer.events)

@@ -317,23 +317,26 @@ class Runner:
         status: str = "running",
         durable: bool = False,
     ) -> None:
-        """Checkpoint; ``durable`` writes it before going on. A cancelled run stops here."""
+        """Checkpoint; ``durable`` writes it before going on. A cancelled run stops here.
+
+        ``extra_audits`` come from the tool path, which already told ``track_event``.
+        """
         audits = list(extra_audits)
+        own = None
         if step is not None and audit_kind is not None:
-            audits.append(
-                self.audit_record(
-                    audit_kind,
-                    status=step.status,
-                    step_index=index,
-                    action=step.tool,
-                    capability=step.capability,
-                    decision=step.decision,
-                    reason_code=reason_code,
-                    input_tokens=step.input_tokens,
-                    output_tokens=step.output_tokens,
-                    tool_kind=self.runtime.tool_kind_of(step.tool),
-                )
+            own = self.audit_record(
+                audit_kind,
+                status=step.status,
+                step_index=index,
+                action=step.tool,
+                capability=step.capability,
+                decision=step.decision,
+                reason_code=reason_code,
+                input_tokens=step.input_tokens,
+                output_tokens=step.output_tokens,
+                tool_kind=self.runtime.tool_kind_of(step.tool),
             )
+            audits.append(own)
         self.journal.record(
             self.state,
             step=(index, step) if step is not None and index is not None else None,
@@ -344,9 +347,9 @@ class Runner:
             await self.journal.flush()
         if self.journal.cancelled:
             raise Stop("cancelled", "This run was cancelled.", "cancelled")
-        for record in audits:
+        if own is not None:
             await self.kernel.track(
-                record.kind, run_id=record.run_id, status=record.status, guild_id=record.guild_id
+                own.kind, run_id=own.run_id, status=own.status, guild_id=own.guild_id
             )
 
     async def sync(self) -> None:

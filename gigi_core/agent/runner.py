@@ -152,9 +152,11 @@ class Runner:
         if s.llm_calls == 0 and self.request.forced_tool:
             wire = self.toolset.wire_for(self.request.forced_tool)
             choice = NamedToolChoice(name=wire) if wire else None
-        request = ChatRequest(
+        # Every part is a model already validated where it was made (the stored messages
+        # when they were parsed, tools when the toolset was built): no second validation.
+        request = ChatRequest.model_construct(
             model="profile",
-            messages=self._typed_messages(),
+            messages=list(self._typed_messages()),
             tools=self.toolset.tools,
             tool_choice=choice,
         )

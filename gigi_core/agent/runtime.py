@@ -51,6 +51,7 @@ class AgentRuntime:
         self._model = model
         self.live: dict[str, RunJournal] = {}  # runs executing in this process
         self._toolsets: dict[tuple[str, ...], Toolset] = {}
+        self._tool_kinds: dict[str | None, str | None] = {}
 
     async def model(self, request: ChatRequest, origin: Request, run_id: str) -> ChatResponse:
         if self._model is not None:
@@ -260,11 +261,15 @@ class AgentRuntime:
 
     def tool_kind_of(self, action: str | None) -> str | None:
         """``native`` for the kernel's default plugins, ``plugin`` for everything installed."""
+        if action in self._tool_kinds:
+            return self._tool_kinds[action]
         spec = self.kernel.registry.actions.get(action or "")
-        if spec is None:
-            return None
-        record = self.kernel.registry.owner_of(spec.plugin)
-        return "native" if record is not None and record.source == "default" else "plugin"
+        kind = None
+        if spec is not None:
+            record = self.kernel.registry.owner_of(spec.plugin)
+            kind = "native" if record is not None and record.source == "default" else "plugin"
+        self._tool_kinds[action] = kind
+        return kind
 
     async def recover(self, run_id: str, actor: Actor) -> Reply:
         """Continue a run left ``running`` by a crashed process (an operator's decision)."""

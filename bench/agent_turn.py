@@ -1,11 +1,12 @@
 """One scripted turn with three tool calls through Gigi's full runtime, beside pydantic-ai.
 
 Gigi: policy, argument validation, execution, answer, under each run durability
-(``gigi_core.agent.journal``): kept in memory and written behind the reply (``deferred``,
-in-memory SQLite), persisted to a SQLite file before the reply (``turn``, the default),
-written behind the reply to a file, and written at every step (``step``). pydantic-ai: the
+(``gigi_core.agent.journal``): the run kept in memory and stored behind the reply
+(``deferred``; the time its writes took afterwards is printed beside it), persisted to the
+SQLite file before the reply (``turn``, the default), and written at every step (``step``). pydantic-ai: the
 identical turn with FunctionModel and three tools, in the same process. The configurations
-run interleaved in rounds so that drift of a shared machine hits all of them alike.
+run interleaved in rounds, in a rotated order, so that drift of a shared machine and
+cache effects of whoever ran before hit all of them alike.
 Targets: in-memory <= 0.1x pydantic-ai, persisted <= 0.25x.
 Needs `pip install pydantic-ai-slim` (the `bench` extra) for the baseline.
 """
@@ -24,11 +25,10 @@ from typing import Any
 ROUNDS = 5
 TURNS = 100  # per round and configuration
 
-CONFIGS = [  # label, database (None: a SQLite file), durability, target ratio
-    ("in memory (deferred, in-memory SQLite)", "sqlite+aiosqlite://", "deferred", 0.10),
-    ("persisted before the reply (turn, SQLite file)", None, "turn", 0.25),
-    ("persisted behind the reply (deferred, SQLite file)", None, "deferred", 0.25),
-    ("every step persisted (step, SQLite file)", None, "step", None),
+CONFIGS = [  # label, durability, target ratio; every run ends up in a SQLite file
+    ("run in memory, stored behind the reply (deferred)", "deferred", 0.10),
+    ("run persisted before the reply (turn, the default)", "turn", 0.25),
+    ("every step persisted (step)", "step", None),
 ]
 
 
@@ -60,7 +60,7 @@ class GigiBench:
             return int(await s.scalar(select(func.count()).select_from(AgentRun)) or 0)
 
 
-async def open_gigi(stack: AsyncExitStack, database_url: str | None, durability: str) -> GigiBench:
+async def open_gigi(stack: AsyncExitStack, durability: str) -> GigiBench:
     from gigi_core import Actor, hookimpl
     from gigi_core.agent import Request
     from gigi_core.agent.runtime import AgentRuntime
@@ -102,9 +102,7 @@ async def open_gigi(stack: AsyncExitStack, database_url: str | None, durability:
         return say("2 + 3 is 5, GIGI, and 3 items.")
 
     kernel = await stack.enter_async_context(
-        open_test_kernel(
-            home, plugins=[], extra_plugins=[("bench", BenchTools())], database_url=database_url
-        )
+        open_test_kernel(home, plugins=[], extra_plugins=[("bench", BenchTools())])
     )
     await kernel.enable_plugin("g1", "bench")
     runtime = AgentRuntime(kernel, model=script, durability=durability)
@@ -197,21 +195,20 @@ actions:
 async def run() -> None:
     med = statistics.median
     async with AsyncExitStack() as stack:
-        benches = [await open_gigi(stack, url, durability) for _, url, durability, _ in CONFIGS]
+        benches = [await open_gigi(stack, durability) for _, durability, _ in CONFIGS]
         try:
             baseline: Baseline | None = await open_pydantic_ai()
         except ImportError:
             baseline = None
-        for _ in range(ROUNDS):
-            for bench in benches:
-                await bench.round(TURNS)
-            if baseline is not None:
-                await baseline.round(TURNS)
+        contenders: list[GigiBench | Baseline] = [*benches, *([baseline] if baseline else [])]
+        for r in range(ROUNDS):  # each round in a rotated order: no one always goes first
+            for contender in contenders[r % len(contenders) :] + contenders[: r % len(contenders)]:
+                await contender.round(TURNS)
         print(f"agent turn: 3 tool calls + answer, median of {ROUNDS} x {TURNS} turns each")
         base = med(baseline.times) if baseline else None
         if base is not None:
             print(f"  pydantic-ai FunctionModel: {base * 1000:.2f} ms")
-        for (label, _, durability, target), bench in zip(CONFIGS, benches, strict=True):
+        for (label, durability, target), bench in zip(CONFIGS, benches, strict=True):
             stored = await bench.stored_runs()
             assert stored == bench.turns, (label, stored, bench.turns)  # nothing was dropped
             line = f"  gigi, {label}: {med(bench.times) * 1000:.2f} ms"

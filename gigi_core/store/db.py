@@ -50,15 +50,20 @@ class Database:
         from sqlalchemy import event
         from sqlalchemy.ext.asyncio import async_sessionmaker, create_async_engine
 
+        self._scratch: Path | None = None
+        if _is_memory(url):
+            # One in-memory SQLite database can only be shared through one connection, and
+            # concurrent tasks on one connection mix their transactions (a reader's reset
+            # rolls back a writer's batch). A private file gets SQLite's real locking.
+            import tempfile
+
+            self._scratch = Path(tempfile.mkdtemp(prefix="gigi-memory-"))
+            url = f"sqlite+aiosqlite:///{self._scratch / 'gigi.db'}"
         self.url = url
         self.dialect = "sqlite" if url.startswith("sqlite") else "postgresql"
         kwargs: dict[str, Any] = {}
         if self.dialect == "sqlite":
             kwargs["connect_args"] = {"timeout": 30}
-            if _is_memory(url):  # one shared connection, or every session sees an empty db
-                from sqlalchemy.pool import StaticPool
-
-                kwargs["poolclass"] = StaticPool
         else:
             kwargs.update(pool_pre_ping=True, pool_size=5, max_overflow=10)
         self.engine: AsyncEngine = create_async_engine(url, **kwargs)
@@ -67,7 +72,7 @@ class Database:
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
         from gigi_core.store.writer import Writer
 
-        self.writer = Writer(self, thread=self.dialect == "sqlite" and not _is_memory(url))
+        self.writer = Writer(self, thread=self.dialect == "sqlite")
 
     def sync_engine(self) -> Any:
         """A synchronous engine on the same SQLite file, for the writer's own thread."""
@@ -100,6 +105,10 @@ class Database:
     async def close(self) -> None:
         await self.writer.close()
         await self.engine.dispose()
+        if self._scratch is not None:
+            import shutil
+
+            shutil.rmtree(self._scratch, ignore_errors=True)
 
 
 def _is_memory(url: str) -> bool:

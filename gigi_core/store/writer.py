@@ -3,7 +3,7 @@
 Through SQLAlchemy's async adapter every SQLite statement costs several hops to aiosqlite's
 thread (about 0.6 ms each here), so a run's dozen rows took 2.5 ms; as one synchronous
 transaction on a dedicated writer thread (datasette's write-thread pattern) they take about
-1 ms. PostgreSQL and in-memory SQLite databases go through the async engine instead.
+1 ms. PostgreSQL goes through the async engine instead.
 Writes queued while a batch commits are committed together in the next one (group commit).
 """
 

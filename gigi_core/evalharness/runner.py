@@ -166,6 +166,7 @@ class _Play:
                 if left and not case.allow_unused_turns:
                     self.problems.append(f"{left} scripted model turn(s) were never used")
                 if case.scan:
+                    await kernel.db.writer.drain()  # runs written behind their replies
                     leaks = await scan_database(kernel.db.engine, self.canaries, sealed=self.sealed)
                     self.leaks.extend(str(leak) for leak in leaks)
             finally:
@@ -262,6 +263,7 @@ class _Play:
 
         from gigi_core.store.tables import AuditEvent
 
+        await kernel.db.writer.drain()  # runs written behind their replies
         trace = await runtime.trace(self.run_id) if self.run_id else None
         async with kernel.db.session() as s:
             rows = list(await s.scalars(select(AuditEvent).order_by(AuditEvent.id)))

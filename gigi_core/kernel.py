@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import logging
 import sys
@@ -252,7 +253,7 @@ class Kernel:
         if plain is not None:
             manifest = self.registry.manifests.get(plugin)
             secret = manifest is not None and bool(manifest.plugin.secret_fields())
-            config = dict(plain)
+            config = copy.deepcopy(plain)  # the caller's copy may be cached: never share it
         else:
             state = await self.plugin_state.get(guild_id, plugin)
             config = dict(state.config) if state else {}

@@ -111,21 +111,23 @@ class CallHandler:
             capability=spec.capability,
             decision=decision.outcome.value,
         )
+        cancelled = StepRecord("tool", "cancelled", tool=spec.name, capability=spec.capability)
         try:
-            outcome = await execute(
-                r.kernel,
-                spec,
-                args,
-                actor=r.request.actor,
-                guild_id=r.request.guild_id,
-                channel_id=r.request.channel_id,
-                decision=decision,
-                audit=audit,
-                run_id=s.run_id,
-                call_id=call["id"],
-                config=await r.plugin_config(spec.plugin),
-                write_audit=False,
-            )
+            with r.in_progress(index, cancelled):
+                outcome = await execute(
+                    r.kernel,
+                    spec,
+                    args,
+                    actor=r.request.actor,
+                    guild_id=r.request.guild_id,
+                    channel_id=r.request.channel_id,
+                    decision=decision,
+                    audit=audit,
+                    run_id=s.run_id,
+                    call_id=call["id"],
+                    config=await r.plugin_config(spec.plugin),
+                    write_audit=False,
+                )
         except ToolExecutionError as exc:
             s.in_flight = None
             step.status, step.duration_ms = "error", ms(started)
@@ -195,6 +197,7 @@ class CallHandler:
             "arguments": args,
             "confirmation_id": confirmation_id,
         }
+        s.pending = [c for c in s.pending if c.get("id") != call.get("id")]
         step.status = "needs_confirmation"
         await r.commit(
             index, step, "agent.confirmation", status="awaiting_confirmation", durable=True
@@ -283,7 +286,9 @@ class CallHandler:
             await confirmations.move(claim.confirmation_id, "executing", "done")
 
     def tool_result(self, call: dict[str, Any], payload: Any, *, is_error: bool = False) -> None:
+        """Answer a call; from here on it is no longer pending (even after a crash)."""
         s = self.runner.state
+        s.pending = [c for c in s.pending if c.get("id") != call.get("id")]
         if s.mode != "agent":
             if is_error:
                 s.citations.append({"tool": call.get("action") or call["name"], "result": payload})

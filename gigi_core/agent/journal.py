@@ -53,7 +53,12 @@ _UPDATE = update(_RUNS).where(
     _RUNS.c.id == bindparam("run_id"), _RUNS.c.status.in_(bindparam("expect", expanding=True))
 )
 _CHECKPOINT = _UPDATE.values({c: bindparam(c) for c in _COLUMNS})
-_PROGRESS = _UPDATE.values({c: bindparam(c) for c in _COLUMNS[:6]})  # the state as it was
+# A run cancelled meanwhile keeps its status, and still counts what it used.
+_COUNT = (
+    update(_RUNS)
+    .where(_RUNS.c.id == bindparam("run_id"))
+    .values({c: bindparam(c) for c in _COLUMNS[1:6]})
+)
 _FINISH = _UPDATE.values(
     {c: bindparam(c) for c in (*_COLUMNS, "termination_reason", "finished_at")}
 )
@@ -143,17 +148,12 @@ class RunJournal:
             else:
                 self._timer = loop.call_later(self.flush_seconds, self._on_timer)
 
-    async def flush(self, *, wait: bool = True, consistent: bool = True) -> None:
-        """Write what is buffered; when waiting, a run cancelled meanwhile sets ``cancelled``.
-
-        ``consistent=False`` (the run was interrupted mid-step) keeps the state last written.
-        """
+    async def flush(self, *, wait: bool = True) -> None:
+        """Write what is buffered; when waiting, a run cancelled meanwhile sets ``cancelled``."""
         if not self.dirty:
             if wait:  # writes queued earlier (the run's row) must have landed
                 await self.writer.drain()
             return
-        if not consistent:
-            self._latest = None
         write = self._batch()
         if wait:
             self._applied(await self.writer.write(write))
@@ -165,11 +165,14 @@ class RunJournal:
         status: str,
         reason: str,
         counters: dict[str, int],
-        audit: AuditRecord,
+        audit: AuditRecord | None,
         *,
         wait: bool = True,
-    ) -> None:
-        """End the run: its sealed state is dropped because nothing can resume it any more."""
+    ) -> bool:
+        """End the run: its sealed state is dropped because nothing can resume it any more.
+
+        Returns False when the run had been cancelled meanwhile (only when waiting).
+        """
         now = utcnow()
         self._state = self._latest = None
         self._values = {
@@ -179,12 +182,13 @@ class RunJournal:
             "updated_at": now,
             **counters,
         }
-        self._audits.append({"created_at": now, **vars(audit)})
+        if audit is not None:
+            self._audits.append({"created_at": now, **vars(audit)})
         write = self._batch(final=True)
         if wait:
-            await self.writer.write(write)
-        else:
-            self.writer.submit(write)
+            return bool(await self.writer.write(write))
+        self.writer.submit(write)
+        return True
 
     def stop(self) -> None:
         """The runner is gone (paused, finished or died): no late timed write."""
@@ -233,8 +237,8 @@ class RunJournal:
         elif self._state is not None:
             query = _CHECKPOINT
             values.update(self._sealed(self._state))
-        else:
-            query = _PROGRESS
+        else:  # nothing consistent to store about the row itself
+            query, values = _CHECKPOINT, {}
         run_id, create, expect = self.run_id, self._create, ACTIVE if final else (self._stored,)
         steps, audits = self._steps, self._audits
         if create is not None and self._state is None and not final:
@@ -250,6 +254,8 @@ class RunJournal:
             elif values:
                 params = {**values, "run_id": run_id, "expect": list(expect)}
                 applied = conn.execute(query, params).rowcount == 1
+                if not applied:
+                    conn.execute(_COUNT, params)
             if steps:  # rows for what happened, even when the run was cancelled meanwhile
                 conn.execute(_INSERT_STEPS, steps)
             if audits:

@@ -8,9 +8,10 @@ leaves the run resumable from its last write and a call with effects never runs 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
@@ -93,6 +94,7 @@ class Runner:
         self._configs: dict[str, Any] = {}
         self._view: GuildView | None = view
         self._typed: list[Message] = []
+        self._current: tuple[int, StepRecord] | None = None
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -109,7 +111,10 @@ class Runner:
             await self.finish("failed", type(error).__name__, str(error))
             raise
         except asyncio.CancelledError:  # the surface gave up: keep what already happened
-            await asyncio.shield(self.journal.flush(wait=False, consistent=False))
+            # Consistent as it stands: a call stays pending until answered, and the step
+            # that was interrupted gets its row, so a recovered run numbers on from it.
+            self.journal.record(self.state, step=self._current)
+            await asyncio.shield(self.journal.flush(wait=False))
             raise
         except Exception:  # a bug or a broken plugin hook: stop, drop the state, say so
             log.exception("agent run %s failed", self.state.run_id)
@@ -126,7 +131,10 @@ class Runner:
     async def _loop(self) -> Reply:
         while True:
             while self.state.pending:
-                await self.calls.handle(self.state.pending.pop(0))
+                call = self.state.pending[0]  # it leaves the queue when its result is in
+                await self.calls.handle(call)
+                if self.state.pending and self.state.pending[0] is call:
+                    self.state.pending.pop(0)
             if self.state.mode == "direct":
                 return await self.finish("done", "completed", "")
             response = await self._call_model()
@@ -164,7 +172,8 @@ class Runner:
         index = self.next_step()
         s.llm_calls += 1
         try:
-            response = await self.runtime.model(request, self.request, s.run_id)
+            with self.in_progress(index, StepRecord("llm", "cancelled")):
+                response = await self.runtime.model(request, self.request, s.run_id)
         except ProviderError as exc:
             await self.commit(
                 index, StepRecord("llm", "error", duration_ms=ms(started)), "agent.plan"
@@ -293,6 +302,19 @@ class Runner:
 
     # -- writes --------------------------------------------------------------------------
 
+    @contextlib.contextmanager
+    def in_progress(self, index: int, step: StepRecord) -> Iterator[None]:
+        """The step awaited now, as it is recorded if the run's task is cancelled there."""
+        self._current = (index, step)
+        try:
+            yield
+        except asyncio.CancelledError:
+            raise  # kept for run()'s handler, which records it
+        except BaseException:
+            self._current = None
+            raise
+        self._current = None
+
     def next_step(self) -> int:
         self.state.step += 1
         return self.state.step
@@ -373,12 +395,20 @@ class Runner:
             input_tokens=s.tokens_in,
             output_tokens=s.tokens_out,
         )
-        await self.journal.finish(
-            status, reason, s.counters(), audit, wait=self.journal.durability != "deferred"
+        cancelled = reason == "cancelled"  # whoever cancelled it audited that already
+        applied = await self.journal.finish(
+            status,
+            reason,
+            s.counters(),
+            None if cancelled else audit,
+            wait=self.journal.durability != "deferred",
         )
-        await self.kernel.track(
-            "agent.answer", run_id=s.run_id, status=status, guild_id=self.request.guild_id
-        )
+        if not applied and not cancelled:  # cancelled while it was composing this answer
+            status, reason, text = "cancelled", "cancelled", "This run was cancelled."
+        if not cancelled:
+            await self.kernel.track(
+                "agent.answer", run_id=s.run_id, status=status, guild_id=self.request.guild_id
+            )
         return Reply(
             text=text,
             run_id=s.run_id,

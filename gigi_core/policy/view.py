@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
+from gigi_core.errors import ConfigError
 from gigi_core.policy.actor import Actor
 from gigi_core.store.grants import actor_grants_query
 from gigi_core.store.tables import GuildPlugin
@@ -42,8 +43,15 @@ class ViewCache:
 
     def __init__(self, ttl: float | None = None) -> None:
         if ttl is None:
-            ttl = float(os.environ.get("GIGI_POLICY_CACHE_SECONDS") or 2)
+            raw = os.environ.get("GIGI_POLICY_CACHE_SECONDS") or "2"
+            try:
+                ttl = float(raw)
+            except ValueError:
+                raise ConfigError(
+                    f"GIGI_POLICY_CACHE_SECONDS: {raw!r} is not a number of seconds"
+                ) from None
         self.ttl = ttl
+        self.generation = 0  # bumped by every clear: a read begun before it is not kept
         self._entries: dict[tuple[Any, ...], tuple[float, GuildView]] = {}
 
     def get(self, key: tuple[Any, ...]) -> GuildView | None:
@@ -52,14 +60,15 @@ class ViewCache:
             return None
         return entry[1]
 
-    def put(self, key: tuple[Any, ...], view: GuildView) -> None:
-        if self.ttl <= 0:
+    def put(self, key: tuple[Any, ...], view: GuildView, generation: int) -> None:
+        if self.ttl <= 0 or generation != self.generation:
             return
         if len(self._entries) >= self.max_entries:
             self._entries.clear()
         self._entries[key] = (time.monotonic() + self.ttl, view)
 
     def clear(self) -> None:
+        self.generation += 1
         self._entries.clear()
 
 
@@ -67,8 +76,9 @@ async def guild_view(kernel: Kernel, actor: Actor, guild_id: str) -> GuildView:
     key = (guild_id, actor.id, actor.roles, actor.is_admin)
     stored = kernel.views.get(key)
     if stored is None:
+        generation = kernel.views.generation
         stored = await _read(kernel, actor, guild_id)
-        kernel.views.put(key, stored)
+        kernel.views.put(key, stored, generation)
     hook_caps: set[str] = set()
     for result in await kernel.hooks.call_all(
         "capabilities_for", actor=actor, guild_id=guild_id, kernel=kernel

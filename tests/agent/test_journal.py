@@ -317,6 +317,18 @@ async def test_the_durability_setting_decides_when_a_run_is_written(
     assert len(commits) == transactions
 
 
+async def test_an_explicit_durability_overrides_the_environment(
+    probe_env, commits, monkeypatch
+) -> None:
+    """AgentRuntime(durability=...) wins over GIGI_RUN_DURABILITY."""
+    kernel, _, runtime = probe_env
+    monkeypatch.setenv("GIGI_RUN_DURABILITY", "deferred")
+    rt, _ = runtime(say("hi"), wait=False, durability="step")
+    commits.clear()
+    await rt.handle(ask())
+    assert len(commits) == 3
+
+
 # -- cancellation ---------------------------------------------------------------------------
 
 
@@ -342,9 +354,7 @@ async def test_cancel_during_a_call_stops_the_run_at_its_next_step(probe_env, du
 
 
 @pytest.mark.parametrize("durability", MODES)
-async def test_cancel_while_the_model_thinks_runs_none_of_its_calls(
-    probe_env, durability
-) -> None:
+async def test_cancel_while_the_model_thinks_runs_none_of_its_calls(probe_env, durability) -> None:
     """A run cancelled while waiting for the model stops before the calls the model proposes."""
     kernel, probe, _ = probe_env
     model = ScriptedModel([call(("probe__look", {})), call(("probe__act", {})), say("no")])
@@ -407,14 +417,14 @@ async def test_a_run_cancelled_elsewhere_never_starts_a_call_with_effects(
     await kernel.db.writer.drain()
     run, steps, _ = await stored(kernel, reply.run_id)
     assert run.status == "cancelled"
-    assert [s[:3] for s in steps] == [(1, "llm", None), (2, "tool", "probe.look"), (3, "llm", None)]
+    assert [s[:3] for s in steps][:2] == [(1, "llm", None), (2, "tool", "probe.look")]
+    assert "probe.act" not in {s[2] for s in steps}
 
 
 @pytest.mark.parametrize("durability", MODES)
-async def test_a_run_whose_task_is_cancelled_keeps_what_already_ran(
-    probe_env, durability
-) -> None:
-    """When the surface gives up (task cancelled), the steps and audits so far are still stored."""
+async def test_a_run_whose_task_is_cancelled_keeps_what_already_ran(probe_env, durability) -> None:
+    """When the surface gives up (task cancelled), the steps so far and the interrupted one
+    are stored, with the audits of what finished."""
     kernel, probe, _ = probe_env
     model = ScriptedModel([call(("probe__look", {}))])
     waiting = asyncio.Event()
@@ -436,6 +446,67 @@ async def test_a_run_whose_task_is_cancelled_keeps_what_already_ran(
     run = await rt.runs.last(guild_id="g1")
     _, steps, audits = await stored(kernel, run.id)
     assert run.status == "running"  # left resumable for `gigi agent recover`
-    assert steps == [(1, "llm", None, "ok"), (2, "tool", "probe.look", "ok")]
+    assert steps == [
+        (1, "llm", None, "ok"),
+        (2, "tool", "probe.look", "ok"),
+        (3, "llm", None, "cancelled"),
+    ]
     assert audits == [("agent.plan", 1, "ok", None), ("agent.tool", 2, "ok", "probe.look")]
+    assert (run.steps_used, run.tool_calls_used, run.llm_calls_used) == (3, 1, 2)
     assert rt.live == {}
+
+
+# -- regressions: cancelled runs keep their counters; steps are numbered once ---------------
+
+
+@pytest.mark.parametrize("durability", MODES)
+async def test_a_cancelled_run_counts_the_steps_it_stored(probe_env, durability) -> None:
+    """A run cancelled during a call keeps counters that match the step rows it stored."""
+    kernel, probe, runtime = probe_env
+    rt, _ = runtime(call(("probe__look", {})), say("not reached"), durability=durability)
+
+    async def cancel(ctx):
+        assert await rt.cancel(ctx.run_id, USER)
+
+    probe.inside = cancel
+    reply = await rt.handle(ask())
+    await kernel.db.writer.drain()
+    run, steps, _ = await stored(kernel, reply.run_id)
+    assert len(steps) == 2
+    assert (run.steps_used, run.tool_calls_used, run.llm_calls_used) == (2, 1, 1)
+
+
+@pytest.mark.parametrize("durability", MODES)
+async def test_a_cancelled_task_then_recovered_numbers_each_step_once(
+    probe_env, durability
+) -> None:
+    """Recovering a run whose task was cancelled neither repeats step numbers nor loses counts."""
+    kernel, _, _ = probe_env
+    model = ScriptedModel([call(("probe__look", {})), call(("probe__look", {})), say("ok")])
+    waiting, hang = asyncio.Event(), [True]
+
+    async def provider(request, origin, run_id):
+        if model.requests and hang[0]:  # the second model call hangs until the task is cancelled
+            waiting.set()
+            await asyncio.Event().wait()
+        await asyncio.sleep(0)
+        return await model(request, origin, run_id)
+
+    rt = AgentRuntime(kernel, model=provider, durability=durability)
+    task = asyncio.create_task(rt.handle(ask()))
+    await waiting.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    hang[0] = False
+    run = await rt.runs.last(guild_id="g1")
+    assert (await rt.recover(run.id, USER)).status == "done"
+    await kernel.db.writer.drain()
+    run, steps, _ = await stored(kernel, run.id)
+    assert [s[0] for s in steps] == list(range(1, len(steps) + 1))
+    kinds = [s[1] for s in steps]
+    assert (run.steps_used, run.tool_calls_used, run.llm_calls_used) == (
+        len(steps),
+        kinds.count("tool"),
+        kinds.count("llm"),
+    )

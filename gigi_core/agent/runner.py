@@ -124,7 +124,7 @@ class Runner:
                 "Something went wrong inside Gigi, so this run was stopped. "
                 "An operator can find the details in the log.",
             )
-        finally:  # records still buffered here were never meant to be written (a crash)
+        finally:  # no timed write once the runner is gone
             self.journal.stop()
             live.pop(self.state.run_id, None)
 

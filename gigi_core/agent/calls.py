@@ -23,6 +23,7 @@ class CallHandler:
 
     def __init__(self, runner: Runner) -> None:
         self.runner = runner
+        self.executed = False  # a handler was started (a confirmed call is then done)
 
     async def handle(self, call: dict[str, Any]) -> None:
         from gigi_core.agent.runner import Stop
@@ -90,9 +91,11 @@ class CallHandler:
 
         r = self.runner
         s = r.state
-        if spec.safety is not Safety.read_only:
+        effects = spec.safety is not Safety.read_only
+        if effects:
             # At most once: after a crash this call is reported, never rerun. A read-only
             # call has no effects, so a crash simply leaves it pending and it runs again.
+            # Its outcome is written at once too, so a crash never misreports it.
             s.in_flight = {"id": call["id"], "name": call["name"], "action": spec.name}
             await r.commit(durable=True)
         audit = r.audit_record(
@@ -112,6 +115,7 @@ class CallHandler:
             decision=decision.outcome.value,
         )
         cancelled = StepRecord("tool", "cancelled", tool=spec.name, capability=spec.capability)
+        self.executed = True
         try:
             with r.in_progress(index, cancelled):
                 outcome = await execute(
@@ -132,7 +136,7 @@ class CallHandler:
             s.in_flight = None
             step.status, step.duration_ms = "error", ms(started)
             self.tool_result(call, {"error": str(exc)}, is_error=True)
-            await r.commit(index, step, extra_audits=(exc.audit,))  # type: ignore[attr-defined]
+            await r.commit(index, step, extra_audits=(exc.audit,), durable=effects)  # type: ignore[attr-defined]
             if s.mode == "direct":
                 raise
             return
@@ -140,7 +144,7 @@ class CallHandler:
         step.duration_ms = ms(started)
         s.citations.append({"tool": spec.name, "result": outcome.result})
         self.tool_result(call, outcome.result)
-        await r.commit(index, step, extra_audits=(outcome.audit,))
+        await r.commit(index, step, extra_audits=(outcome.audit,), durable=effects)
 
     async def _invalid(self, call: dict[str, Any], spec: ActionSpec | None, message: str) -> None:
         from gigi_core.agent.runner import Stop
@@ -174,7 +178,7 @@ class CallHandler:
         index: int,
         step: StepRecord,
     ) -> None:
-        from gigi_core.agent.runner import Paused
+        from gigi_core.agent.runner import Paused, Stop
 
         r = self.runner
         s = r.state
@@ -199,9 +203,13 @@ class CallHandler:
         }
         s.pending = [c for c in s.pending if c.get("id") != call.get("id")]
         step.status = "needs_confirmation"
-        await r.commit(
-            index, step, "agent.confirmation", status="awaiting_confirmation", durable=True
-        )
+        try:
+            await r.commit(
+                index, step, "agent.confirmation", status="awaiting_confirmation", durable=True
+            )
+        except Stop:  # cancelled between the row and this write: nobody may approve it now
+            await r.runtime.confirmations.move(confirmation_id, "pending", "rejected")
+            raise
         prompt = ConfirmationPrompt(
             confirmation_id, s.run_id, spec.name, f"{spec.description} — {reason}.", expires
         )
@@ -282,8 +290,9 @@ class CallHandler:
                 Decision.allow("confirmed", "confirmed"),
                 r.next_step(),
             )
-        finally:
-            await confirmations.move(claim.confirmation_id, "executing", "done")
+        finally:  # "done" means the handler ran; a cancel before it leaves it "failed"
+            outcome_state = "done" if self.executed else "failed"
+            await confirmations.move(claim.confirmation_id, "executing", outcome_state)
 
     def tool_result(self, call: dict[str, Any], payload: Any, *, is_error: bool = False) -> None:
         """Answer a call; from here on it is no longer pending (even after a crash)."""

@@ -1,7 +1,8 @@
 """Confirmation records and their state machine; conditional updates make a call run once.
 
 pending -> approved (claimed by exactly one approver) -> executing -> done;
-pending -> rejected | expired; approved -> failed when arguments or manifest changed.
+pending -> rejected | expired; approved -> failed when arguments or manifest changed;
+executing -> failed when the run was cancelled before the call ran.
 A call that crashed mid-execution stays ``executing`` and is never run again.
 """
 

@@ -54,10 +54,11 @@ _UPDATE = update(_RUNS).where(
 )
 _CHECKPOINT = _UPDATE.values({c: bindparam(c) for c in _COLUMNS})
 # A run cancelled meanwhile keeps its status, and still counts what it used.
+_COUNTERS = ("updated_at", "steps_used", "tool_calls_used", "llm_calls_used", "tokens_used")
 _COUNT = (
     update(_RUNS)
     .where(_RUNS.c.id == bindparam("run_id"))
-    .values({c: bindparam(c) for c in _COLUMNS[1:6]})
+    .values({c: bindparam(c) for c in _COUNTERS})
 )
 _FINISH = _UPDATE.values(
     {c: bindparam(c) for c in (*_COLUMNS, "termination_reason", "finished_at")}
@@ -99,22 +100,23 @@ class RunJournal:
         self._create = create  # the run's row, until its first write
         self._stored = stored_status  # what the row's status is once queued writes land
         self._latest: RunState | None = None  # recorded, not yet serialised
-        self._state: str | None = None  # serialised, not yet written
         self._due = False
         self._first: dict[str, Any] | None = None  # the first record, sealed, for the row
         self._values: dict[str, Any] = {}
         self._steps: list[dict[str, Any]] = []
         self._audits: list[dict[str, Any]] = []
         self._timer: asyncio.Handle | None = None
+        self._submitted: list[asyncio.Future[Any]] = []  # queued without waiting
+        self._finished = False
 
     @property
     def dirty(self) -> bool:
-        return (
-            self._latest is not None
-            or self._state is not None
-            or self._create is not None
-            or bool(self._audits)
-        )
+        return self._latest is not None or self._create is not None or bool(self._audits)
+
+    @property
+    def status(self) -> str:
+        """The status last recorded (what a write now would store)."""
+        return str(self._values.get("status", self._stored))
 
     def record(
         self,
@@ -125,6 +127,8 @@ class RunJournal:
         status: str = "running",
     ) -> None:
         """Note a consistent point of the run. Its state is serialised only when written."""
+        if self._finished:  # e.g. a task cancelled during the final write: it stays ended
+            return
         now = utcnow()
         self._latest = state
         self._values = {"status": status, "updated_at": now, **state.counters()}
@@ -137,7 +141,7 @@ class RunJournal:
             self._first = {**self._values, **self._sealed(json.dumps(state.to_json()))}
         if self._due:
             self._due = False
-            self.writer.submit(self._batch(), on_result=self._applied)
+            self._submit(self._batch())
         elif self._timer is None and self.durability != "step":
             # A new run's row goes out as soon as the run first waits (for a model, a tool);
             # a turn that never waits is written once, at its end, row and steps together.
@@ -149,16 +153,19 @@ class RunJournal:
                 self._timer = loop.call_later(self.flush_seconds, self._on_timer)
 
     async def flush(self, *, wait: bool = True) -> None:
-        """Write what is buffered; when waiting, a run cancelled meanwhile sets ``cancelled``."""
-        if not self.dirty:
-            if wait:  # writes queued earlier (the run's row) must have landed
-                await self.writer.drain()
-            return
-        write = self._batch()
-        if wait:
+        """Write what is buffered; when waiting, a run cancelled meanwhile sets ``cancelled``.
+
+        Waiting also means this run's earlier queued writes landed: one that failed raises
+        here, so a durable point is never satisfied by a write that was only logged.
+        """
+        if self.dirty:
+            write = self._batch()
+            if not wait:
+                self._submit(write)
+                return
             self._applied(await self.writer.write(write))
-        else:
-            self.writer.submit(write, on_result=self._applied)
+        if wait:
+            await self._settle()
 
     async def finish(
         self,
@@ -174,7 +181,8 @@ class RunJournal:
         Returns False when the run had been cancelled meanwhile (only when waiting).
         """
         now = utcnow()
-        self._state = self._latest = None
+        self._finished = True
+        self._latest = None
         self._values = {
             "status": status,
             "termination_reason": reason,
@@ -182,13 +190,14 @@ class RunJournal:
             "updated_at": now,
             **counters,
         }
-        if audit is not None:
-            self._audits.append({"created_at": now, **vars(audit)})
-        write = self._batch(final=True)
-        if wait:
-            return bool(await self.writer.write(write))
-        self.writer.submit(write)
-        return True
+        closing = [{"created_at": now, **vars(audit)}] if audit is not None else []
+        write = self._batch(final=True, closing=closing or None)
+        if not wait:
+            self._submit(write)
+            return True
+        applied = bool(await self.writer.write(write))
+        await self._settle()
+        return applied
 
     def stop(self) -> None:
         """The runner is gone (paused, finished or died): no late timed write."""
@@ -196,18 +205,13 @@ class RunJournal:
             self._timer.cancel()
             self._timer = None
 
-    def _serialise(self) -> None:
-        if self._latest is not None:
-            self._state = json.dumps(self._latest.to_json())
-            self._latest = None
-
     def _on_timer(self) -> None:
         """Runs while the run waits, maybe mid-step: only its first row is written from here."""
         self._timer = None
         if self._create is not None:
             row = {**self._create, **(self._first or {})}
             self._create = self._first = None
-            self.writer.submit(lambda conn: conn.execute(_INSERT_RUN, row))
+            self._submit(lambda conn: bool(conn.execute(_INSERT_RUN, row)))  # or it raises
             self._timer = asyncio.get_running_loop().call_later(self.flush_seconds, self._on_timer)
         elif self.dirty:
             self._due = True
@@ -224,26 +228,32 @@ class RunJournal:
         if not applied:
             self.cancelled = True
 
-    def _batch(self, *, final: bool = False) -> Any:
+    def _submit(self, write: Any) -> None:
+        future = self.writer.submit(write, on_result=self._applied)
+        if future is not None:
+            self._submitted = [f for f in self._submitted if not f.done()] + [future]
+
+    async def _settle(self) -> None:
+        submitted, self._submitted = self._submitted, []
+        for future in submitted:
+            await future  # raises what the write raised
+
+    def _batch(self, *, final: bool = False, closing: list[dict[str, Any]] | None = None) -> Any:
         """Take the buffered records out and return the function that writes them."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        self._serialise()
         values = dict(self._values)
         if final:
             values.update(_NO_STATE)
             query = _FINISH
-        elif self._state is not None:
+        else:
+            assert self._latest is not None  # every batch but the last follows a record()
             query = _CHECKPOINT
-            values.update(self._sealed(self._state))
-        else:  # nothing consistent to store about the row itself
-            query, values = _CHECKPOINT, {}
+            values.update(self._sealed(json.dumps(self._latest.to_json())))
         run_id, create, expect = self.run_id, self._create, ACTIVE if final else (self._stored,)
         steps, audits = self._steps, self._audits
-        if create is not None and self._state is None and not final:
-            create = {**create, **(self._first or {})}  # interrupted before a consistent point
-        self._create = self._first = self._state = None
+        self._create = self._first = self._latest = None
         self._steps, self._audits = [], []
         self._stored = values.get("status", self._stored)
 
@@ -251,7 +261,7 @@ class RunJournal:
             applied = True
             if create is not None:
                 conn.execute(_INSERT_RUN, {**create, **values})
-            elif values:
+            else:
                 params = {**values, "run_id": run_id, "expect": list(expect)}
                 applied = conn.execute(query, params).rowcount == 1
                 if not applied:
@@ -260,6 +270,8 @@ class RunJournal:
                 conn.execute(_INSERT_STEPS, steps)
             if audits:
                 conn.execute(_INSERT_AUDIT, audits)
+            if closing and applied:  # else whoever cancelled the run audited its end
+                conn.execute(_INSERT_AUDIT, closing)
             return applied
 
         return write

@@ -98,10 +98,13 @@ class Runner:
 
     # -- the loop ------------------------------------------------------------------------
 
-    async def run(self) -> Reply:
+    async def run(self, prelude: Callable[[], Awaitable[None]] | None = None) -> Reply:
+        """Loop until the run answers, pauses or stops; ``prelude`` continues a stored run."""
         live = self.runtime.live
         live[self.state.run_id] = self.journal
         try:
+            if prelude is not None:
+                await prelude()
             return await self._loop()
         except Paused as paused:
             return paused.reply
@@ -113,8 +116,8 @@ class Runner:
         except asyncio.CancelledError:  # the surface gave up: keep what already happened
             # Consistent as it stands: a call stays pending until answered, and the step
             # that was interrupted gets its row, so a recovered run numbers on from it.
-            self.journal.record(self.state, step=self._current)
-            await asyncio.shield(self.journal.flush(wait=False))
+            self.journal.record(self.state, step=self._current, status=self.journal.status)
+            await self.journal.flush(wait=False)
             raise
         except Exception:  # a bug or a broken plugin hook: stop, drop the state, say so
             log.exception("agent run %s failed", self.state.run_id)
@@ -220,27 +223,28 @@ class Runner:
 
     async def resume(self, outcome: str, claim: Any = None) -> Reply:
         """Continue after a confirmation: run the approved call once, or feed back a rejection."""
-        try:
+
+        async def settle() -> None:
             await self._reopen()
             await self.calls.settle_confirmation(outcome, claim)
-        except Stop as stop:
-            return await self.finish(stop.status, stop.reason, stop.text)
-        except ToolError as error:  # a direct call's confirmed handler failed
-            await self.finish("failed", type(error).__name__, str(error))
-            raise
-        return await self.run()
+
+        return await self.run(settle)
 
     async def recover(self) -> Reply:
         """Continue a run whose process died; a call that was executing is never retried."""
-        in_flight = self.state.in_flight
-        if in_flight is not None:
+
+        async def report_interrupted() -> None:
+            in_flight = self.state.in_flight
+            if in_flight is None:
+                return
             self.state.in_flight = None
             self.calls.tool_result(
                 in_flight, {"error": "interrupted by a restart; it was not retried"}, is_error=True
             )
             step = StepRecord("tool", "interrupted", tool=in_flight.get("action"))
             await self.commit(self.next_step(), step, "agent.tool")
-        return await self.run()
+
+        return await self.run(report_interrupted)
 
     async def _reopen(self) -> None:
         self.journal.record(self.state)

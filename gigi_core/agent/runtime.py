@@ -274,9 +274,10 @@ class AgentRuntime:
     async def recover(self, run_id: str, actor: Actor) -> Reply:
         """Continue a run left ``running`` by a crashed process (an operator's decision)."""
         run = await self.runs.get(run_id)
-        if run.status != "running":
+        if run.status != "running" or run_id in self.live:
+            status = "still running here" if run_id in self.live else run.status
             raise ConfirmationError(
-                f"run {run_id} is {run.status}; only an interrupted run can be recovered"
+                f"run {run_id} is {status}; only an interrupted run can be recovered"
             )
         if actor.id != run.actor_id and not actor.is_admin:
             raise ConfirmationError(

@@ -10,6 +10,7 @@ every time.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from dataclasses import dataclass, field, replace
@@ -47,9 +48,11 @@ class ViewCache:
             try:
                 ttl = float(raw)
             except ValueError:
+                ttl = math.nan
+            if not math.isfinite(ttl) or ttl < 0:
                 raise ConfigError(
-                    f"GIGI_POLICY_CACHE_SECONDS: {raw!r} is not a number of seconds"
-                ) from None
+                    f"GIGI_POLICY_CACHE_SECONDS: {raw!r} is not a number of seconds (0 or more)"
+                )
         self.ttl = ttl
         self.generation = 0  # bumped by every clear: a read begun before it is not kept
         self._entries: dict[tuple[Any, ...], tuple[float, GuildView]] = {}
@@ -73,7 +76,7 @@ class ViewCache:
 
 
 async def guild_view(kernel: Kernel, actor: Actor, guild_id: str) -> GuildView:
-    key = (guild_id, actor.id, actor.roles, actor.is_admin)
+    key = (guild_id, actor.id, actor.roles)  # the admin flag is not a stored fact
     stored = kernel.views.get(key)
     if stored is None:
         generation = kernel.views.generation

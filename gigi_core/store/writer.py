@@ -31,6 +31,7 @@ class Writer:
     def __init__(self, db: Database, *, thread: bool) -> None:
         self.db = db
         self._queue: list[tuple[WriteFn, asyncio.Future[Any]]] = []
+        self._committing: list[asyncio.Future[Any]] = []  # the batch in progress
         self._task: asyncio.Task[None] | None = None
         self._thread = thread
         self._executor: ThreadPoolExecutor | None = None
@@ -42,12 +43,19 @@ class Writer:
         """Run ``fn(connection)`` inside a write transaction and return what it returns."""
         return await self._enqueue(fn)  # type: ignore[no-any-return]
 
-    def submit(self, fn: WriteFn, *, on_result: Callable[[Any], None] | None = None) -> None:
-        """Queue a write without waiting; a failure is logged, ``on_result`` gets the result."""
+    def submit(
+        self, fn: WriteFn, *, on_result: Callable[[Any], None] | None = None
+    ) -> asyncio.Future[Any] | None:
+        """Queue a write without waiting; a failure is logged, ``on_result`` gets the result.
+
+        The returned future may still be awaited by whoever must know the write landed.
+        """
         if self._closed:  # a late timer of a run whose kernel already closed
             log.warning("a write arrived after the database was closed; it was dropped")
-            return
-        self._enqueue(fn).add_done_callback(lambda f: _settled(f, on_result))
+            return None
+        future = self._enqueue(fn)
+        future.add_done_callback(lambda f: _settled(f, on_result))
+        return future
 
     def _enqueue(self, fn: WriteFn) -> asyncio.Future[Any]:
         if self._closed:
@@ -60,12 +68,17 @@ class Writer:
         return future
 
     async def drain(self) -> None:
-        """Wait until everything queued so far is committed (read-your-writes)."""
-        while self._task is not None and not self._task.done():
-            await asyncio.shield(self._task)
+        """Wait until everything queued so far is committed or failed (read-your-writes).
+
+        Writes queued meanwhile are not waited for, so steady load cannot starve a reader.
+        """
+        pending = [f for _, f in self._queue] + self._committing
+        if pending:
+            await asyncio.wait(pending)
 
     async def close(self) -> None:
-        await self.drain()
+        while self._task is not None and not self._task.done():
+            await asyncio.shield(self._task)
         self._closed = True
         if self._executor is not None:
             await asyncio.get_running_loop().run_in_executor(self._executor, self._release)
@@ -75,28 +88,28 @@ class Writer:
     async def _run(self) -> None:
         while self._queue:
             batch, self._queue = self._queue, []
+            self._committing = [future for _, future in batch]
             try:
                 results = await self._transaction(_all([fn for fn, _ in batch]))
-            except Exception:
+            except Exception as exc:
                 if len(batch) == 1:
-                    await self._one(*batch[0])
-                    continue
-                for fn, future in batch:  # one bad write must not sink the others
-                    await self._one(fn, future)
-                continue
-            for (_, future), result in zip(batch, results, strict=True):
-                if not future.done():
-                    future.set_result(result)
+                    _settle(batch[0][1], exc=exc)
+                else:
+                    for fn, future in batch:  # one bad write must not sink the others
+                        await self._one(fn, future)
+            else:
+                for (_, future), result in zip(batch, results, strict=True):
+                    _settle(future, result)
+            finally:
+                self._committing = []
 
     async def _one(self, fn: WriteFn, future: asyncio.Future[Any]) -> None:
         try:
             result = await self._transaction(fn)
         except Exception as exc:
-            if not future.done():
-                future.set_exception(exc)
+            _settle(future, exc=exc)
         else:
-            if not future.done():
-                future.set_result(result)
+            _settle(future, result)
 
     async def _transaction(self, fn: WriteFn) -> Any:
         if not self._thread:
@@ -123,6 +136,17 @@ class Writer:
         if self._engine is not None:
             self._engine.dispose()
         self._conn = self._engine = None
+
+
+def _settle(
+    future: asyncio.Future[Any], result: Any = None, *, exc: Exception | None = None
+) -> None:
+    if future.done():
+        return
+    if exc is not None:
+        future.set_exception(exc)
+    else:
+        future.set_result(result)
 
 
 def _all(fns: list[WriteFn]) -> WriteFn:

@@ -281,8 +281,8 @@ class CallHandler:
             capability=spec.capability,
             decision="confirm",
         )
-        await r.commit(index, step, "agent.confirmation")
-        try:
+        try:  # from here the confirmation ends done or failed, whatever stops the run
+            await r.commit(index, step, "agent.confirmation")
             await self._execute(
                 awaiting,
                 spec,

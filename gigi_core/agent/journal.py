@@ -196,7 +196,7 @@ class RunJournal:
             self._submit(write)
             return True
         applied = bool(await self.writer.write(write))
-        await self._settle()
+        await self._settle(raising=False)  # the run ends either way; failures were logged
         return applied
 
     def stop(self) -> None:
@@ -233,8 +233,12 @@ class RunJournal:
         if future is not None:
             self._submitted = [f for f in self._submitted if not f.done()] + [future]
 
-    async def _settle(self) -> None:
+    async def _settle(self, *, raising: bool = True) -> None:
         submitted, self._submitted = self._submitted, []
+        if not raising:
+            if submitted:
+                await asyncio.wait(submitted)
+            return
         for future in submitted:
             await future  # raises what the write raised
 

@@ -41,7 +41,9 @@ class Writer:
 
     async def write(self, fn: Callable[[Connection], T]) -> T:
         """Run ``fn(connection)`` inside a write transaction and return what it returns."""
-        return await self._enqueue(fn)  # type: ignore[no-any-return]
+        # Shielded: a caller that gives up does not cancel the write, and drain() still
+        # waits for it to land.
+        return await asyncio.shield(self._enqueue(fn))  # type: ignore[no-any-return]
 
     def submit(
         self, fn: WriteFn, *, on_result: Callable[[Any], None] | None = None

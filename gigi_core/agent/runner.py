@@ -164,12 +164,9 @@ class Runner:
             wire = self.toolset.wire_for(self.request.forced_tool)
             choice = NamedToolChoice(name=wire) if wire else None
         # Every part is a model already validated where it was made (the stored messages
-        # when they were parsed, tools when the toolset was built): no second validation.
-        request = ChatRequest.model_construct(
-            model="profile",
-            messages=list(self._typed_messages()),
-            tools=self.toolset.tools,
-            tool_choice=choice,
+        # when they were parsed, the rest with the toolset): a copy, no second validation.
+        request = self.toolset.request.model_copy(
+            update={"messages": list(self._typed_messages()), "tool_choice": choice}
         )
         started = time.perf_counter()
         index = self.next_step()

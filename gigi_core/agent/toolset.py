@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-from gigi_core.llm.types import Tool
+from gigi_core.llm.types import ChatRequest, Tool
 from gigi_core.manifest.models import ActionSpec, wire_name
 
 
@@ -55,6 +55,11 @@ class Toolset:
             )
             for wire, spec in self.by_wire.items()
         ]
+
+    @functools.cached_property
+    def request(self) -> ChatRequest:
+        """A chat request offering these tools; each model call copies it with its messages."""
+        return ChatRequest(model="profile", messages=[], tools=self.tools)
 
     def names(self) -> dict[str, str]:
         return {wire: spec.name for wire, spec in self.by_wire.items()}

@@ -176,14 +176,21 @@ class PolicyEngine:
                 from gigi_core.policy.view import guild_view
 
                 view = await guild_view(self.kernel, actor, guild_id)
-            offered = [
-                action
-                for action in self.kernel.registry.actions.values()
-                if action.plugin in view.enabled
-                and base_decision(actor, facts_from(view, self.kernel, action, None)).outcome
-                is not Outcome.deny
-            ]
-            return sorted(offered, key=lambda a: a.name)
+            offered = view.offers.get(actor.is_admin)
+            if offered is None:
+                offered = view.offers[actor.is_admin] = sorted(
+                    (
+                        action
+                        for action in self.kernel.registry.actions.values()
+                        if action.plugin in view.enabled
+                        and base_decision(
+                            actor, facts_from(view, self.kernel, action, None)
+                        ).outcome
+                        is not Outcome.deny
+                    ),
+                    key=lambda a: a.name,
+                )
+            return list(offered)
         except Exception:
             log.exception("could not compute offerable tools; offering none")
             return []

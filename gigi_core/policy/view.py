@@ -35,6 +35,8 @@ class GuildView:
     grants: frozenset[str]
     hook_capabilities: frozenset[str]
     configs: dict[str, dict[str, Any]] = field(default_factory=dict)  # plain fields only
+    # What the policy offers on these facts, per admin flag (the only other input).
+    offers: dict[bool, list[Any]] = field(default_factory=dict, compare=False, repr=False)
 
 
 class ViewCache:
@@ -88,7 +90,9 @@ async def guild_view(kernel: Kernel, actor: Actor, guild_id: str) -> GuildView:
     ):
         if result:
             hook_caps.update(str(c) for c in result)
-    return replace(stored, hook_capabilities=frozenset(hook_caps)) if hook_caps else stored
+    if hook_caps:
+        return replace(stored, hook_capabilities=frozenset(hook_caps), offers={})
+    return stored
 
 
 async def _read(kernel: Kernel, actor: Actor, guild_id: str) -> GuildView:

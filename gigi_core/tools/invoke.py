@@ -227,8 +227,6 @@ async def _track(kernel: Kernel, record: AuditRecord) -> None:
 def _with(
     audit: AuditRecord, *, status: str, decision: Decision | None = None, **extra: Any
 ) -> AuditRecord:
-    from dataclasses import replace
-
     if decision is not None:
         extra.update(decision=decision.outcome.value, reason_code=decision.code)
-    return replace(audit, status=status, **extra)
+    return AuditRecord(**{**vars(audit), "status": status, **extra})  # flat: cheaper than replace

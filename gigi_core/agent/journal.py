@@ -230,8 +230,8 @@ class RunJournal:
 
     def _submit(self, write: Any) -> None:
         future = self.writer.submit(write, on_result=self._applied)
-        if future is not None:
-            self._submitted = [f for f in self._submitted if not f.done()] + [future]
+        if future is not None:  # landed writes are forgotten, failed ones kept for _settle
+            self._submitted = [f for f in self._submitted if not _landed(f)] + [future]
 
     async def _settle(self, *, raising: bool = True) -> None:
         submitted, self._submitted = self._submitted, []
@@ -279,6 +279,10 @@ class RunJournal:
             return applied
 
         return write
+
+
+def _landed(future: asyncio.Future[Any]) -> bool:
+    return future.done() and not future.cancelled() and future.exception() is None
 
 
 def state_ad(run_id: str) -> str:

@@ -307,3 +307,22 @@ async def test_a_call_with_effects_has_its_outcome_stored_before_the_run_goes_on
     [(state, steps)] = seen
     assert state["in_flight"] is None and state["pending"] == []
     assert (2, "tool", "probe.act", "ok") in steps
+
+
+async def test_a_failed_background_write_is_not_forgotten_by_later_ones(tmp_path) -> None:
+    """A run's failed queued write still fails its next durable point after other writes."""
+    db = Database(f"sqlite+aiosqlite:///{tmp_path / 'journal.db'}")
+    try:
+        journal = RunJournal(db.writer, None, "run_x", durability="turn", flush_seconds=60)  # type: ignore[arg-type]
+
+        def broken(conn):
+            raise ValueError("this write was lost")
+
+        journal._submit(broken)
+        journal._submit(lambda conn: True)
+        await db.writer.drain()
+        journal._submit(lambda conn: True)  # a later write must not drop the failed one
+        with pytest.raises(ValueError, match="was lost"):
+            await journal.flush()
+    finally:
+        await db.close()

@@ -181,6 +181,22 @@ def test_run_check_reports_plugins_and_surfaces(gigi) -> None:
     assert result.exit_code == 0
     assert "dice 0.1.0 [ok] dice.roll" in result.output
     assert "Surfaces: console" in result.output
+    assert "Agent runs: durability turn" in result.output
+
+
+def test_run_check_refuses_a_bad_durability_setting(tmp_path) -> None:
+    """A misspelt GIGI_RUN_DURABILITY stops start-up, not the first request."""
+    result = run_gigi(
+        "run",
+        "--check",
+        env={
+            "GIGI_HOME": str(tmp_path),
+            "GIGI_LOAD_PLUGINS": "dice",
+            "GIGI_RUN_DURABILITY": "fast",
+        },
+    )
+    assert result.returncode == 2
+    assert "GIGI_RUN_DURABILITY: unknown value 'fast'" in result.stderr
 
 
 def test_run_without_surface_exits_cleanly(gigi, monkeypatch) -> None:

@@ -44,6 +44,7 @@ def run_command(state: CliState, surface: str | None, check: bool) -> None:
         try:
             click.echo(f"Gigi kernel on {redact_url(kernel.db.url)} (home {kernel.settings.home})")
             _report(kernel)
+            click.echo(f"Agent runs: durability {kernel.agent.durability}")  # checks the setting
             names = sorted(kernel.registry.surfaces)
             chosen = choose_surface(names, surface)
             if check:

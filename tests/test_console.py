@@ -9,9 +9,12 @@ import subprocess
 import sys
 
 import pytest
+from sqlalchemy import insert
 
+from gigi_core.agent.runs import new_run_row
 from gigi_core.agent.runtime import AgentRuntime
 from gigi_core.default_plugins.console import ConsoleSurface
+from gigi_core.store.agent_tables import AgentRun
 from gigi_core.testing import open_test_kernel
 from gigi_core.testing.scripted import ScriptedModel, call, say
 from tests.toolbox import Toolbox
@@ -202,9 +205,10 @@ async def test_interrupt_cancels_the_running_request_and_keeps_going(env) -> Non
         runs = kernel.agent.runs
 
         async def handle(self, request):
-            await kernel.agent.runs.create(
+            row = new_run_row(
                 "run_hanging", "req", "console", request.actor.id, request.guild_id, None
             )
+            await kernel.db.writer.write(lambda conn: conn.execute(insert(AgentRun), row))
             started.set()
             await asyncio.sleep(3600)
 

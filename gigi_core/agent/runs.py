@@ -43,19 +43,6 @@ class RunStore:
         self.kernel = kernel
         self.db = kernel.db
 
-    async def create(
-        self,
-        run_id: str,
-        request_id: str,
-        kind: str,
-        actor_id: str,
-        guild_id: str,
-        channel_id: str | None,
-    ) -> None:
-        """Store a run row at once (the runtime's runs are written by their journal)."""
-        row = new_run_row(run_id, request_id, kind, actor_id, guild_id, channel_id)
-        await self.db.writer.write(lambda conn: conn.execute(insert(AgentRun), row))
-
     async def get(self, run_id: str) -> AgentRun:
         await self.db.writer.drain()
         async with self.db.session() as s:

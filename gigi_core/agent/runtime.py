@@ -73,33 +73,19 @@ class AgentRuntime:
         view = await guild_view(self.kernel, request.actor, request.guild_id)
         actions = await self.kernel.policy.offerable(request.actor, request.guild_id, view)
         toolset = self._toolset(tuple(actions))
-        state = RunState(
-            run_id=new_id("run"),
-            mode="agent",
-            request=request_to_json(request),
-            tools=toolset.names(),
-            messages=[
-                {"role": "system", "content": SYSTEM_PROMPT},
-                {"role": "user", "content": request.text},
-            ],
-        )
-        journal = await self._start(request, state)
+        messages = [
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": request.text},
+        ]
+        state, journal = await self._start(request, "agent", toolset, messages=messages)
         return await Runner(self, state, request, self.budgets, journal, view, toolset).run()
 
     async def direct(self, request: Request, action: str, args: Any) -> Reply:
         """An exact command (``/call``, a slash command, ``gigi tools call``): no model at all."""
         spec = self.kernel.registry.actions.get(action)
         toolset = Toolset.build([spec]) if spec else Toolset()
-        state = RunState(
-            run_id=new_id("run"),
-            mode="direct",
-            request=request_to_json(request),
-            tools=toolset.names(),
-            pending=[
-                {"id": new_id("call"), "name": action, "arguments": args, "parse_error": None}
-            ],
-        )
-        journal = await self._start(request, state)
+        call = {"id": new_id("call"), "name": action, "arguments": args, "parse_error": None}
+        state, journal = await self._start(request, "direct", toolset, pending=[call])
         return await Runner(self, state, request, self._direct_budgets(), journal).run()
 
     async def confirm(
@@ -206,12 +192,21 @@ class AgentRuntime:
 
     # -- internals -----------------------------------------------------------------------
 
-    async def _start(self, request: Request, state: RunState) -> RunJournal:
-        """The run's row is written when the run first waits (at once with ``step``)."""
+    async def _start(
+        self, request: Request, mode: str, toolset: Toolset, **fields: Any
+    ) -> tuple[RunState, RunJournal]:
+        """A new run's state; its row is written when it first waits (at once with ``step``)."""
+        state = RunState(
+            run_id=new_id("run"),
+            mode=mode,
+            request=request_to_json(request),
+            tools=toolset.names(),
+            **fields,
+        )
         row = new_run_row(
             state.run_id,
             request.request_id,
-            request.kind if state.mode == "agent" else "direct",
+            request.kind if mode == "agent" else "direct",
             request.actor.id,
             request.guild_id,
             request.channel_id,
@@ -220,7 +215,7 @@ class AgentRuntime:
         journal.record(state)
         if self.durability == "step":
             await journal.flush()
-        return journal
+        return state, journal
 
     def _toolset(self, actions: tuple[Any, ...]) -> Toolset:
         """The same offer builds the same toolset (and its tool models) once."""

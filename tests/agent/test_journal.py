@@ -334,7 +334,8 @@ async def test_an_explicit_durability_overrides_the_environment(
 
 @pytest.mark.parametrize("durability", MODES)
 async def test_cancel_during_a_call_stops_the_run_at_its_next_step(probe_env, durability) -> None:
-    """runtime.cancel() of a run executing here ends it before the model is asked again."""
+    """runtime.cancel() of a run executing here ends it before the model is asked again, and
+    its counters still match the step rows it stored."""
     kernel, probe, runtime = probe_env
     rt, model = runtime(call(("probe__look", {})), say("not reached"), durability=durability)
 
@@ -348,6 +349,7 @@ async def test_cancel_during_a_call_stops_the_run_at_its_next_step(probe_env, du
     run, steps, audits = await stored(kernel, reply.run_id)
     assert run.status == "cancelled"
     assert steps == [(1, "llm", None, "ok"), (2, "tool", "probe.look", "ok")]
+    assert (run.steps_used, run.tool_calls_used, run.llm_calls_used) == (2, 1, 1)
     assert {("agent.plan", 1, "ok", None), ("agent.tool", 2, "ok", "probe.look")} <= set(audits)
     assert {a[2] for a in audits if a[0] == "agent.answer"} == {"cancelled"}
     assert rt.live == {}
@@ -456,24 +458,7 @@ async def test_a_run_whose_task_is_cancelled_keeps_what_already_ran(probe_env, d
     assert rt.live == {}
 
 
-# -- regressions: cancelled runs keep their counters; steps are numbered once ---------------
-
-
-@pytest.mark.parametrize("durability", MODES)
-async def test_a_cancelled_run_counts_the_steps_it_stored(probe_env, durability) -> None:
-    """A run cancelled during a call keeps counters that match the step rows it stored."""
-    kernel, probe, runtime = probe_env
-    rt, _ = runtime(call(("probe__look", {})), say("not reached"), durability=durability)
-
-    async def cancel(ctx):
-        assert await rt.cancel(ctx.run_id, USER)
-
-    probe.inside = cancel
-    reply = await rt.handle(ask())
-    await kernel.db.writer.drain()
-    run, steps, _ = await stored(kernel, reply.run_id)
-    assert len(steps) == 2
-    assert (run.steps_used, run.tool_calls_used, run.llm_calls_used) == (2, 1, 1)
+# -- regression: a cancelled task, recovered, numbers its steps once ------------------------
 
 
 @pytest.mark.parametrize("durability", MODES)

@@ -213,3 +213,19 @@ async def test_key_rotation_reseals_every_secret(database_url, tmp_path) -> None
         kernel.secrets.sealer = Sealer(old)
         with pytest.raises(SecretsError, match="not configured"):
             await kernel.plugin_config("g1", "box")
+
+
+async def test_sqlite_without_a_path_is_a_private_file_removed_at_close() -> None:
+    """`sqlite://` gives a throwaway database with SQLite's own locking, gone after close."""
+    from pathlib import Path
+
+    from sqlalchemy import text
+
+    first, second = Database("sqlite+aiosqlite://"), Database("sqlite+aiosqlite://")
+    folder = Path(first.url.removeprefix("sqlite+aiosqlite:///")).parent
+    assert folder.is_dir() and first.url != second.url
+    async with first.engine.begin() as conn:
+        await conn.execute(text("CREATE TABLE t (x INTEGER)"))
+    await first.close()
+    await second.close()
+    assert not folder.exists()

@@ -87,3 +87,28 @@ def after_tool_call(call: Any, actor: Any, outcome: Any, kernel: Any) -> None:
 @hookspec
 def track_event(name: str, properties: dict[str, Any], kernel: Any) -> None:
     """Observe a metadata-only event (never message text or secrets); return nothing."""
+
+
+@hookspec
+def register_jobs(register: Any) -> None:
+    """Call ``register(name, async_fn, *, schedule=None, concurrency=1, retries=3, timeout=...)``."""
+
+
+@hookspec
+def observe_event(event: Any, kernel: Any) -> None:
+    """Observe a ``gigi_core.events`` event of a guild where you are enabled (your own queue)."""
+
+
+@hookspec
+def export_user_data(user_id: str, guild_id: Any, kernel: Any) -> Any:
+    """Return JSON-serialisable data you hold about the user (in one guild, or all when None)."""
+
+
+@hookspec
+def delete_user_data(user_id: str, guild_id: Any, kernel: Any) -> Any:
+    """Delete what you hold about the user; return counts, e.g. ``{"messages": 12}``."""
+
+
+@hookspec
+def purge_guild_data(guild_id: str, kernel: Any) -> Any:
+    """Delete everything you hold for a guild Gigi left; return counts."""

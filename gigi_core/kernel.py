@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from gigi_core.errors import ConfigError, SecretsError
+from gigi_core.events import ChannelSecured, Event
 from gigi_core.hooks import HookRunner
+from gigi_core.observers import EventBus
 from gigi_core.plugins import LoadedPlugins, LoadOptions, load_plugins
 from gigi_core.policy.actor import Actor
 from gigi_core.policy.engine import PolicyEngine
@@ -18,6 +20,7 @@ from gigi_core.policy.view import ViewCache
 from gigi_core.registry import Registry
 from gigi_core.settings import Settings
 from gigi_core.store.audit import AuditLog, AuditRecord
+from gigi_core.store.channels import ChannelChange, ChannelStateStore
 from gigi_core.store.db import Database, resolve_url
 from gigi_core.store.grants import GrantStore
 from gigi_core.store.plugin_state import PluginStateStore
@@ -49,9 +52,11 @@ class Kernel:
             for m in r.manifests
         )
         self.views = ViewCache()
+        self.events = EventBus(self)
         self.plugin_state = PluginStateStore(
-            db, self.secrets, on_by_default=on_by_default, on_change=self.views.clear
+            db, self.secrets, on_by_default=on_by_default, on_change=self._facts_changed
         )
+        self.channels = ChannelStateStore(db, on_change=self.events.invalidate)
         self.grants = GrantStore(db, on_change=self.views.clear)
         self.audit = AuditLog(db)
         self.policy = PolicyEngine(self)
@@ -110,10 +115,34 @@ class Kernel:
 
         return LlmService(self)
 
+    @functools.cached_property
+    def commands(self) -> Any:
+        """Every loaded plugin's manifest-declared commands (``gigi_core.commands.CommandTable``)."""
+        from gigi_core.commands.table import build_table
+
+        return build_table(self.registry)[0]
+
+    @functools.cached_property
+    def jobs(self) -> Any:
+        """Background jobs: defer, list, cancel, retry, and the worker (``gigi_core.jobs``)."""
+        from gigi_core.jobs.service import JobService
+
+        return JobService(self)
+
+    @functools.cached_property
+    def privacy(self) -> Any:
+        """Export and delete a member's data across the kernel and every plugin."""
+        from gigi_core.privacy.service import PrivacyService
+
+        return PrivacyService(self)
+
     async def close(self) -> None:
         if self._closed:
             return
         self._closed = True
+        await self.events.close()
+        if "jobs" in self.__dict__:
+            await self.jobs.close()
         await self.hooks.notify("shutdown", kernel=self)
         await self.db.close()
         if "gigi_core.llm.client" in sys.modules:  # only if something used a provider
@@ -128,6 +157,40 @@ class Kernel:
         await self.close()
 
     # -- events ------------------------------------------------------------------------
+
+    async def publish(self, event: Event) -> None:
+        """Deliver a surface event to the plugins enabled in its guild; returns at once.
+
+        Each observing plugin has its own bounded queue: a slow or failing observer never
+        delays the caller or another plugin. The kernel never stores an event's text.
+        """
+        self.events.publish_nowait(event)
+        if type(event).__name__ in ("GuildLeft", "GuildJoined", "MemberLeft"):
+            await self.privacy.on_lifecycle(event)
+
+    async def set_channel_state(
+        self, guild_id: str, channel_id: str, state: str, *, by: str | None = None
+    ) -> ChannelChange:
+        """Pause, resume or secure a channel for every observer; audited."""
+        change = await self.channels.set(guild_id, channel_id, state, by=by)
+        if change.after == "secure" and change.before != "secure":
+            await self.publish(ChannelSecured(guild_id=guild_id, channel_id=channel_id, by=by))
+        await self.audit.record(
+            AuditRecord(
+                kind="channel.state",
+                status=change.after,
+                actor_id=by,
+                guild_id=guild_id,
+                channel_id=channel_id,
+                capability="gigi.channel.manage",
+            )
+        )
+        await self.track("channel.state", guild_id=guild_id, state=change.after)
+        return change
+
+    def _facts_changed(self) -> None:
+        self.views.clear()
+        self.events.invalidate()
 
     async def actor_from_event(self, event: Any, surface: str) -> Actor | None:
         """Ask plugins (firstresult) who is behind a surface event; None if nobody knows."""

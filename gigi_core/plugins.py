@@ -32,6 +32,7 @@ REGISTRATION_HOOKS = (
     "register_retrievers",
     "register_config_models",
     "register_migrations",
+    "register_jobs",
 )
 
 
@@ -114,7 +115,31 @@ def load_plugins(
             )
     for name, plugin in extra:
         loader.load(name, lambda p=plugin: p, "inline", getattr(plugin, "__name__", repr(plugin)))
+    _withdraw_command_clashes(pm, registry, options)
     return LoadedPlugins(pm, registry)
+
+
+def _withdraw_command_clashes(
+    pm: pluggy.PluginManager, registry: Registry, options: LoadOptions
+) -> None:
+    """Plugins whose commands clash or exceed surface limits fail, named; the rest keep theirs."""
+    from gigi_core.commands.table import build_table
+
+    _, problems = build_table(registry)
+    for manifest_name, problem in problems.items():
+        owner = registry.owner_of(manifest_name)
+        if owner is None:
+            continue
+        log.warning("plugin %s failed to load: %s", owner.name, problem)
+        if options.strict:
+            raise PluginError(
+                f"plugin {owner.name} failed to load: {problem}",
+                hint="unset GIGI_STRICT_PLUGINS to skip broken plugins",
+            )
+        plugin = pm.get_plugin(owner.name)
+        if plugin is not None:
+            pm.unregister(plugin)
+        registry.fail(owner.name, problem)
 
 
 def _import(module_name: str) -> ModuleType:
@@ -213,6 +238,14 @@ class _Loader:
                 raise PluginError(f"migrations folder {path} does not exist")
             add_to(c.migrations, "migrations for")(plugin_name, path)
 
+        def register_job(job: str, fn: Any, **options: Any) -> None:
+            from gigi_core.jobs.spec import JobSpec
+
+            unknown = set(options) - {"schedule", "concurrency", "retries", "timeout"}
+            if unknown:
+                raise PluginError(f"job {job!r}: unknown option(s) {', '.join(sorted(unknown))}")
+            add_to(c.jobs, "job")(job, JobSpec(job, fn, plugin=name, **options))
+
         registers: dict[str, Callable[..., None]] = {
             "register_manifests": register_manifest,
             "register_tools": add_to(c.tools, "tool"),
@@ -221,6 +254,7 @@ class _Loader:
             "register_retrievers": add_to(c.retrievers, "retriever"),
             "register_config_models": add_to(c.config_models, "config model for"),
             "register_migrations": register_migrations,
+            "register_jobs": register_job,
         }
         for hook in REGISTRATION_HOOKS:
             for impl in getattr(self.pm.hook, hook).get_hookimpls():

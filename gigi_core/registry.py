@@ -22,6 +22,7 @@ class Contributions:
     retrievers: dict[str, Any] = field(default_factory=dict)
     config_models: dict[str, Any] = field(default_factory=dict)
     migrations: dict[str, Path] = field(default_factory=dict)
+    jobs: dict[str, Any] = field(default_factory=dict)  # name -> gigi_core.jobs.spec.JobSpec
 
 
 @dataclass
@@ -75,6 +76,7 @@ class Registry:
     retrievers: dict[str, Any] = field(default_factory=dict)
     config_models: dict[str, Any] = field(default_factory=dict)
     migrations: dict[str, Path] = field(default_factory=dict)
+    jobs: dict[str, Any] = field(default_factory=dict)
     _validators: dict[str, Any] = field(default_factory=dict)
 
     def add(self, record: PluginRecord) -> None:
@@ -92,6 +94,7 @@ class Registry:
         self.retrievers.update(c.retrievers)
         self.config_models.update(c.config_models)
         self.migrations.update(c.migrations)
+        self.jobs.update(c.jobs)
         self.records[record.name] = record
 
     def fail(self, name: str, error: str) -> None:
@@ -114,6 +117,7 @@ class Registry:
             "retrievers",
             "config_models",
             "migrations",
+            "jobs",
             "_validators",
         ):
             getattr(self, attr).clear()
@@ -131,6 +135,7 @@ class Registry:
             ("provider", contributions.providers, self.providers),
             ("surface", contributions.surfaces, self.surfaces),
             ("retriever", contributions.retrievers, self.retrievers),
+            ("job", contributions.jobs, self.jobs),
         ):
             problems += [
                 f"{kind} {n!r} is already registered by another plugin"

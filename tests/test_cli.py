@@ -120,7 +120,13 @@ def test_grants_commands(gigi) -> None:
 
 def test_tools_list(gigi) -> None:
     rows = json.loads(gigi("tools", "list", "--json").output)
-    native = ["llm.usage.guild", "permissions.check", "plugins.enabled"]  # default plugins
+    native = [  # default plugins: native tools and the /gigi commands
+        *(f"gigi.channel.{v}" for v in ("pause", "resume", "secure", "status")),
+        *(f"gigi.privacy.{v}" for v in ("delete", "export", "info")),
+        "llm.usage.guild",
+        "permissions.check",
+        "plugins.enabled",
+    ]
     assert [r["name"] for r in rows] == ["dice.roll", *native]
     assert rows[0]["safety"] == "read_only" and rows[0]["capability"] == "dice.use"
     rows = json.loads(gigi("tools", "list", "--guild", "g1", "--json").output)

@@ -20,7 +20,7 @@ from tests.toolbox import Toolbox
 USER = Actor(id="u1")
 OTHER = Actor(id="u2-secret-person")
 ADMIN = Actor(id="boss", is_admin=True)
-NATIVE = ["llm", "permissions", "plugins"]
+NATIVE = ["gigi", "llm", "permissions", "plugins"]
 
 
 @pytest.fixture

@@ -200,7 +200,7 @@ async def test_enable_unknown_plugin_is_a_clear_error(box) -> None:
     kernel, _ = box
     with pytest.raises(
         ConfigError,
-        match="no loaded plugin is named 'nope' \\(loaded: box, llm, permissions, plugins\\)",
+        match="no loaded plugin is named 'nope' \\(loaded: box, gigi, llm, permissions, plugins\\)",
     ):
         await kernel.enable_plugin("g1", "nope")
 

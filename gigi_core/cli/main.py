@@ -76,9 +76,20 @@ def cli(ctx: click.Context, database_url: str | None, home: str | None, debug: b
 
 
 def _add_builtin_commands() -> None:
-    from gigi_core.cli import db, grants, manifest, plugins, run, secrets, tools
+    from gigi_core.cli import (
+        channels,
+        commands,
+        db,
+        grants,
+        manifest,
+        plugins,
+        privacy,
+        run,
+        secrets,
+        tools,
+    )
 
-    for module in (db, grants, manifest, plugins, run, secrets, tools):
+    for module in (channels, commands, db, grants, manifest, plugins, privacy, run, secrets, tools):
         for command in module.COMMANDS:
             cli.add_command(command)
     from gigi_core.cli.new_plugin import new_plugin_command

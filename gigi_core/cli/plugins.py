@@ -11,6 +11,7 @@ from gigi_core.cli.common import (
     echo_json,
     parse_json_option,
     pass_state,
+    run,
     table,
     with_kernel,
 )
@@ -26,14 +27,43 @@ def plugins_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_state
 def list_plugins(state: CliState, as_json: bool) -> None:
-    """Every plugin with its status; failed plugins show their error."""
-    records = [r.as_dict() for r in state.plugins().registry.records.values()]
+    """Every plugin with its status; failed plugins show their error.
+
+    With ``--json``, plugins that observe surface events also show their delivery counters
+    (delivered, dropped, failed, timed_out) added up over every process on this store.
+    """
+    loaded = state.plugins()
+    records = [r.as_dict() for r in loaded.registry.records.values()]
     if as_json:
+        observers = {i.plugin_name for i in loaded.pm.hook.observe_event.get_hookimpls()}
+        if observers:  # only then is the store opened: a plain install stays a cold start
+            counts = run(_event_counts(state), state)
+            for r in records:
+                if r["name"] in observers:
+                    r["events"] = counts.get(r["name"], dict.fromkeys(_COUNTERS, 0))
         echo_json(records)
         return
     for r in records:
         r["actions"] = ", ".join(r["actions"]) or "-"
     table(records, ["name", "version", "status", "actions", "error"])
+
+
+_COUNTERS = ("delivered", "dropped", "failed", "timed_out")
+
+
+async def _event_counts(state: CliState) -> dict[str, Any]:
+    from gigi_core.settings import Settings
+    from gigi_core.store.db import Database, resolve_url
+    from gigi_core.store.observer_stats import read_counts
+
+    settings = Settings.resolve(state.database_url, state.home)
+    db = Database(resolve_url(settings.database_url, settings.home))
+    try:
+        return await read_counts(db)
+    except Exception:  # not migrated yet, or unreachable: nothing was counted there
+        return {}
+    finally:
+        await db.close()
 
 
 @plugins_group.command("enable")

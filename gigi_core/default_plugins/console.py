@@ -7,6 +7,7 @@ public hooks and the surface-independent runtime (``Request`` in, ``Reply`` out)
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
@@ -31,6 +32,9 @@ Type a message to talk to the agent, or a command:
   /cancel RUN         stop a run
   /trace [RUN]        a run's steps and decisions (default: the last run here)
   /plugins            installed plugins and whether they are enabled here
+  /commands           every plugin command (run them as /ROOT SUB name=value ... or JSON)
+  /gigi channel pause|resume|secure [channel=ID]   what plugins may observe here
+  /gigi privacy info|export|delete                 your own data
   /enable NAME [--allow-external]   enable a plugin here (you are this guild's admin)
   /disable NAME       disable a plugin here
   /help               this text
@@ -75,6 +79,7 @@ class ConsoleSurface:
         self.waiting: str | None = None  # the last run that waits for a confirmation
         self._task: asyncio.Task[bool] | None = None
         self._interrupted = False
+        self._message_ids = itertools.count(1)
 
     @property
     def runtime(self) -> Any:
@@ -132,7 +137,7 @@ class ConsoleSurface:
                 return False
             command = COMMANDS.get(name)
             if command is None:
-                self.say(f"Unknown command /{name}. /help lists the commands.")
+                await self._plugin_command(text[1:])
                 return True
             await command(self, rest.strip())
         except GigiError as exc:
@@ -147,7 +152,56 @@ class ConsoleSurface:
     # -- commands ------------------------------------------------------------------------
 
     async def _ask(self, text: str) -> None:
+        await self._publish(text)
         self.show(await self.runtime.handle(self._request("console", text)))
+
+    async def _publish(self, text: str) -> None:
+        """Every chat line is a MessageCreated, so observers work on the embedded default."""
+        from datetime import UTC, datetime
+
+        from gigi_core.events import MessageCreated
+
+        await self.kernel.publish(
+            MessageCreated(
+                guild_id=self.guild_id,
+                surface="console",
+                message_id=f"console-{next(self._message_ids)}",
+                channel_id=self.channel_id,
+                channel_kind="text",
+                author_id=self.actor.id,
+                created_at=datetime.now(UTC),
+                text=text,
+            )
+        )
+
+    async def _plugin_command(self, line: str) -> None:
+        """``/memory enable channel=general`` (or JSON) runs a manifest command directly."""
+        from gigi_core.commands import parse_arguments, usage
+
+        words = line.split()
+        spec, _ = self.kernel.commands.find(words)
+        if spec is None:
+            self.say(f"Unknown command /{words[0] if words else ''}. /help lists the commands.")
+            return
+        parts = line.split(None, len(spec.words))
+        rest = parts[len(spec.words)] if len(parts) > len(spec.words) else ""
+        args = parse_arguments(spec, rest)
+        if any(o.name == "channel" and o.type == "channel" for o in spec.options):
+            args.setdefault("channel", self.channel_id)
+        missing = [o.name for o in spec.options if o.required and o.name not in args]
+        if missing:
+            self.say(f"Missing {', '.join(missing)}. Usage: {usage(spec)}")
+            return
+        self.show(await self.runtime.direct(self._request("slash", ""), spec.action, args))
+
+    async def cmd_commands(self, rest: str) -> None:
+        from gigi_core.commands import usage
+
+        commands = self.kernel.commands.sorted()
+        if not commands:
+            self.say("No plugin offers commands.")
+        for spec in commands:
+            self.say(f"  {usage(spec)}  — {spec.description} ({spec.capability})")
 
     async def cmd_call(self, rest: str) -> None:
         import json
@@ -358,6 +412,7 @@ COMMANDS = {
     "cancel": ConsoleSurface.cmd_cancel,
     "trace": ConsoleSurface.cmd_trace,
     "plugins": ConsoleSurface.cmd_plugins,
+    "commands": ConsoleSurface.cmd_commands,
     "enable": ConsoleSurface.cmd_enable,
     "disable": ConsoleSurface.cmd_disable,
     "help": ConsoleSurface.cmd_help,

@@ -1,4 +1,5 @@
-"""The kernel's native tools: ``plugins.enabled``, ``permissions.check``, ``llm.usage.guild``.
+"""The kernel's native tools: ``plugins.enabled``, ``permissions.check``, ``llm.usage.guild``,
+and the ``/gigi channel`` and ``/gigi privacy`` commands (``native_commands``).
 
 They are ordinary manifest-declared actions (read-only, capability-checked, audited) so the
 model can answer "what can you do here?", "may I use X?" and "what did we spend?" from
@@ -14,7 +15,7 @@ from typing import Any
 
 from gigi_core import hookimpl
 
-MANIFESTS = ("plugins.yaml", "permissions.yaml", "llm.yaml")
+MANIFESTS = ("plugins.yaml", "permissions.yaml", "llm.yaml", "gigi.yaml")
 
 
 def manifest_dir() -> Path:
@@ -38,6 +39,22 @@ def register_tools(register: Any) -> None:
     register("plugins.enabled", plugins_enabled)
     register("permissions.check", permissions_check)
     register("llm.usage.guild", llm_usage_guild)
+    from gigi_core.default_plugins import native_commands as c
+
+    register("gigi.channel.pause", c.channel_pause)
+    register("gigi.channel.resume", c.channel_resume)
+    register("gigi.channel.secure", c.channel_secure)
+    register("gigi.channel.status", c.channel_status)
+    register("gigi.privacy.info", c.privacy_info)
+    register("gigi.privacy.export", c.privacy_export)
+    register("gigi.privacy.delete", c.privacy_delete)
+
+
+@hookimpl(trylast=True)
+def register_jobs(register: Any) -> None:
+    from gigi_core.default_plugins.native_commands import guild_purge
+
+    register("gigi.guild_purge", guild_purge, retries=5, timeout=3600.0)
 
 
 async def plugins_enabled(ctx: Any) -> dict[str, Any]:

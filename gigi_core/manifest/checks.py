@@ -99,7 +99,21 @@ def semantic_problems(
             )
         if action.result is not None and (problem := schema_problem(action.result)):
             problems.append(((*loc, "result"), problem))
+        if action.command:
+            problems += _command_problems(action, loc, plugin.name)
     return problems
+
+
+def _command_problems(action: Any, loc: Loc, plugin: str) -> list[tuple[Loc, str]]:
+    """A command whose options a chat surface cannot express is named with its field."""
+    from gigi_core.commands.spec import CommandShapeError, command_options
+
+    try:
+        command_options(action.args)
+    except CommandShapeError as exc:
+        where: Loc = (*loc, "args", "properties", exc.field) if exc.field else (*loc, "args")
+        return [(where, f"command /{action.command}: {exc}")]
+    return []
 
 
 def _misplaced_channel_marks(schema: Any, path: str = "") -> list[str]:

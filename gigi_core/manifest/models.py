@@ -14,6 +14,8 @@ from typing import Any, Literal
 PLUGIN_NAME = r"^[a-z][a-z0-9_]*$"
 ACTION_NAME = r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$"
 CAPABILITY_NAME = r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$"
+# One to three lower-case words (a slash root, an optional group, a subcommand).
+COMMAND_WORDS = r"^[a-z][a-z0-9_-]{0,31}( [a-z][a-z0-9_-]{0,31}){0,2}$"
 
 
 class Safety(StrEnum):
@@ -60,6 +62,7 @@ class PluginSpec:
     discord_permissions: tuple[str, ...] = ()
     intents: tuple[str, ...] = ()
     homepage: str | None = None
+    dm_events: bool = False  # receives events of direct messages
 
     def secret_fields(self) -> frozenset[str]:
         """Config properties marked ``x-gigi-secret: true``: stored sealed, shown masked."""
@@ -83,6 +86,8 @@ class ActionSpec:
     visibility: Literal["ephemeral", "public"] = "ephemeral"
     result: dict[str, Any] | None = None
     timeout_seconds: float = 30.0
+    command: str | None = None  # exact command words, e.g. "memory enable"
+    offer_to_model: bool = True  # False: a command only, never shown to the model as a tool
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "safety", Safety(self.safety))

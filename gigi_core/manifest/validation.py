@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from gigi_core.manifest.models import (
     ACTION_NAME,
     CAPABILITY_NAME,
+    COMMAND_WORDS,
     PLUGIN_NAME,
     ConfirmRule,
     Safety,
@@ -47,6 +48,9 @@ class PluginSpec(_Strict):
     discord_permissions: tuple[str, ...] = ()
     intents: tuple[str, ...] = ()
     homepage: str | None = None
+    dm_events: bool = Field(
+        default=False, description="Receive surface events from direct messages (no guild)"
+    )
 
     @field_validator("kernel")
     @classmethod
@@ -73,6 +77,14 @@ class ActionSpec(_Strict):
     args: dict[str, Any]
     result: dict[str, Any] | None = None
     timeout_seconds: float = Field(default=30.0, gt=0, le=600)
+    command: str | None = Field(
+        default=None,
+        pattern=COMMAND_WORDS,
+        description="The words of an exact command every surface offers, e.g. 'memory enable'",
+    )
+    offer_to_model: bool = Field(
+        default=True, description="False: only a command; the model is never offered it"
+    )
 
     @field_validator("args")
     @classmethod

@@ -21,6 +21,9 @@ KERNEL_CAPABILITIES: tuple[CapabilitySpec, ...] = (
     _cap("llm.provider.select", "Choose model profiles"),
     _cap("llm.provider.test", "Test LLM credentials"),
     _cap("agent.use", "Talk to the agent", "everyone"),
+    _cap("gigi.channel.manage", "Pause, resume or secure what Gigi observes in a channel"),
+    _cap("gigi.privacy.self", "See, export and delete your own data", "everyone"),
+    _cap("gigi.jobs.manage", "See, cancel and retry this server's background jobs"),
 )
 
 KERNEL_CAPABILITY_NAMES: frozenset[str] = frozenset(c.name for c in KERNEL_CAPABILITIES)

@@ -183,6 +183,7 @@ class PolicyEngine:
                         action
                         for action in self.kernel.registry.actions.values()
                         if action.plugin in view.enabled
+                        and action.offer_to_model
                         and base_decision(
                             actor, facts_from(view, self.kernel, action, None)
                         ).outcome

@@ -103,4 +103,5 @@ class SealedSecret(Base):
 
 
 from gigi_core.store import agent_tables as _agent_tables  # noqa: E402,F401  (registers agent tables)
+from gigi_core.store import channel_tables as _channel_tables  # noqa: E402,F401  (channel states)
 from gigi_core.store import llm_tables as _llm_tables  # noqa: E402,F401  (registers LLM tables on Base)

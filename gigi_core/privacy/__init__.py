@@ -1,0 +1,1 @@
+"""Per-member export and deletion, and guild purges (``kernel.privacy``)."""

@@ -1,0 +1,223 @@
+"""What the kernel itself holds about one member, and how it is exported, deleted or purged.
+
+Exports hold metadata only: a credential is shown by provider, label and fingerprint, a run
+by its ids, counts and times — never sealed content or keys. Usage and audit rows are kept
+for billing and accountability, with the member's id replaced by a keyed pseudonym.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import delete, or_, select, update
+
+from gigi_core.store.agent_tables import AgentRun, AgentRunConfirmation, AgentRunStep
+from gigi_core.store.channel_tables import ChannelObservation, SecureRange
+from gigi_core.store.db import Database
+from gigi_core.store.llm_tables import (
+    LlmCredential,
+    LlmGuildPolicy,
+    LlmModelProfile,
+    LlmUsageEvent,
+)
+from gigi_core.store.tables import AuditEvent, CapabilityGrant, GuildPlugin, SealedSecret
+
+
+def _iso(value: Any) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _runs_of(user_id: str, guild_id: str | None) -> Any:
+    query = select(AgentRun.id).where(AgentRun.actor_id == user_id)
+    return query.where(AgentRun.guild_id == guild_id) if guild_id is not None else query
+
+
+async def export_kernel(db: Database, user_id: str, guild_id: str | None) -> dict[str, Any]:
+    async with db.session() as s:
+        creds = (
+            await s.scalars(
+                select(LlmCredential).where(
+                    LlmCredential.owner_type == "user", LlmCredential.owner_id == user_id
+                )
+            )
+        ).all()
+        grants_q = select(CapabilityGrant).where(
+            CapabilityGrant.subject_type == "user", CapabilityGrant.subject_id == user_id
+        )
+        if guild_id is not None:
+            grants_q = grants_q.where(CapabilityGrant.guild_id == guild_id)
+        grants = (await s.scalars(grants_q)).all()
+        runs = (
+            await s.scalars(select(AgentRun).where(AgentRun.id.in_(_runs_of(user_id, guild_id))))
+        ).all()
+        confirmations = (
+            await s.scalars(
+                select(AgentRunConfirmation).where(
+                    AgentRunConfirmation.run_id.in_(_runs_of(user_id, guild_id))
+                )
+            )
+        ).all()
+        usage_q = select(LlmUsageEvent).where(LlmUsageEvent.actor_id == user_id)
+        if guild_id is not None:
+            usage_q = usage_q.where(LlmUsageEvent.guild_id == guild_id)
+        usage = (await s.scalars(usage_q)).all()
+    return {
+        "llm_credentials": [
+            {
+                "provider": c.provider,
+                "label": c.label,
+                "fingerprint": c.fingerprint,
+                "status": c.status,
+                "created_at": _iso(c.created_at),
+            }
+            for c in creds
+        ],
+        "grants": [
+            {"guild_id": g.guild_id, "capability": g.capability, "created_at": _iso(g.created_at)}
+            for g in grants
+        ],
+        "agent_runs": [
+            {
+                "id": r.id,
+                "guild_id": r.guild_id,
+                "channel_id": r.channel_id,
+                "kind": r.kind,
+                "status": r.status,
+                "steps": r.steps_used,
+                "tool_calls": r.tool_calls_used,
+                "tokens": r.tokens_used,
+                "created_at": _iso(r.created_at),
+            }
+            for r in runs
+        ],
+        "confirmations": [
+            {"id": c.id, "run_id": c.run_id, "action": c.action, "state": c.state}
+            for c in confirmations
+        ],
+        "llm_usage": [
+            {
+                "guild_id": u.guild_id,
+                "provider": u.provider,
+                "model": u.model,
+                "purpose": u.purpose,
+                "input_tokens": u.input_tokens,
+                "output_tokens": u.output_tokens,
+                "status": u.status,
+                "created_at": _iso(getattr(u, "created_at", None)),
+            }
+            for u in usage
+        ],
+    }
+
+
+async def delete_kernel(
+    db: Database, user_id: str, guild_id: str | None, pseudonym: str
+) -> dict[str, int]:
+    """One transaction: credentials, profiles, grants, runs go; usage and audit keep a pseudonym."""
+    counts: dict[str, int] = {}
+    async with db.session() as s:
+        cred_ids = select(LlmCredential.id).where(
+            LlmCredential.owner_type == "user", LlmCredential.owner_id == user_id
+        )
+        counts["llm_profiles"] = (
+            await s.execute(
+                delete(LlmModelProfile).where(
+                    or_(
+                        (LlmModelProfile.owner_type == "user")
+                        & (LlmModelProfile.owner_id == user_id),
+                        LlmModelProfile.credential_id.in_(cred_ids),
+                    )
+                )
+            )
+        ).rowcount
+        counts["llm_credentials"] = (
+            await s.execute(
+                delete(LlmCredential).where(
+                    LlmCredential.owner_type == "user", LlmCredential.owner_id == user_id
+                )
+            )
+        ).rowcount
+        grants = delete(CapabilityGrant).where(
+            CapabilityGrant.subject_type == "user", CapabilityGrant.subject_id == user_id
+        )
+        if guild_id is not None:
+            grants = grants.where(CapabilityGrant.guild_id == guild_id)
+        counts["grants"] = (await s.execute(grants)).rowcount
+        runs = _runs_of(user_id, guild_id)
+        counts["confirmations"] = (
+            await s.execute(
+                delete(AgentRunConfirmation).where(AgentRunConfirmation.run_id.in_(runs))
+            )
+        ).rowcount
+        await s.execute(delete(AgentRunStep).where(AgentRunStep.run_id.in_(runs)))
+        counts["agent_runs"] = (
+            await s.execute(delete(AgentRun).where(AgentRun.id.in_(runs)))
+        ).rowcount
+        usage = update(LlmUsageEvent).where(LlmUsageEvent.actor_id == user_id)
+        billing = update(LlmUsageEvent).where(
+            LlmUsageEvent.billing_owner_type == "user", LlmUsageEvent.billing_owner_id == user_id
+        )
+        audit = update(AuditEvent).where(AuditEvent.actor_id == user_id)
+        if guild_id is not None:
+            usage = usage.where(LlmUsageEvent.guild_id == guild_id)
+            billing = billing.where(LlmUsageEvent.guild_id == guild_id)
+            audit = audit.where(AuditEvent.guild_id == guild_id)
+        counts["llm_usage_pseudonymised"] = (
+            await s.execute(usage.values(actor_id=pseudonym))
+        ).rowcount
+        await s.execute(billing.values(billing_owner_id=pseudonym))
+        counts["audit_pseudonymised"] = (await s.execute(audit.values(actor_id=pseudonym))).rowcount
+    return {k: v for k, v in counts.items() if v}
+
+
+async def purge_kernel_guild(db: Database, guild_id: str) -> dict[str, int]:
+    """Everything the kernel holds for a guild it left; usage rows stay for billing."""
+    counts: dict[str, int] = {}
+    async with db.session() as s:
+        runs = select(AgentRun.id).where(AgentRun.guild_id == guild_id)
+        await s.execute(delete(AgentRunConfirmation).where(AgentRunConfirmation.run_id.in_(runs)))
+        await s.execute(delete(AgentRunStep).where(AgentRunStep.run_id.in_(runs)))
+        counts["agent_runs"] = (
+            await s.execute(delete(AgentRun).where(AgentRun.guild_id == guild_id))
+        ).rowcount
+        cred_ids = select(LlmCredential.id).where(
+            LlmCredential.owner_type == "guild", LlmCredential.owner_id == guild_id
+        )
+        await s.execute(
+            delete(LlmModelProfile).where(
+                or_(
+                    (LlmModelProfile.owner_type == "guild")
+                    & (LlmModelProfile.owner_id == guild_id),
+                    LlmModelProfile.credential_id.in_(cred_ids),
+                )
+            )
+        )
+        counts["llm_credentials"] = (
+            await s.execute(
+                delete(LlmCredential).where(
+                    LlmCredential.owner_type == "guild", LlmCredential.owner_id == guild_id
+                )
+            )
+        ).rowcount
+        await s.execute(delete(LlmGuildPolicy).where(LlmGuildPolicy.guild_id == guild_id))
+        counts["grants"] = (
+            await s.execute(delete(CapabilityGrant).where(CapabilityGrant.guild_id == guild_id))
+        ).rowcount
+        counts["plugin_settings"] = (
+            await s.execute(delete(GuildPlugin).where(GuildPlugin.guild_id == guild_id))
+        ).rowcount
+        await s.execute(
+            delete(SealedSecret).where(
+                SealedSecret.scope == "plugin_config",
+                SealedSecret.owner.startswith(f"{guild_id}/", autoescape=True),
+            )
+        )
+        await s.execute(delete(ChannelObservation).where(ChannelObservation.guild_id == guild_id))
+        await s.execute(delete(SecureRange).where(SecureRange.guild_id == guild_id))
+        await s.execute(  # billing rows stay, without who made each call
+            update(LlmUsageEvent).where(LlmUsageEvent.guild_id == guild_id).values(actor_id=None)
+        )
+        counts["audit_events"] = (
+            await s.execute(delete(AuditEvent).where(AuditEvent.guild_id == guild_id))
+        ).rowcount
+    return {k: v for k, v in counts.items() if v}

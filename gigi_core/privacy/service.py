@@ -1,0 +1,164 @@
+"""``kernel.privacy``: a member's data across the kernel and every plugin, and guild purges.
+
+Plugins answer through ``export_user_data`` / ``delete_user_data`` / ``purge_guild_data``;
+one plugin that fails is reported by name (``errors``) and never stops the others.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from gigi_core.errors import ConfigError
+from gigi_core.privacy.kernel_data import delete_kernel, export_kernel, purge_kernel_guild
+
+if TYPE_CHECKING:
+    from gigi_core.kernel import Kernel
+
+log = logging.getLogger(__name__)
+PURGE_JOB = "gigi.guild_purge"
+
+
+def purge_after_days() -> float:
+    raw = os.environ.get("GIGI_GUILD_PURGE_AFTER_DAYS") or "30"
+    try:
+        days = float(raw)
+    except ValueError:
+        days = -1.0
+    if not 0 <= days < 100_000:
+        raise ConfigError(
+            f"GIGI_GUILD_PURGE_AFTER_DAYS: {raw!r} is not a number of days (0 or more)"
+        )
+    return days
+
+
+class PrivacyService:
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+
+    def pseudonym(self, user_id: str) -> str:
+        """A stable keyed stand-in for a deleted member's id (same member, same pseudonym)."""
+        return "anon:" + self.kernel.state_sealer.keyed_hash(f"user:{user_id}".encode())[:24]
+
+    async def statements(self, guild_id: str) -> list[dict[str, str]]:
+        """Each plugin enabled in the guild, with what it stores (its manifest's statement)."""
+        enabled = await self.kernel.plugin_state.enabled_plugins(guild_id)
+        out = []
+        for name in enabled:
+            manifest = self.kernel.registry.manifests.get(name)
+            if manifest is not None:
+                out.append(
+                    {
+                        "plugin": name,
+                        "description": manifest.plugin.description,
+                        "data_statement": manifest.plugin.data_statement,
+                    }
+                )
+        return out
+
+    async def export(self, user_id: str, guild_id: str | None = None) -> dict[str, Any]:
+        """Everything held about ``user_id`` (in one guild, or everywhere), JSON-ready."""
+        results, errors = await self._ask("export_user_data", user_id, guild_id)
+        data = {
+            "user_id": user_id,
+            "guild_id": guild_id,
+            "generated_at": datetime.now(UTC).isoformat(),
+            "kernel": await export_kernel(self.kernel.db, user_id, guild_id),
+            "plugins": {name: value for name, value in results.items() if value is not None},
+        }
+        if errors:
+            data["errors"] = errors
+        await self.kernel.track("privacy.export", guild_id=guild_id)
+        return data
+
+    async def delete(
+        self, user_id: str, guild_id: str | None = None, *, by: str | None = None
+    ) -> dict[str, Any]:
+        """Delete across the kernel and every plugin; returns counts (empty when nothing)."""
+        from gigi_core.store.audit import AuditRecord
+
+        results, errors = await self._ask("delete_user_data", user_id, guild_id)
+        kernel_counts = await delete_kernel(
+            self.kernel.db, user_id, guild_id, self.pseudonym(user_id)
+        )
+        self.kernel.views.clear()  # grants naming the member are gone
+        plugins = {name: _counts(name, value) for name, value in results.items() if value}
+        total = sum(kernel_counts.values()) + sum(sum(c.values()) for c in plugins.values())
+        await self.kernel.audit.record(
+            AuditRecord(
+                kind="privacy.delete",
+                status="ok" if not errors else "partial",
+                actor_id=self.pseudonym(user_id) if by in (None, user_id) else by,
+                guild_id=guild_id,
+            )
+        )
+        out: dict[str, Any] = {"kernel": kernel_counts, "plugins": plugins, "total": total}
+        if errors:
+            out["errors"] = errors
+        return out
+
+    async def purge_guild(self, guild_id: str) -> dict[str, Any]:
+        """Everything the kernel and every plugin hold for a guild Gigi left."""
+        results, errors = await self._ask("purge_guild_data", None, guild_id)
+        counts = await purge_kernel_guild(self.kernel.db, guild_id)
+        self.kernel.views.clear()
+        self.kernel.events.invalidate(guild_id)
+        out: dict[str, Any] = {
+            "kernel": counts,
+            "plugins": {n: _counts(n, v) for n, v in results.items() if v},
+        }
+        if errors:
+            out["errors"] = errors
+        await self.kernel.track("guild.purged", guild_id=guild_id)
+        return out
+
+    async def on_lifecycle(self, event: Any) -> None:
+        """GuildLeft schedules the purge after the grace period; GuildJoined cancels it."""
+        from gigi_core.events import GuildJoined, GuildLeft
+
+        if event.guild_id is None:
+            return
+        key = f"purge:{event.guild_id}"
+        if isinstance(event, GuildLeft):
+            run_at = datetime.now(UTC) + timedelta(days=purge_after_days())
+            await self.kernel.jobs.defer(
+                PURGE_JOB, {"guild_id": event.guild_id}, key=key, run_at=run_at
+            )
+        elif isinstance(event, GuildJoined):
+            await self.kernel.jobs.cancel_key(PURGE_JOB, key)
+
+    async def _ask(
+        self, hook: str, user_id: str | None, guild_id: str | None
+    ) -> tuple[dict[str, Any], dict[str, str]]:
+        """Call one privacy hook on every plugin, each isolated; results by plugin name."""
+        import inspect
+
+        results: dict[str, Any] = {}
+        errors: dict[str, str] = {}
+        kwargs: dict[str, Any] = {"guild_id": guild_id, "kernel": self.kernel}
+        if user_id is not None:
+            kwargs["user_id"] = user_id
+        for impl in getattr(self.kernel.pm.hook, hook).get_hookimpls():
+            try:
+                value = impl.function(**{n: kwargs[n] for n in impl.argnames})
+                if inspect.isawaitable(value):
+                    value = await value
+                results[impl.plugin_name] = value
+            except Exception as exc:
+                log.error("plugin %s: %s raised %s", impl.plugin_name, hook, type(exc).__name__)
+                errors[impl.plugin_name] = f"{type(exc).__name__} (see the operator's log)"
+        return results, errors
+
+
+def _counts(plugin: str, value: Any) -> dict[str, int]:
+    """A plugin's answer to delete/purge must be counts; anything else is reported as such."""
+    if isinstance(value, dict) and all(
+        isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
+        for k, v in value.items()
+    ):
+        return {k: v for k, v in value.items() if v}
+    log.warning("plugin %s returned something other than counts from a privacy hook", plugin)
+    return {"deleted": 1} if value else {}
+

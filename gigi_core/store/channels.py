@@ -1,0 +1,91 @@
+"""Channel observation states: which channels observers may see, and when a channel was secure."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlalchemy import select, update
+
+from gigi_core.errors import ConfigError
+from gigi_core.events import OBSERVATION_STATES
+from gigi_core.store.channel_tables import ChannelObservation, SecureRange
+from gigi_core.store.db import Database
+from gigi_core.store.tables import utcnow
+
+
+@dataclass(frozen=True)
+class ChannelChange:
+    """What an admin changed: the state before and after."""
+
+    guild_id: str
+    channel_id: str
+    before: str
+    after: str
+
+
+class ChannelStateStore:
+    """``active`` unless a row says ``paused`` or ``secure``; a secure span is recorded."""
+
+    def __init__(self, db: Database, *, on_change: Callable[[str], None] = lambda g: None) -> None:
+        self.db = db
+        self.on_change = on_change  # clears the event router's cached guild facts
+
+    async def states(self, guild_id: str) -> dict[str, str]:
+        """Channels of a guild that are not active, with their state."""
+        async with self.db.session() as s:
+            rows = await s.execute(
+                select(ChannelObservation.channel_id, ChannelObservation.state).where(
+                    ChannelObservation.guild_id == guild_id,
+                    ChannelObservation.state != "active",
+                )
+            )
+            return {channel: state for channel, state in rows.all()}
+
+    async def get(self, guild_id: str, channel_id: str) -> str:
+        async with self.db.session() as s:
+            row = await s.get(ChannelObservation, (guild_id, channel_id))
+            return row.state if row else "active"
+
+    async def set(
+        self, guild_id: str, channel_id: str, state: str, *, by: str | None = None
+    ) -> ChannelChange:
+        if state not in OBSERVATION_STATES:
+            raise ConfigError(
+                f"channel state must be one of {', '.join(OBSERVATION_STATES)}, not {state!r}"
+            )
+        now = utcnow()
+        async with self.db.session() as s:
+            row = await s.get(ChannelObservation, (guild_id, channel_id), with_for_update=True)
+            before = row.state if row else "active"
+            if row is None:
+                row = ChannelObservation(guild_id=guild_id, channel_id=channel_id)
+                s.add(row)
+            row.state, row.updated_by, row.updated_at = state, by, now
+            if state == "secure" and before != "secure":
+                s.add(
+                    SecureRange(
+                        guild_id=guild_id, channel_id=channel_id, started_at=now, started_by=by
+                    )
+                )
+            elif before == "secure" and state != "secure":
+                await s.execute(
+                    update(SecureRange)
+                    .where(
+                        SecureRange.guild_id == guild_id,
+                        SecureRange.channel_id == channel_id,
+                        SecureRange.ended_at.is_(None),
+                    )
+                    .values(ended_at=now)
+                )
+        self.on_change(guild_id)
+        return ChannelChange(guild_id, channel_id, before, state)
+
+    async def secure_ranges(
+        self, guild_id: str, channel_id: str | None = None
+    ) -> list[SecureRange]:
+        async with self.db.session() as s:
+            query = select(SecureRange).where(SecureRange.guild_id == guild_id)
+            if channel_id is not None:
+                query = query.where(SecureRange.channel_id == channel_id)
+            return list((await s.scalars(query.order_by(SecureRange.started_at))).all())

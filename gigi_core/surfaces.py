@@ -1,0 +1,82 @@
+"""The public API for surfaces (chat front-ends): requests in, replies out, commands to render.
+
+A surface plugin (``gigi-discord``, the console, yours) imports from here and from
+``gigi_core.events``; never from the kernel's inner modules, which may change.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gigi_core.agent.chunking import split_text
+    from gigi_core.agent.confirmations import ConfirmationError
+    from gigi_core.agent.contracts import (
+        Budgets,
+        ChannelCheck,
+        Citation,
+        ConfirmationPrompt,
+        Reply,
+        Request,
+        RequestKind,
+    )
+    from gigi_core.agent.render import reply_chunks, run_footer, trace_lines
+    from gigi_core.commands import (
+        CommandSpec,
+        CommandTable,
+        OptionSpec,
+        parse_arguments,
+        usage,
+    )
+    from gigi_core.policy.actor import Actor
+
+_LAZY = {
+    "Actor": "gigi_core.policy.actor",
+    "Budgets": "gigi_core.agent.contracts",
+    "ChannelCheck": "gigi_core.agent.contracts",
+    "Citation": "gigi_core.agent.contracts",
+    "ConfirmationPrompt": "gigi_core.agent.contracts",
+    "Reply": "gigi_core.agent.contracts",
+    "Request": "gigi_core.agent.contracts",
+    "RequestKind": "gigi_core.agent.contracts",
+    "ConfirmationError": "gigi_core.agent.confirmations",
+    "split_text": "gigi_core.agent.chunking",
+    "reply_chunks": "gigi_core.agent.render",
+    "run_footer": "gigi_core.agent.render",
+    "trace_lines": "gigi_core.agent.render",
+    "CommandSpec": "gigi_core.commands",
+    "CommandTable": "gigi_core.commands",
+    "OptionSpec": "gigi_core.commands",
+    "parse_arguments": "gigi_core.commands",
+    "usage": "gigi_core.commands",
+}
+
+__all__ = [
+    "Actor",
+    "Budgets",
+    "ChannelCheck",
+    "Citation",
+    "CommandSpec",
+    "CommandTable",
+    "ConfirmationError",
+    "ConfirmationPrompt",
+    "OptionSpec",
+    "Reply",
+    "Request",
+    "RequestKind",
+    "parse_arguments",
+    "reply_chunks",
+    "run_footer",
+    "split_text",
+    "trace_lines",
+    "usage",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'gigi_core.surfaces' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

@@ -11,6 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import agent_turn
 import cold_start
+import events_publish
 import validation
 
 
@@ -20,6 +21,7 @@ def main() -> None:
     )
     cold_start.main()
     validation.main()
+    events_publish.main()
     agent_turn.main()
 
 

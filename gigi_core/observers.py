@@ -85,6 +85,8 @@ class EventBus:
     def __init__(self, kernel: Kernel) -> None:
         self.kernel = kernel
         self.queue_size = int(_env_number("GIGI_EVENT_QUEUE_SIZE", 1000, minimum=1))
+        # The router's own backlog: events wait here while it reads a new guild's facts.
+        self.backlog = int(_env_number("GIGI_EVENT_BACKLOG", 100_000, minimum=1))
         self.timeout = _env_number("GIGI_OBSERVER_TIMEOUT_SECONDS", 10.0, minimum=0.001)
         self.facts_ttl = _env_number("GIGI_EVENT_FACTS_SECONDS", 5.0, minimum=0)
         self.stats: dict[str, ObserverStatsLine] = {}
@@ -136,7 +138,7 @@ class EventBus:
             return self._inbox
         if not self.observers():
             return None  # nobody observes: publishing costs nothing
-        self._inbox = asyncio.Queue(max(self.queue_size * 10, 10_000))
+        self._inbox = asyncio.Queue(self.backlog)
         self._router = asyncio.get_running_loop().create_task(self._route(), name="gigi-events")
         return self._inbox
 
@@ -157,6 +159,9 @@ class EventBus:
                     log.error("event routing failed: %s", type(exc).__name__)
                 finally:
                     self._inbox.task_done()
+                # Let observers run between events: a burst must not fill their queues
+                # only because the router kept the loop (get() on a full queue never yields).
+                await asyncio.sleep(0)
             if time.monotonic() - last_flush > 30:
                 last_flush = time.monotonic()
                 await self.flush_stats()

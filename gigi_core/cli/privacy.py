@@ -21,13 +21,14 @@ def privacy_group() -> None:
 @with_kernel
 async def export(kernel: Any, user: str, guild: str | None, output: str | None) -> None:
     """Everything held about USER, as one JSON document."""
+    import asyncio
     import json
     from pathlib import Path
 
     data = await kernel.privacy.export(user, guild)
     if output:
         text = json.dumps(data, indent=2, sort_keys=True, default=str)
-        Path(output).write_text(text + "\n", encoding="utf-8")
+        await asyncio.to_thread(Path(output).write_text, text + "\n", encoding="utf-8")
         click.echo(f"Wrote the data of user {user} to {output}.")
     else:
         echo_json(data)

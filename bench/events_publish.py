@@ -11,17 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import statistics
-import sys
 import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from gigi_core import hookimpl  # noqa: E402
-from gigi_core.events import MessageCreated  # noqa: E402
+from gigi_core import hookimpl
+from gigi_core.events import MessageCreated
 
 EVENTS = 20_000
 ROUNDS = 5

@@ -80,6 +80,11 @@ def _report(kernel: Any) -> None:
     if not kernel.registry.records:
         click.echo("  no plugins installed")
     click.echo(f"Surfaces: {', '.join(sorted(kernel.registry.surfaces)) or 'none'}")
+    observers = sorted(kernel.events.observers())
+    click.echo(
+        f"Event observers: {', '.join(observers) or 'none'}"
+        + (" (drops and failures: gigi plugins list --json, /status)" if observers else "")
+    )
 
 
 COMMANDS = [run_command]

@@ -32,6 +32,7 @@ Type a message to talk to the agent, or a command:
   /cancel RUN         stop a run
   /trace [RUN]        a run's steps and decisions (default: the last run here)
   /plugins            installed plugins and whether they are enabled here
+  /status             event delivery to observing plugins (delivered, dropped, ...)
   /commands           every plugin command (run them as /ROOT SUB name=value ... or JSON)
   /gigi channel pause|resume|secure [channel=ID]   what plugins may observe here
   /gigi privacy info|export|delete                 your own data
@@ -193,6 +194,17 @@ class ConsoleSurface:
             self.say(f"Missing {', '.join(missing)}. Usage: {usage(spec)}")
             return
         self.show(await self.runtime.direct(self._request("slash", ""), spec.action, args))
+
+    async def cmd_status(self, rest: str) -> None:
+        """This process's event delivery per observing plugin."""
+        status = self.kernel.events.status()
+        if not status:
+            self.say("No plugin observes events.")
+        for name, c in status.items():
+            self.say(
+                f"  {name}: delivered {c['delivered']}, dropped {c['dropped']}, "
+                f"failed {c['failed']}, timed out {c['timed_out']}, queued {c['queued']}"
+            )
 
     async def cmd_commands(self, rest: str) -> None:
         from gigi_core.commands import usage
@@ -413,6 +425,7 @@ COMMANDS = {
     "trace": ConsoleSurface.cmd_trace,
     "plugins": ConsoleSurface.cmd_plugins,
     "commands": ConsoleSurface.cmd_commands,
+    "status": ConsoleSurface.cmd_status,
     "enable": ConsoleSurface.cmd_enable,
     "disable": ConsoleSurface.cmd_disable,
     "help": ConsoleSurface.cmd_help,

@@ -288,3 +288,60 @@ def test_bad_delivery_settings_name_the_variable(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("GIGI_EVENT_QUEUE_SIZE", "lots")
     with pytest.raises(ConfigError, match="GIGI_EVENT_QUEUE_SIZE"):
         EventBus(kernel=None)  # type: ignore[arg-type]
+
+
+OBSERVING_MODULE = """\
+from pathlib import Path
+from gigi_core import hookimpl
+
+@hookimpl
+def register_manifests(register):
+    register(Path(__file__).parent / "gigi.yaml")
+
+@hookimpl
+def register_tools(register):
+    register("seen.echo", lambda ctx, text: {"text": text})
+
+@hookimpl
+def observe_event(event, kernel):
+    raise ValueError("always")
+"""
+
+
+def test_plugins_list_json_shows_event_counters(
+    plugin_factory: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counters saved by a running process are what `gigi plugins list --json` shows."""
+    import json
+
+    from click.testing import CliRunner
+
+    from gigi_core.cli import cli
+    from gigi_core.cli.common import CliState
+    from tests.plugin_factory import MANIFEST as FACTORY_MANIFEST
+
+    plugin_factory.make(
+        "seen", module=OBSERVING_MODULE, manifest=FACTORY_MANIFEST.format(name="seen")
+    )
+    home = tmp_path / "home"
+    monkeypatch.setenv("GIGI_HOME", str(home))
+    monkeypatch.setenv("GIGI_LOAD_PLUGINS", "seen")
+
+    async def publish_some() -> None:
+        from gigi_core.kernel import Kernel
+
+        kernel = await Kernel.open(None, home)
+        try:
+            await kernel.enable_plugin("g1", "seen")
+            for _ in range(2):
+                await kernel.publish(message())
+            await kernel.events.drain()
+        finally:
+            await kernel.close()  # flushes the counters
+
+    asyncio.run(publish_some())
+    result = CliRunner().invoke(cli, ["plugins", "list", "--json"], obj=CliState())
+    [seen] = [p for p in json.loads(result.output) if p["name"] == "seen"]
+    assert seen["events"]["failed"] == 2 and seen["events"]["delivered"] == 0
+    others = [p for p in json.loads(result.output) if p["name"] != "seen"]
+    assert all("events" not in p for p in others)

@@ -9,6 +9,17 @@ from gigi_core.hookspecs import hookimpl
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from gigi_core.errors import (
+        ConfigError,
+        ConfirmationRequired,
+        GigiError,
+        InvalidArguments,
+        PluginError,
+        PolicyDenied,
+        ToolError,
+        ToolExecutionError,
+        UnknownAction,
+    )
     from gigi_core.kernel import Kernel
     from gigi_core.policy.actor import Actor
     from gigi_core.policy.decision import Decision
@@ -20,9 +31,35 @@ _LAZY = {
     "Actor": "gigi_core.policy.actor",
     "Decision": "gigi_core.policy.decision",
     "ToolContext": "gigi_core.tools.context",
+    "GigiError": "gigi_core.errors",
+    "ConfigError": "gigi_core.errors",
+    "PluginError": "gigi_core.errors",
+    "ToolError": "gigi_core.errors",
+    "PolicyDenied": "gigi_core.errors",
+    # The tool-call path's errors: a handler raises them, a plugin's tests expect them.
+    "UnknownAction": "gigi_core.errors",
+    "InvalidArguments": "gigi_core.errors",
+    "ConfirmationRequired": "gigi_core.errors",
+    "ToolExecutionError": "gigi_core.errors",
 }
 
-__all__ = ["Actor", "Decision", "Kernel", "ToolContext", "__version__", "hookimpl"]
+__all__ = [
+    "Actor",
+    "ConfigError",
+    "ConfirmationRequired",
+    "Decision",
+    "GigiError",
+    "InvalidArguments",
+    "Kernel",
+    "PluginError",
+    "PolicyDenied",
+    "ToolContext",
+    "ToolError",
+    "ToolExecutionError",
+    "UnknownAction",
+    "__version__",
+    "hookimpl",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from gigi_core.agent.contracts import ConfirmationPrompt, Reply, new_id
 from gigi_core.agent.runs import StepRecord
+from gigi_core.agent.signals import Paused, Stop, ms
 from gigi_core.errors import InvalidArguments, PolicyDenied, ToolExecutionError, UnknownAction
 from gigi_core.llm.types import ToolResultMessage
 from gigi_core.manifest.models import ActionSpec, Safety
@@ -26,8 +27,6 @@ class CallHandler:
         self.executed = False  # a handler was started (a confirmed call is then done)
 
     async def handle(self, call: dict[str, Any]) -> None:
-        from gigi_core.agent.runner import Stop
-
         r = self.runner
         s, b = r.state, r.budgets
         if s.tool_calls >= b.max_tool_calls:
@@ -87,8 +86,6 @@ class CallHandler:
         decision: Decision,
         index: int,
     ) -> None:
-        from gigi_core.agent.runner import ms
-
         r = self.runner
         s = r.state
         effects = spec.safety is not Safety.read_only
@@ -147,8 +144,6 @@ class CallHandler:
         await r.commit(index, step, extra_audits=(outcome.audit,), durable=effects)
 
     async def _invalid(self, call: dict[str, Any], spec: ActionSpec | None, message: str) -> None:
-        from gigi_core.agent.runner import Stop
-
         r = self.runner
         s, b = r.state, r.budgets
         key = spec.name if spec else call["name"]
@@ -178,8 +173,6 @@ class CallHandler:
         index: int,
         step: StepRecord,
     ) -> None:
-        from gigi_core.agent.runner import Paused, Stop
-
         r = self.runner
         s = r.state
         confirmation_id = new_id("conf")
@@ -225,8 +218,6 @@ class CallHandler:
 
     async def settle_confirmation(self, outcome: str, claim: Any) -> None:
         """Run the approved call exactly once, or record the rejection as its result."""
-        from gigi_core.agent.runner import Stop
-
         r = self.runner
         awaiting = r.state.awaiting or {}
         r.state.awaiting = None

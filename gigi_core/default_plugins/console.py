@@ -17,8 +17,8 @@ from gigi_core import hookimpl
 if TYPE_CHECKING:
     import asyncio
 
-    from gigi_core.agent.contracts import Reply, Request
-    from gigi_core.policy.actor import Actor
+    from gigi_core import Actor
+    from gigi_core.surfaces import Reply, Request
 
 GUILD = "console"
 CHANNEL = "console"
@@ -49,7 +49,7 @@ def register_surfaces(register: Any) -> None:
 
 def console_actor() -> Actor:
     """The operator at the terminal: ``$USER`` (or ``operator``), admin of the console guild."""
-    from gigi_core.policy.actor import Actor
+    from gigi_core import Actor
 
     name = os.environ.get("USER") or os.environ.get("USERNAME") or "operator"
     return Actor(id=name, is_admin=True, display_name=name)
@@ -124,7 +124,7 @@ class ConsoleSurface:
 
     async def handle_line(self, line: str) -> bool:
         """One line: plain text to the agent, ``/command`` to a command; False means quit."""
-        from gigi_core.errors import GigiError
+        from gigi_core import GigiError
 
         text = line.strip()
         if not text:
@@ -257,7 +257,7 @@ class ConsoleSurface:
             self.waiting = None
 
     async def cmd_trace(self, rest: str) -> None:
-        from gigi_core.agent.render import trace_lines
+        from gigi_core.surfaces import trace_lines
 
         runs = self.runtime.runs
         run_id = rest or (await runs.last(guild_id=self.guild_id)).id
@@ -316,7 +316,7 @@ class ConsoleSurface:
 
     def show(self, reply: Reply) -> None:
         """Text chunks, tool facts and confirmation prompts, then the run id and status."""
-        from gigi_core.agent.render import reply_chunks, run_footer
+        from gigi_core.surfaces import reply_chunks, run_footer
 
         for chunk in reply_chunks(reply):
             self.say(chunk)
@@ -331,7 +331,7 @@ class ConsoleSurface:
     # -- helpers -------------------------------------------------------------------------
 
     def _request(self, kind: Any, text: str) -> Request:
-        from gigi_core.agent.contracts import Request
+        from gigi_core.surfaces import Request
 
         return Request(
             actor=self.actor,
@@ -397,7 +397,7 @@ class ConsoleSurface:
 
     async def _cancel_interrupted_run(self) -> None:
         """A request stopped with Ctrl-C ends its run in the store too (nothing resumes it)."""
-        from gigi_core.errors import GigiError
+        from gigi_core import GigiError
 
         try:
             run = await self.runtime.runs.last(guild_id=self.guild_id, actor_id=self.actor.id)

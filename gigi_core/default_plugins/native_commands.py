@@ -26,7 +26,7 @@ STATE_SENTENCES = {
 
 
 def _channel(ctx: Any, channel: str | None) -> str:
-    from gigi_core.errors import ToolExecutionError
+    from gigi_core import ToolExecutionError
 
     target = channel or ctx.channel_id
     if not target:

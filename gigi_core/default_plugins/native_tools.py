@@ -88,9 +88,6 @@ async def permissions_check(ctx: Any, action: str) -> dict[str, Any]:
     Only the decision and a reason addressed to the asker are returned: never the grant
     table, other people's grants or anything about other users.
     """
-    from gigi_core.policy.decision import Outcome
-    from gigi_core.policy.engine import base_decision
-
     kernel = ctx.kernel
     spec = kernel.registry.actions.get(action)
     if spec is None:
@@ -102,8 +99,7 @@ async def permissions_check(ctx: Any, action: str) -> dict[str, Any]:
             "reason": f"no installed plugin declares an action named {action!r}",
         }
     try:
-        facts = await kernel.policy.facts(ctx.actor, spec, ctx.guild_id, channel_visible=None)
-        decision = base_decision(ctx.actor, facts)
+        decision = await kernel.policy.explain(ctx.actor, spec, ctx.guild_id)
     except Exception:  # fail closed, like the policy engine itself
         import logging
 
@@ -119,10 +115,10 @@ async def permissions_check(ctx: Any, action: str) -> dict[str, Any]:
         "action": action,
         "known": True,
         "decision": decision.outcome.value,
-        "allowed": decision.outcome is not Outcome.deny,
+        "allowed": decision.outcome.value != "deny",
         "reason": decision.reason,
     }
-    if decision.outcome is not Outcome.deny:
+    if decision.outcome.value != "deny":
         result["note"] = (
             "a plugin's own policy may still refuse, or ask to confirm, a particular call"
         )
@@ -131,8 +127,8 @@ async def permissions_check(ctx: Any, action: str) -> dict[str, Any]:
 
 async def llm_usage_guild(ctx: Any, since: str | None = None) -> dict[str, Any]:
     """Usage aggregates of ``ctx.guild_id`` (counts and tokens only; no content exists)."""
-    from gigi_core.errors import GigiError, ToolExecutionError
-    from gigi_core.llm.usage import parse_since
+    from gigi_core import GigiError, ToolExecutionError
+    from gigi_core.llm import parse_since
 
     try:
         when = parse_since(since)

@@ -1,7 +1,10 @@
 """The provider port: typed requests/responses, ``Provider``, ``ProviderError`` and the client.
 
-Importing this package is cheap: the httpx-based client (``LlmHttpClient``,
-``RetryPolicy`` users) loads on first attribute access.
+This is the public API for provider plugins (``gigi-openai``, ``gigi-anthropic``, yours):
+import from here, never from ``gigi_core.llm.<module>``, whose layout may change.
+
+Importing this package is cheap: the typed models (pydantic), the httpx-based client and
+the parsing helpers load on first attribute access.
 """
 
 from __future__ import annotations
@@ -9,11 +12,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gigi_core.llm.errors import ErrorClass, ProviderError
-from gigi_core.llm.lazy import LazyProvider
+from gigi_core.llm.lazy import LazyProvider, lazy_exports
 
 if TYPE_CHECKING:
-    from gigi_core.llm.client import JsonReply, LlmHttpClient
+    from gigi_core.llm.client import (
+        JsonReply,
+        LlmHttpClient,
+        close_shared_http_client,
+        shared_http_client,
+    )
+    from gigi_core.llm.parsing import as_int, join_text, make_tool_call, parse_arguments
     from gigi_core.llm.provider import Provider, Supports
+    from gigi_core.llm.records import NothingToResolve
     from gigi_core.llm.retry import RetryPolicy
     from gigi_core.llm.types import (
         AssistantMessage,
@@ -37,6 +47,7 @@ if TYPE_CHECKING:
         Usage,
         UserMessage,
     )
+    from gigi_core.llm.usage import parse_since
 
 # The typed models import pydantic and the client imports httpx: both load on first use.
 _LAZY = {
@@ -44,6 +55,14 @@ _LAZY = {
     "JsonReply": "gigi_core.llm.client",
     "shared_http_client": "gigi_core.llm.client",
     "close_shared_http_client": "gigi_core.llm.client",
+    # Defensive parsing every provider needs: tool-call arguments and ids, text, counts.
+    "as_int": "gigi_core.llm.parsing",
+    "join_text": "gigi_core.llm.parsing",
+    "make_tool_call": "gigi_core.llm.parsing",
+    "parse_arguments": "gigi_core.llm.parsing",
+    "parse_since": "gigi_core.llm.usage",
+    # No model is configured for the owner: surfaces turn it into a set-up hint.
+    "NothingToResolve": "gigi_core.llm.records",
     "Provider": "gigi_core.llm.provider",
     "Supports": "gigi_core.llm.provider",
     "RetryPolicy": "gigi_core.llm.retry",
@@ -84,6 +103,7 @@ __all__ = [
     "LlmHttpClient",
     "Message",
     "NamedToolChoice",
+    "NothingToResolve",
     "Provider",
     "ProviderError",
     "ReasoningEffort",
@@ -98,7 +118,13 @@ __all__ = [
     "ToolResultMessage",
     "Usage",
     "UserMessage",
+    "as_int",
     "close_shared_http_client",
+    "join_text",
+    "lazy_exports",
+    "make_tool_call",
+    "parse_arguments",
+    "parse_since",
     "shared_http_client",
 ]
 

@@ -141,6 +141,11 @@ class PolicyEngine:
             log.exception("policy evaluation failed for %s; denying", action.name)
             return Decision.deny("the policy check failed, so the call was denied", "policy_error")
 
+    async def explain(self, actor: Actor, action: ActionSpec, guild_id: str) -> Decision:
+        """The kernel's own rules for this actor and action, without vetoes (may raise)."""
+        facts = await self.facts(actor, action, guild_id, channel_visible=None)
+        return base_decision(actor, facts)
+
     async def facts(
         self, actor: Actor, action: ActionSpec, guild_id: str, *, channel_visible: bool | None
     ) -> PolicyFacts:

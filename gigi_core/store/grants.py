@@ -5,14 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, or_, select
 from sqlalchemy.exc import IntegrityError
 
-from gigi_core.policy.actor import Actor
 from gigi_core.store.db import Database
 from gigi_core.store.tables import CapabilityGrant
+
+if TYPE_CHECKING:
+    from gigi_core.policy.actor import Actor
 
 
 @dataclass(frozen=True)

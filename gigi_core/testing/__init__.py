@@ -1,13 +1,98 @@
-"""Helpers for testing Gigi and Gigi plugins: fake provider servers and fixtures."""
+"""The public API for testing Gigi plugins: a real kernel, a scripted model, fake providers.
 
-from typing import Any
+    from gigi_core.testing import open_test_kernel, ScriptedModel
+    from gigi_core.testing.scripted import call, say          # scripted model turns
+    from gigi_core.testing.fake_providers import FakeOpenAI   # wire-level fake servers
 
-__all__ = ["open_test_kernel"]
+``gigi_core.testing`` and its submodules (``scripted``, ``fake_providers``, ``kernel``)
+are public: a plugin's tests may import them. Importing this package is cheap; each name
+loads its module on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gigi_core.agent.runtime import AgentRuntime
+    from gigi_core.manifest.models import wire_name
+    from gigi_core.plugins import LoadedPlugins
+    from gigi_core.testing.fake_providers import (
+        FakeAnthropic,
+        FakeGemini,
+        FakeOpenAI,
+        FakeOpenRouter,
+        FakeProviderServer,
+        FakeToolCall,
+        RecordedRequest,
+        RecordingSleep,
+        fake_vector,
+    )
+    from gigi_core.testing.kernel import open_test_kernel
+    from gigi_core.testing.scripted import ScriptedModel, ScriptExhausted
+
+_FAKES = "gigi_core.testing.fake_providers"
+_LAZY = {
+    "open_test_kernel": "gigi_core.testing.kernel",
+    "ScriptedModel": "gigi_core.testing.scripted",
+    "ScriptExhausted": "gigi_core.testing.scripted",
+    # The agent runtime with a model of your choice: AgentRuntime(kernel, model=ScriptedModel(...)).
+    "AgentRuntime": "gigi_core.agent.runtime",
+    # The provider-safe tool name the model sees for an action: wire_name("notes.count").
+    "wire_name": "gigi_core.manifest.models",
+    "FakeAnthropic": _FAKES,
+    "FakeGemini": _FAKES,
+    "FakeOpenAI": _FAKES,
+    "FakeOpenRouter": _FAKES,
+    "FakeProviderServer": _FAKES,
+    "FakeToolCall": _FAKES,
+    "RecordedRequest": _FAKES,
+    "RecordingSleep": _FAKES,
+    "fake_vector": _FAKES,
+}
+
+__all__ = [
+    "AgentRuntime",
+    "FakeAnthropic",
+    "FakeGemini",
+    "FakeOpenAI",
+    "FakeOpenRouter",
+    "FakeProviderServer",
+    "FakeToolCall",
+    "RecordedRequest",
+    "RecordingSleep",
+    "ScriptExhausted",
+    "ScriptedModel",
+    "fake_vector",
+    "load_test_plugins",
+    "open_test_kernel",
+    "wire_name",
+]
+
+
+def load_test_plugins(
+    plugins: Iterable[str] | None = None,
+    *,
+    extra: Iterable[tuple[str, object]] = (),
+    strict: bool = True,
+) -> LoadedPlugins:
+    """Load plugins as the kernel does, without a database or a kernel.
+
+    Only the entry-point plugins named in ``plugins`` (all when None) plus the in-process
+    ``extra`` ``(name, module_or_object)`` pairs; the kernel's defaults always load.
+    ``.registry`` holds each plugin's record, manifests, tools and providers. Strict by
+    default, so a broken plugin fails the test instead of being recorded quietly.
+    """
+    from gigi_core.plugins import LoadOptions, load_plugins
+
+    wanted = frozenset(plugins) if plugins is not None else None
+    return load_plugins(LoadOptions(load=wanted, strict=strict), extra=list(extra))
 
 
 def __getattr__(name: str) -> Any:
-    if name == "open_test_kernel":
-        from gigi_core.testing.kernel import open_test_kernel
-
-        return open_test_kernel
-    raise AttributeError(f"module 'gigi_core.testing' has no attribute {name!r}")
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'gigi_core.testing' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

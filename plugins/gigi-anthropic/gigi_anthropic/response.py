@@ -12,8 +12,17 @@ import json
 from typing import Any
 
 from gigi_anthropic.messages import CONTENT_KEY, OUTPUT_TOOL_KEY
-from gigi_core.llm import ChatResponse, FinishReason, ProviderError, ToolCall, Usage
-from gigi_core.llm.parsing import as_int, join_text, make_tool_call, parse_arguments
+from gigi_core.llm import (
+    ChatResponse,
+    FinishReason,
+    ProviderError,
+    ToolCall,
+    Usage,
+    as_int,
+    join_text,
+    make_tool_call,
+    parse_arguments,
+)
 
 _FINISH: dict[str, FinishReason] = {
     "end_turn": "stop",

@@ -5,11 +5,11 @@ from __future__ import annotations
 from gigi_anthropic import ANTHROPIC_BASE_URL, AnthropicProvider
 
 from gigi_core.llm import Provider
-from gigi_core.plugins import LoadOptions, load_plugins
+from gigi_core.testing import load_test_plugins
 
 
 def test_entry_point_registers_the_anthropic_provider() -> None:
-    loaded = load_plugins(LoadOptions(load=frozenset({"anthropic"})))
+    loaded = load_test_plugins(["anthropic"])
     record = loaded.registry.records["anthropic"]
     assert record.status == "ok", record.error
     assert record.source == "entrypoint" and record.distribution == "gigi-anthropic"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gigi_core import hookimpl
-from gigi_core.llm.lazy import LazyProvider, lazy_exports
+from gigi_core.llm import LazyProvider, lazy_exports
 
 # Provider code (and the pydantic models it uses) loads on first use, not at plugin load.
 _EXPORTS = {

@@ -9,8 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from gigi_core.llm import ChatResponse, FinishReason, ProviderError, ToolCall, Usage
-from gigi_core.llm.parsing import as_int, join_text, make_tool_call
+from gigi_core.llm import (
+    ChatResponse,
+    FinishReason,
+    ProviderError,
+    ToolCall,
+    Usage,
+    as_int,
+    join_text,
+    make_tool_call,
+)
 from gigi_gemini.request import NATIVE_ID_KEY, PARTS_KEY, PROVIDER, SIGNATURE_KEY
 
 _FINISH: dict[str, FinishReason] = {

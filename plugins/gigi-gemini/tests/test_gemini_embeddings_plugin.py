@@ -7,7 +7,7 @@ from gemini_fakes import API_KEY, SizedFakeGemini
 from gigi_gemini import GeminiProvider
 
 from gigi_core.llm import EmbeddingRequest, Provider, ProviderError
-from gigi_core.plugins import LoadOptions, load_plugins
+from gigi_core.testing import load_test_plugins
 from gigi_core.testing.fake_providers import FakeGemini, fake_vector
 
 TEXTS = ["first", "second", "third"]
@@ -60,7 +60,7 @@ async def test_missing_vectors_are_an_invalid_response(
 
 
 def test_entry_point_registers_the_gemini_provider() -> None:
-    loaded = load_plugins(LoadOptions(load=frozenset({"gemini"})))
+    loaded = load_test_plugins(["gemini"])
     record = loaded.registry.records["gemini"]
     assert record.status == "ok", record.error
     assert record.source == "entrypoint" and record.distribution == "gigi-gemini"

@@ -22,8 +22,10 @@ from gigi_core.llm import (
     ToolResultMessage,
     Usage,
     UserMessage,
+    as_int,
+    join_text,
+    make_tool_call,
 )
-from gigi_core.llm.parsing import as_int, join_text, make_tool_call
 
 ReasoningStyle = Literal["reasoning_effort", "openrouter", "omit"]
 

@@ -19,8 +19,10 @@ from gigi_core.llm import (
     ToolResultMessage,
     Usage,
     UserMessage,
+    as_int,
+    join_text,
+    make_tool_call,
 )
-from gigi_core.llm.parsing import as_int, join_text, make_tool_call
 
 
 def _input_items(request: ChatRequest) -> list[dict[str, Any]]:

@@ -14,8 +14,7 @@ from gigi_openai import (
     resolve_route,
 )
 
-from gigi_core.llm import ChatRequest, Provider, ProviderError, UserMessage
-from gigi_core.llm.lazy import LazyProvider
+from gigi_core.llm import ChatRequest, LazyProvider, Provider, ProviderError, UserMessage
 from gigi_core.testing.fake_providers import FakeOpenAI, FakeOpenRouter
 
 

@@ -10,8 +10,10 @@ from typing import Any
 import discord
 from discord import app_commands
 
-from gigi_core.agent.contracts import ConfirmationPrompt
+from gigi_core.surfaces import ConfirmationPrompt
+from gigi_discord.content_notice import ContentNotice
 from gigi_discord.errors import describe, tell
+from gigi_discord.events import Publisher
 from gigi_discord.settings import DiscordSettings
 from gigi_discord.throttle import RunThrottle
 
@@ -19,17 +21,19 @@ log = logging.getLogger(__name__)
 
 
 def make_intents(settings: DiscordSettings) -> discord.Intents:
-    """Only what mentions, DMs and slash commands need; message content is opt-in.
+    """Only what mentions, DMs, slash commands and published events need.
 
-    Guilds give the channel and role cache that permission checks use; without the
-    privileged message-content intent Discord still sends the text of messages that
-    mention the bot and of DMs.
+    Guilds give the channel and role cache that permission checks use, and channel, thread
+    and guild join/leave events; guild and DM messages give creates, edits and deletes.
+    Both privileged intents are opt-in: without message content Discord still sends the
+    text of messages that mention the bot and of DMs; members only adds member-left events.
     """
     intents = discord.Intents.none()
     intents.guilds = True
     intents.guild_messages = True
     intents.dm_messages = True
     intents.message_content = settings.message_content
+    intents.members = settings.members
     return intents
 
 
@@ -42,8 +46,12 @@ class GigiTree(app_commands.CommandTree["GigiBot"]):
         await tell(interaction, describe(error))
 
 
-class GigiBot(discord.AutoShardedClient):
-    """Gigi on Discord; ``kernel`` and ``runtime`` are what every handler works through."""
+class GigiBot(Publisher, discord.AutoShardedClient):
+    """Gigi on Discord; ``kernel`` and ``runtime`` are what every handler works through.
+
+    Gateway events are published to the kernel (``Publisher``) for plugins that observe
+    them; mentions, DMs and commands are handled here.
+    """
 
     def __init__(
         self,
@@ -70,9 +78,11 @@ class GigiBot(discord.AutoShardedClient):
         self.prompt_messages: dict[str, discord.Message] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._send_warned: dict[int, float] = {}
+        self._ready_once = False
+        self.content_notice = ContentNotice(self)
         from gigi_discord.commands import install
 
-        install(self.tree)
+        install(self.tree, kernel)
 
     @property
     def runtime(self) -> Any:
@@ -86,17 +96,27 @@ class GigiBot(discord.AutoShardedClient):
         if self.settings.sync_commands:
             await self.sync_commands()
 
-    async def sync_commands(self) -> None:
-        """Global sync by default; GIGI_DISCORD_SYNC_GUILDS syncs instantly to test servers."""
-        for guild_id in self.settings.sync_guilds or []:
-            guild = discord.Object(id=guild_id)
-            self.tree.copy_global_to(guild=guild)
-            await self.tree.sync(guild=guild)
-        await self.tree.sync()
+    async def sync_commands(self) -> bool:
+        """Global sync by default; GIGI_DISCORD_SYNC_GUILDS syncs instantly to test servers.
+
+        Skipped when the rendered commands hash to what was last synced for this
+        application (GIGI_DISCORD_SYNC=force syncs anyway). Returns whether it synced.
+        """
+        from gigi_discord.sync import sync_if_changed
+
+        return await sync_if_changed(self, force=self.settings.force_sync)
+
+    async def on_ready(self) -> None:
+        """Once per process: tell the operator which guilds miss the Message Content intent."""
+        if not self._ready_once:
+            self._ready_once = True
+            self.spawn(self.content_notice.log_guilds(list(self.guilds)))
 
     async def on_message(self, message: discord.Message) -> None:
+        """Publish first (it only queues the event), then answer if Gigi was addressed."""
         from gigi_discord.conversation import handle_message
 
+        await self.publish_message(message)
         await handle_message(self, message)
 
     async def on_error(self, event_method: str, /, *args: Any, **kwargs: Any) -> None:

@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
-from gigi_core.agent.confirmations import ConfirmationError
-from gigi_core.agent.contracts import ConfirmationPrompt
-from gigi_core.errors import GigiError
+from gigi_core import GigiError
+from gigi_core.surfaces import ConfirmationError, ConfirmationPrompt
 from gigi_discord.errors import sentence, tell
 from gigi_discord.identity import channel_checker, guild_key, resolve_actor
 
@@ -150,10 +149,11 @@ async def decide(
                 f"{spec.plugin} is not enabled in this server any more, so this action cannot run.",
             )
             return
+    private = is_private(bot, message, run, row.action)
     if button:
         await interaction.response.defer()
     else:
-        await interaction.response.defer(thinking=True)
+        await interaction.response.defer(thinking=True, ephemeral=private)
     try:
         reply = await runtime.decide(
             confirmation_id,
@@ -171,11 +171,51 @@ async def decide(
             bot.prompt_messages.pop(confirmation_id, None)
         return
     verb = "Confirmed" if approve else "Rejected"
-    await close_message(message, confirmation_id, f"*{verb} by {interaction.user.mention}.*")
+    note = f"*{verb} by {interaction.user.mention}.*"
+    if button and _ephemeral(message):
+        await close_own_prompt(interaction, message, confirmation_id, note)
+    else:
+        await close_message(message, confirmation_id, note)
     bot.prompt_messages.pop(confirmation_id, None)
-    from gigi_discord.render import deliver
+    from gigi_discord.results import send_result
 
-    await deliver(interaction.followup.send, reply, bot=bot, wait=True)
+    await send_result(interaction, reply, bot=bot, ephemeral=private)
+
+
+def _ephemeral(message: discord.Message | None) -> bool:
+    return message is not None and message.flags.ephemeral
+
+
+def is_private(bot: GigiBot, message: discord.Message | None, run: Any, action: str) -> bool:
+    """Whether the result goes only to the one who decided: the prompt was ephemeral (an
+    admin command, a member's own data), or the run is such a command's direct call."""
+    if _ephemeral(message):
+        return True
+    if getattr(run, "kind", None) != "direct":
+        return False
+    from gigi_discord.results import DM_FILES
+
+    table = getattr(bot.kernel, "commands", None)
+    specs = [c for c in table.sorted() if c.action == action] if table is not None else []
+    return action in DM_FILES or any(c.ephemeral for c in specs)
+
+
+async def close_own_prompt(
+    interaction: discord.Interaction[Any],
+    message: discord.Message | None,
+    confirmation_id: str,
+    note: str,
+) -> None:
+    """An ephemeral prompt can only be edited through the interaction of its own button."""
+    content = message.content if message is not None else ""
+    try:
+        await interaction.edit_original_response(
+            content=_with_note(content, note),
+            view=closed_view(confirmation_id),
+            allowed_mentions=discord.AllowedMentions.none(),
+        )
+    except discord.HTTPException as exc:
+        log.info("could not disable buttons on an ephemeral prompt: %s", exc)
 
 
 async def expire_later(bot: GigiBot, message: discord.Message, prompt: ConfirmationPrompt) -> None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
-from gigi_core.agent.contracts import Reply, Request
+from gigi_core.surfaces import Reply, Request
 from gigi_discord.errors import DM_SETUP_HINT, SETUP_HINT, sentence
 from gigi_discord.identity import channel_checker, guild_key, resolve_actor
 from gigi_discord.render import NO_PINGS, deliver

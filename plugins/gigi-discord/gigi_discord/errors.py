@@ -8,7 +8,7 @@ import re
 import discord
 from discord import app_commands
 
-from gigi_core.errors import GigiError
+from gigi_core import GigiError
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +37,8 @@ def _cli_free(text: str) -> str:
         (r"`?gigi llm profile set[^`;)]*`?", "`/llm profile set`"),
         (r"`?gigi llm policy set[^`;)]*`?", "the operator's `gigi llm policy set`"),
         (r"`?gigi plugins enable[^`;)]*`?", "`/gigi plugins enable`"),
+        (r"`(?:gigi )?grants add ([\w.*-]+)`", r"`/gigi grants add capability:\1`"),
+        (r"\bguild admin\b", "server admin"),
         (r"pass --model <model id>", "give the `model` option"),
         (r"pass --base-url URL", "give the `base_url` option"),
     ]
@@ -61,7 +63,7 @@ def describe(error: BaseException) -> str:
     if isinstance(error, Refusal):
         return error.message
     if isinstance(error, GigiError):
-        from gigi_core.llm.records import NothingToResolve
+        from gigi_core.llm import NothingToResolve
 
         if isinstance(error, NothingToResolve):
             return SETUP_HINT

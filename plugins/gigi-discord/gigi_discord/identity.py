@@ -6,8 +6,7 @@ from typing import Any
 
 import discord
 
-from gigi_core.agent.contracts import ChannelCheck
-from gigi_core.policy.actor import Actor
+from gigi_core.surfaces import Actor, ChannelCheck
 
 
 def is_guild_admin(user: discord.abc.User, permissions: discord.Permissions | None = None) -> bool:

@@ -9,8 +9,7 @@ from typing import Any
 
 import discord
 
-from gigi_core.agent.chunking import split_text
-from gigi_core.agent.contracts import ConfirmationPrompt, Reply
+from gigi_core.surfaces import ConfirmationPrompt, Reply, split_text
 
 log = logging.getLogger(__name__)
 LIMIT = 2000
@@ -51,9 +50,10 @@ async def deliver(
     bot: Any,
     notes: list[str] | None = None,
     first_kwargs: dict[str, Any] | None = None,
+    files: list[discord.File] | None = None,
     **kwargs: Any,
 ) -> list[discord.Message]:
-    """Send every chunk through ``send``; the confirmation buttons ride on the last one.
+    """Send every chunk through ``send``; the buttons and any files ride on the last one.
 
     ``send`` is ``channel.send`` or ``interaction.followup.send``: both accept the same
     keywords, so mentions, slash commands and button follow-ups render identically.
@@ -69,6 +69,8 @@ async def deliver(
         last = index == len(pieces) - 1
         if last and reply.components:
             extra["view"] = decision_view(reply.components[0])
+        if last and files:
+            extra["files"] = files
         message = await send(piece, allowed_mentions=NO_PINGS, **extra)
         if message is not None:
             sent.append(message)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from gigi_core.errors import ConfigError
+from gigi_core import ConfigError
 
 TOKEN_VAR = "GIGI_DISCORD_TOKEN"
 
@@ -19,12 +19,18 @@ def _ints(raw: str | None, var: str) -> list[int] | None:
         raise ConfigError(f"{var} must be a comma-separated list of numbers, got {raw!r}") from None
 
 
+def _flag(var: str) -> bool:
+    return os.environ.get(var, "").lower() in ("1", "true", "yes")
+
+
 @dataclass(frozen=True)
 class DiscordSettings:
     """What the operator chose: token, sharding, where to sync commands, optional intents.
 
     ``message_content`` stays off unless asked for: mentions, DMs and slash commands work
-    without the privileged intent; only `/ask context:channel` sees more with it.
+    without the privileged intent; `/ask context:channel` and plugins that observe messages
+    (memory, knowledge) see the text of other messages only with it. ``members`` (also
+    privileged, off by default) is only needed to tell plugins when a member leaves.
     """
 
     token: str | None = None
@@ -32,7 +38,9 @@ class DiscordSettings:
     shard_count: int | None = None
     sync_guilds: list[int] | None = None  # instant sync to these guilds (development)
     sync_commands: bool = True
+    force_sync: bool = False  # sync even when the stored hash says nothing changed
     message_content: bool = False
+    members: bool = False
     runs_per_minute: int = 6  # per person per server; 0 turns the limit off
 
     @classmethod
@@ -43,7 +51,6 @@ class DiscordSettings:
             raise ConfigError(
                 "GIGI_DISCORD_SHARD_IDS needs GIGI_DISCORD_SHARD_COUNT (the total across processes)"
             )
-        flag = os.environ.get("GIGI_DISCORD_MESSAGE_CONTENT", "").lower()
         sync = os.environ.get("GIGI_DISCORD_SYNC", "1").lower()
         return cls(
             token=os.environ.get(TOKEN_VAR) or None,
@@ -53,7 +60,9 @@ class DiscordSettings:
                 os.environ.get("GIGI_DISCORD_SYNC_GUILDS"), "GIGI_DISCORD_SYNC_GUILDS"
             ),
             sync_commands=sync not in ("0", "false", "no"),
-            message_content=flag in ("1", "true", "yes"),
+            force_sync=sync == "force",
+            message_content=_flag("GIGI_DISCORD_MESSAGE_CONTENT"),
+            members=_flag("GIGI_DISCORD_MEMBERS"),
             runs_per_minute=(
                 _ints(
                     os.environ.get("GIGI_DISCORD_RUNS_PER_MINUTE"), "GIGI_DISCORD_RUNS_PER_MINUTE"

@@ -7,7 +7,7 @@ from typing import Any
 
 import discord
 
-from gigi_core.errors import GigiError
+from gigi_core import GigiError
 from gigi_discord.settings import TOKEN_VAR, DiscordSettings
 
 log = logging.getLogger(__name__)
@@ -39,8 +39,16 @@ class DiscordSurface:
                 hint=f"reset it in the developer portal and update {TOKEN_VAR}",
             ) from None
         except discord.PrivilegedIntentsRequired:
+            asked = [
+                name
+                for name, on in (
+                    ("Message Content", self.settings.message_content),
+                    ("Server Members", self.settings.members),
+                )
+                if on
+            ]
             raise GigiError(
-                "Discord refused the Message Content intent",
-                hint="enable it for the bot in the developer portal, or unset "
-                "GIGI_DISCORD_MESSAGE_CONTENT",
+                f"Discord refused a privileged intent ({' and '.join(asked) or 'unknown'})",
+                hint="enable it for the bot in the developer portal (Bot → Privileged Gateway "
+                "Intents), or unset GIGI_DISCORD_MESSAGE_CONTENT / GIGI_DISCORD_MEMBERS",
             ) from None

@@ -15,8 +15,7 @@ from discord_notes_plugin import Notes
 from gigi_discord import create_bot
 from gigi_discord.settings import DiscordSettings
 
-from gigi_core.agent.runtime import AgentRuntime
-from gigi_core.testing import open_test_kernel
+from gigi_core.testing import AgentRuntime, open_test_kernel
 from gigi_core.testing.scripted import ScriptedModel
 
 
@@ -33,6 +32,9 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> No
         "GIGI_DISCORD_SHARD_IDS",
         "GIGI_DISCORD_SHARD_COUNT",
         "GIGI_DISCORD_MESSAGE_CONTENT",
+        "GIGI_DISCORD_MEMBERS",
+        "GIGI_DISCORD_SYNC",
+        "GIGI_DISCORD_SYNC_GUILDS",
         "GIGI_TENANT_FALLBACK",
     ):
         monkeypatch.delenv(var, raising=False)
@@ -68,9 +70,13 @@ class World:
         return self.bot_messages(channel)[before:]
 
 
-def make_bot(kernel: Any, model: ScriptedModel | None) -> Any:
+def make_bot(
+    kernel: Any, model: ScriptedModel | None, settings: DiscordSettings | None = None
+) -> Any:
     runtime = AgentRuntime(kernel, model=model) if model is not None else None
-    return create_bot(kernel, runtime=runtime, shard_count=1, settings=DiscordSettings())
+    return create_bot(
+        kernel, runtime=runtime, shard_count=1, settings=settings or DiscordSettings()
+    )
 
 
 @asynccontextmanager
@@ -81,14 +87,21 @@ async def world(
     plugins: list[str] | None = None,
     enable: bool = True,
     setup: Callable[[Any], Any] | None = None,
+    settings: DiscordSettings | None = None,
+    extra: list[tuple[str, Any]] | None = None,
 ) -> AsyncIterator[World]:
-    """``turns`` script the model; without them the kernel's real LLM path is used."""
+    """``turns`` script the model; without them the kernel's real LLM path is used.
+
+    ``extra`` adds in-process plugins (observers, command plugins); ``settings`` replaces
+    the bot's defaults (e.g. ``DiscordSettings(message_content=True)``).
+    """
     notes = Notes(tmp_path)
     async with open_test_kernel(
-        tmp_path, plugins=plugins or [], extra_plugins=[("notes", notes)]
+        tmp_path, plugins=plugins or [], extra_plugins=[("notes", notes), *(extra or [])]
     ) as kernel:
         model = ScriptedModel(list(turns)) if turns is not None else None
-        bot = make_bot(kernel, model)
+        bot = make_bot(kernel, model, settings)
+        await start_event_bus(kernel)
         async with simcord.run(bot) as env:
             guild = env.create_guild(name="Test Server")
             channel = guild.create_text_channel("general")
@@ -103,11 +116,23 @@ async def world(
             assert unexpected == [], unexpected
 
 
+async def start_event_bus(kernel: Any) -> None:
+    """Start the kernel's event router outside the bot, as ``gigi run`` effectively does.
+
+    The router and the observers' workers live as long as the kernel; started from inside
+    a bot handler, SimCord would count them as the bot's unfinished work and never settle.
+    """
+    from gigi_core.events import MessageDeleted
+
+    await kernel.publish(MessageDeleted(guild_id="0", channel_id="0", message_ids=()))
+    await kernel.events.drain()
+
+
 def _answered_on_purpose(error: BaseException) -> bool:
     from discord import app_commands
     from gigi_discord.errors import Refusal
 
-    from gigi_core.errors import GigiError
+    from gigi_core import GigiError
 
     if isinstance(error, app_commands.CommandInvokeError):
         error = error.original

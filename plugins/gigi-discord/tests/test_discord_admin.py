@@ -22,8 +22,14 @@ async def _allow_everyone(w, name: str) -> None:
 
 async def test_admin_enables_a_plugin_and_a_non_admin_is_refused(tmp_path) -> None:
     async with world(tmp_path, enable=False) as w:
-        assert "gigi plugins enable" not in w.member.available_commands(w.channel)
+        # /gigi holds the members' own privacy commands, so Discord cannot hide it from them
+        # (default permissions apply to whole roots); the admin subcommands refuse at runtime.
+        assert "gigi privacy export" in w.member.available_commands(w.channel)
         assert "gigi plugins enable" in w.admin.available_commands(w.channel)
+        assert "llm credential add" not in w.member.available_commands(w.channel)
+        early = await w.member.slash(w.channel, "gigi plugins enable", plugin="notes")
+        assert early.ephemeral
+        assert early.response.content == "Only server admins (Manage Server) can use this command."
 
         result = await w.admin.slash(w.channel, "gigi plugins enable", plugin="notes")
         assert result.ephemeral

@@ -7,7 +7,7 @@ import logging
 import discord
 from conftest import world
 
-from gigi_core.manifest.models import wire_name
+from gigi_core.testing import wire_name
 from gigi_core.testing.scripted import call, say
 
 

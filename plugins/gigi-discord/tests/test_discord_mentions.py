@@ -6,7 +6,7 @@ import json
 
 from conftest import world
 
-from gigi_core.manifest.models import wire_name
+from gigi_core.testing import wire_name
 from gigi_core.testing.fake_providers import FakeOpenAI, FakeToolCall
 from gigi_core.testing.scripted import say
 

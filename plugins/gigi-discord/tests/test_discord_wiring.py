@@ -8,7 +8,7 @@ from gigi_discord import create_bot
 from gigi_discord.settings import DiscordSettings
 from gigi_discord.surface import DiscordSurface
 
-from gigi_core.errors import ConfigError, GigiError
+from gigi_core import ConfigError, GigiError
 from gigi_core.testing import open_test_kernel
 
 
@@ -32,9 +32,13 @@ async def test_create_bot_is_sharding_ready_without_message_content(tmp_path) ->
         assert bot.runtime is kernel.agent
         roots = {c.name: c for c in bot.tree.get_commands()}
         assert set(roots) == {"ask", "agent", "gigi", "llm"}
-        for admin in ("gigi", "llm"):
-            assert roots[admin].default_permissions == discord.Permissions(manage_guild=True)
-            assert roots[admin].guild_only
+        assert roots["llm"].default_permissions == discord.Permissions(manage_guild=True)
+        # The native /gigi privacy commands are for every member, so /gigi cannot be hidden.
+        assert roots["gigi"].default_permissions is None
+        assert {"plugins", "grants", "channel", "privacy"} <= {
+            c.name for c in roots["gigi"].commands
+        }
+        assert roots["gigi"].guild_only and roots["llm"].guild_only
 
 
 def test_settings_from_env(monkeypatch) -> None:

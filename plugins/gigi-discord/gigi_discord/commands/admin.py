@@ -45,6 +45,14 @@ def _subject(
     return "role", str(role.id), role.mention
 
 
+async def _with_notice(ctx: Any, text: str) -> str:
+    """The Message Content notice rides once per guild on an admin's plugin answer."""
+    if len(text) > 1400:  # a long listing keeps the notice for a shorter answer
+        return text
+    note = await ctx.bot.content_notice.once(ctx.guild_id)
+    return f"{text}\n\n{note}" if note else text
+
+
 def plugins_group() -> app_commands.Group:
     group = app_commands.Group(name="plugins", description="Which plugins this server uses.")
 
@@ -62,7 +70,8 @@ def plugins_group() -> app_commands.Group:
             if record.status == "failed":
                 # The error can name the operator's paths or hosts: it stays in their log.
                 lines.append(f"**{record.name}** failed to load (details in the operator's log)")
-        await tell(interaction, listing(lines, "No plugins with actions are installed."))
+        text = listing(lines, "No plugins with actions are installed.")
+        await tell(interaction, await _with_notice(ctx, text))
 
     @group.command(name="enable", description="Turn a plugin on in this server.")
     @app_commands.describe(
@@ -85,7 +94,7 @@ def plugins_group() -> app_commands.Group:
             allow_external=allow_external,
             by=ctx.actor.id,
         )
-        await tell(interaction, f"Enabled **{plugin}** in this server.")
+        await tell(interaction, await _with_notice(ctx, f"Enabled **{plugin}** in this server."))
 
     @group.command(name="disable", description="Turn a plugin off here (its settings are kept).")
     @app_commands.describe(plugin="The plugin")
@@ -172,7 +181,9 @@ def grants_group() -> app_commands.Group:
 
 
 def gigi_root() -> app_commands.Group:
-    root = AdminGroup(name="gigi", description="Set up Gigi in this server (admins).")
+    root = AdminGroup(
+        name="gigi", description="Set up Gigi in this server (admins), and see your own data."
+    )
     root.add_command(plugins_group())
     root.add_command(grants_group())
     return root.guard()

@@ -8,9 +8,8 @@ from typing import Any
 import discord
 from discord import app_commands
 
-from gigi_core.agent.confirmations import ConfirmationError
-from gigi_core.agent.contracts import Request
-from gigi_core.errors import GigiError
+from gigi_core import GigiError
+from gigi_core.surfaces import ConfirmationError, Request
 from gigi_discord.commands.common import Ctx, choices, context
 from gigi_discord.confirm import decide
 from gigi_discord.errors import Refusal, sentence, tell

@@ -8,7 +8,7 @@ from typing import Any, Literal
 import discord
 from discord import app_commands
 
-from gigi_core.agent.contracts import Reply, Request
+from gigi_core.surfaces import Reply, Request
 from gigi_discord.commands.common import context as ctx_of
 from gigi_discord.conversation import readable
 from gigi_discord.errors import Refusal

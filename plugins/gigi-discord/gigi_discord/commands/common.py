@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import discord
 from discord import app_commands
 
-from gigi_core.policy.actor import Actor
+from gigi_core.surfaces import Actor
 from gigi_discord.errors import Refusal
 from gigi_discord.identity import guild_key, is_guild_admin, resolve_actor
 

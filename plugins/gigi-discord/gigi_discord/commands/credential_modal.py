@@ -12,7 +12,7 @@ from typing import Any
 
 import discord
 
-from gigi_core.errors import GigiError
+from gigi_core import GigiError
 from gigi_discord.commands.common import admin_check, context
 from gigi_discord.errors import Refusal, sentence, tell
 

@@ -34,11 +34,21 @@ def load_all(text: str) -> list[Any]:
 
 
 def plain(node: Any) -> Any:
-    """ruamel's commented containers to plain dicts and lists (for pydantic)."""
+    """ruamel's round-trip nodes to plain dicts, lists and scalars (for pydantic and schemas).
+
+    Its scalar subclasses (``ScalarInt`` for ``0``, ``ScalarFloat``, ``HexInt`` ...) are not
+    accepted by jsonschema-rs as JSON numbers, so a schema bound like ``minimum: 0`` would
+    be refused as invalid: every scalar becomes its builtin type.
+    """
     if isinstance(node, dict):
         return {str(k): plain(v) for k, v in node.items()}
     if isinstance(node, list):
         return [plain(v) for v in node]
+    if isinstance(node, bool) or node is None:
+        return node
+    for kind in (int, float, str):
+        if isinstance(node, kind):
+            return kind(node)
     return node
 
 

@@ -300,3 +300,15 @@ def test_kernel_capabilities_cannot_be_redeclared(tmp_path: Path) -> None:
     )
     problems = problems_of(tmp_path, text, known_capabilities={"llm.usage.read"})
     assert any("is a kernel capability" in p for p in problems)
+
+
+def test_zero_float_and_hex_bounds_are_plain_json_numbers(tmp_path: Path) -> None:
+    """ruamel reads `0`, `0.5` and `0x10` as its own scalar types; schemas must still accept them."""
+    text = VALID.replace(
+        "sides: {type: integer, minimum: 2, maximum: 1000}",
+        "sides: {type: number, minimum: 0, exclusiveMaximum: 0.5, multipleOf: 0x10}",
+    )
+    loaded = load_manifest(write(tmp_path, text))
+    sides = loaded.manifest.actions[0].args["properties"]["sides"]
+    assert sides == {"type": "number", "minimum": 0, "exclusiveMaximum": 0.5, "multipleOf": 16}
+    assert [type(v) for v in sides.values()] == [str, int, float, int]

@@ -10,7 +10,7 @@ import json
 import shlex
 from typing import Any
 
-from gigi_core.commands.spec import CommandSpec
+from gigi_core.commands.spec import CommandSpec, OptionSpec
 from gigi_core.errors import InvalidArguments
 
 
@@ -34,14 +34,25 @@ def parse_arguments(command: CommandSpec, rest: str) -> dict[str, Any]:
     args: dict[str, Any] = {}
     for word in words:
         name, eq, raw = word.partition("=")
-        name = name.strip().lstrip("-").replace("-", "_") if eq else name
-        option = command.option(name) if eq else None
+        option = _option_named(command, name) if eq else None
+        name = option.name if option is not None else name.strip()
         if option is None:
             known = ", ".join(o.name for o in command.options) or "none"
             what = f"unknown option {name!r}" if eq else f"{word!r} is not NAME=VALUE"
             raise InvalidArguments(command.action, name if eq else "", f"{what} (options: {known})")
         args[name] = _convert(command.action, option.name, option.type, raw)
     return args
+
+
+def _option_named(command: CommandSpec, written: str) -> OptionSpec | None:
+    """The option as written (``max-age``), or with ``-`` and ``_`` swapped, or ``--name``."""
+    name = written.strip()
+    for candidate in (name, name.lstrip("-")):
+        for spelling in (candidate, candidate.replace("-", "_"), candidate.replace("_", "-")):
+            option = command.option(spelling)
+            if option is not None:
+                return option
+    return None
 
 
 def _convert(action: str, name: str, kind: str, raw: str) -> Any:
@@ -51,7 +62,8 @@ def _convert(action: str, name: str, kind: str, raw: str) -> Any:
         if kind == "number":
             return float(raw)
     except ValueError:
-        raise InvalidArguments(action, name, f"{raw!r} is not a {kind}") from None
+        article = "an" if kind == "integer" else "a"
+        raise InvalidArguments(action, name, f"{raw!r} is not {article} {kind}") from None
     if kind == "boolean":
         lowered = raw.lower()
         if lowered in ("true", "yes", "on", "1"):

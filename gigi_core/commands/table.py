@@ -51,7 +51,9 @@ class CommandTable:
 
     def digest(self) -> str:
         """A hash of the whole table: a surface re-syncs commands only when it changes."""
-        data = json.dumps([c.as_dict() for c in self.sorted()], sort_keys=True)
+        from dataclasses import asdict  # every field: a changed bound must re-sync too
+
+        data = json.dumps([asdict(c) for c in self.sorted()], sort_keys=True, default=str)
         return hashlib.sha256(data.encode()).hexdigest()[:16]
 
 

@@ -79,7 +79,9 @@ async def privacy_export(ctx: Any) -> dict[str, Any]:
 
 async def privacy_delete(ctx: Any) -> dict[str, Any]:
     """Runs only after the member confirmed (the manifest says ``confirm: always``)."""
-    counts = await ctx.kernel.privacy.delete(ctx.actor.id, ctx.guild_id, by=ctx.actor.id)
+    counts = await ctx.kernel.privacy.delete(
+        ctx.actor.id, ctx.guild_id, by=ctx.actor.id, keep_run=ctx.run_id
+    )
     total = counts["total"]
     counts["message"] = (
         f"Deleted {total} item(s) Gigi and its plugins held about you here."

@@ -27,9 +27,55 @@ def _iso(value: Any) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def _runs_of(user_id: str, guild_id: str | None) -> Any:
+def _runs_of(user_id: str, guild_id: str | None, keep_run: str | None = None) -> Any:
     query = select(AgentRun.id).where(AgentRun.actor_id == user_id)
+    if keep_run is not None:  # the run carrying out the deletion finishes and stays
+        query = query.where(AgentRun.id != keep_run)
     return query.where(AgentRun.guild_id == guild_id) if guild_id is not None else query
+
+
+def _attributions(
+    user_id: str, guild_id: str | None, keep_run: str | None = None
+) -> list[tuple[Any, Any]]:
+    """Columns that say who changed a setting, each with the condition of one member's rows.
+
+    They name the member without being "their" data; like audit rows, they are kept with
+    the member's id replaced by the pseudonym.
+    """
+    in_guild: list[tuple[Any, Any]] = [
+        (ChannelObservation, ChannelObservation.updated_by),
+        (SecureRange, SecureRange.started_by),
+        (GuildPlugin, GuildPlugin.updated_by),
+        (CapabilityGrant, CapabilityGrant.granted_by),
+        (LlmGuildPolicy, LlmGuildPolicy.updated_by),
+    ]
+    out = [
+        (
+            column,
+            column == user_id
+            if guild_id is None
+            else (column == user_id) & (table.guild_id == guild_id),
+        )
+        for table, column in in_guild
+    ]
+    decided = AgentRunConfirmation.decided_by == user_id
+    if keep_run is not None:
+        decided &= AgentRunConfirmation.run_id != keep_run
+    if guild_id is not None:
+        decided &= AgentRunConfirmation.run_id.in_(
+            select(AgentRun.id).where(AgentRun.guild_id == guild_id)
+        )
+    out.append((AgentRunConfirmation.decided_by, decided))
+    for column, owner_type, owner_id in (
+        (LlmCredential.created_by, LlmCredential.owner_type, LlmCredential.owner_id),
+        (LlmCredential.updated_by, LlmCredential.owner_type, LlmCredential.owner_id),
+        (LlmModelProfile.selected_by, LlmModelProfile.owner_type, LlmModelProfile.owner_id),
+    ):
+        where = column == user_id
+        if guild_id is not None:
+            where &= (owner_type == "guild") & (owner_id == guild_id)
+        out.append((column, where))
+    return out
 
 
 async def export_kernel(db: Database, user_id: str, guild_id: str | None) -> dict[str, Any]:
@@ -111,9 +157,18 @@ async def export_kernel(db: Database, user_id: str, guild_id: str | None) -> dic
 
 
 async def delete_kernel(
-    db: Database, user_id: str, guild_id: str | None, pseudonym: str
+    db: Database,
+    user_id: str,
+    guild_id: str | None,
+    pseudonym: str,
+    *,
+    keep_run: str | None = None,
 ) -> dict[str, int]:
-    """One transaction: credentials, profiles, grants, runs go; usage and audit keep a pseudonym."""
+    """One transaction: credentials, profiles, grants, runs go; usage and audit keep a pseudonym.
+
+    ``keep_run`` is the run executing the deletion (``/gigi privacy delete``): it still has
+    to record its own step and result, so it and its confirmation are kept.
+    """
     counts: dict[str, int] = {}
     async with db.session() as s:
         cred_ids = select(LlmCredential.id).where(
@@ -143,7 +198,7 @@ async def delete_kernel(
         if guild_id is not None:
             grants = grants.where(CapabilityGrant.guild_id == guild_id)
         counts["grants"] = (await s.execute(grants)).rowcount
-        runs = _runs_of(user_id, guild_id)
+        runs = _runs_of(user_id, guild_id, keep_run)
         counts["confirmations"] = (
             await s.execute(
                 delete(AgentRunConfirmation).where(AgentRunConfirmation.run_id.in_(runs))
@@ -158,6 +213,8 @@ async def delete_kernel(
             LlmUsageEvent.billing_owner_type == "user", LlmUsageEvent.billing_owner_id == user_id
         )
         audit = update(AuditEvent).where(AuditEvent.actor_id == user_id)
+        if keep_run is not None:  # the deletion's own record: who asked, and that it ran
+            audit = audit.where(or_(AuditEvent.run_id.is_(None), AuditEvent.run_id != keep_run))
         if guild_id is not None:
             usage = usage.where(LlmUsageEvent.guild_id == guild_id)
             billing = billing.where(LlmUsageEvent.guild_id == guild_id)
@@ -167,6 +224,13 @@ async def delete_kernel(
         ).rowcount
         await s.execute(billing.values(billing_owner_id=pseudonym))
         counts["audit_pseudonymised"] = (await s.execute(audit.values(actor_id=pseudonym))).rowcount
+        attributed = 0
+        for column, where in _attributions(user_id, guild_id, keep_run):
+            result = await s.execute(
+                update(column.class_).where(where).values({column.key: pseudonym})
+            )
+            attributed += result.rowcount
+        counts["attributions_pseudonymised"] = attributed
     return {k: v for k, v in counts.items() if v}
 
 

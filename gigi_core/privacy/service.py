@@ -6,6 +6,7 @@ one plugin that fails is reported by name (``errors``) and never stops the other
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from datetime import UTC, datetime, timedelta
@@ -61,6 +62,13 @@ class PrivacyService:
     async def export(self, user_id: str, guild_id: str | None = None) -> dict[str, Any]:
         """Everything held about ``user_id`` (in one guild, or everywhere), JSON-ready."""
         results, errors = await self._ask("export_user_data", user_id, guild_id)
+        for name in list(results):  # one plugin's odd answer must not spoil the whole file
+            try:
+                json.dumps(results[name])
+            except (TypeError, ValueError):
+                log.error("plugin %s: export_user_data returned data that is not JSON", name)
+                del results[name]
+                errors[name] = "returned data that is not JSON (see the operator's log)"
         data = {
             "user_id": user_id,
             "guild_id": guild_id,
@@ -74,17 +82,25 @@ class PrivacyService:
         return data
 
     async def delete(
-        self, user_id: str, guild_id: str | None = None, *, by: str | None = None
+        self,
+        user_id: str,
+        guild_id: str | None = None,
+        *,
+        by: str | None = None,
+        keep_run: str | None = None,
     ) -> dict[str, Any]:
-        """Delete across the kernel and every plugin; returns counts (empty when nothing)."""
+        """Delete across the kernel and every plugin; returns counts (empty when nothing).
+
+        ``keep_run``: the agent run carrying out this deletion, which must be able to finish.
+        """
         from gigi_core.store.audit import AuditRecord
 
         results, errors = await self._ask("delete_user_data", user_id, guild_id)
         kernel_counts = await delete_kernel(
-            self.kernel.db, user_id, guild_id, self.pseudonym(user_id)
+            self.kernel.db, user_id, guild_id, self.pseudonym(user_id), keep_run=keep_run
         )
         self.kernel.views.clear()  # grants naming the member are gone
-        plugins = {name: _counts(name, value) for name, value in results.items() if value}
+        plugins = {name: c for name, value in results.items() if (c := _counts(name, value))}
         total = sum(kernel_counts.values()) + sum(sum(c.values()) for c in plugins.values())
         await self.kernel.audit.record(
             AuditRecord(
@@ -107,7 +123,7 @@ class PrivacyService:
         self.kernel.events.invalidate(guild_id)
         out: dict[str, Any] = {
             "kernel": counts,
-            "plugins": {n: _counts(n, v) for n, v in results.items() if v},
+            "plugins": {n: c for n, v in results.items() if (c := _counts(n, v))},
         }
         if errors:
             out["errors"] = errors
@@ -161,4 +177,3 @@ def _counts(plugin: str, value: Any) -> dict[str, int]:
         return {k: v for k, v in value.items() if v}
     log.warning("plugin %s returned something other than counts from a privacy hook", plugin)
     return {"deleted": 1} if value else {}
-

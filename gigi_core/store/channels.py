@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import select, update
 
@@ -56,11 +57,18 @@ class ChannelStateStore:
             )
         now = utcnow()
         async with self.db.session() as s:
-            row = await s.get(ChannelObservation, (guild_id, channel_id), with_for_update=True)
-            before = row.state if row else "active"
-            if row is None:
-                row = ChannelObservation(guild_id=guild_id, channel_id=channel_id)
-                s.add(row)
+            # Create the row first (a no-op if it exists): two admins changing a new channel
+            # at once then wait on the same row instead of both inserting it, and the state
+            # read below is the latest (row lock on PostgreSQL, write lock on SQLite).
+            await s.execute(self._insert_if_missing(guild_id, channel_id, now))
+            row = await s.get(
+                ChannelObservation,
+                (guild_id, channel_id),
+                with_for_update=True,
+                populate_existing=True,
+            )
+            assert row is not None
+            before = row.state
             row.state, row.updated_by, row.updated_at = state, by, now
             if state == "secure" and before != "secure":
                 s.add(
@@ -80,6 +88,17 @@ class ChannelStateStore:
                 )
         self.on_change(guild_id)
         return ChannelChange(guild_id, channel_id, before, state)
+
+    def _insert_if_missing(self, guild_id: str, channel_id: str, now: Any) -> Any:
+        if self.db.dialect == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert
+        else:
+            from sqlalchemy.dialects.sqlite import insert
+        return (
+            insert(ChannelObservation)
+            .values(guild_id=guild_id, channel_id=channel_id, state="active", updated_at=now)
+            .on_conflict_do_nothing(index_elements=["guild_id", "channel_id"])
+        )
 
     async def secure_ranges(
         self, guild_id: str, channel_id: str | None = None

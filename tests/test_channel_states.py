@@ -302,3 +302,26 @@ def test_commands_list_shows_the_channel_commands_for_admins(gigi) -> None:
         row = rows[f"gigi channel {verb}"]
         assert row["capability"] == "gigi.channel.manage" and row["admin_default"] is True
         assert [o["type"] for o in row["options"]] == ["channel"]
+
+
+async def test_a_channel_the_caller_cannot_see_cannot_be_paused(env) -> None:
+    """Channel-typed options get the same visibility check as x-gigi-channel arguments."""
+    kernel, _ = env
+
+    async def sees_only_c1(channel_id: str) -> bool:
+        return channel_id == "c1"
+
+    hidden = Request(
+        actor=ALICE,
+        guild_id="g1",
+        channel_id="c1",
+        kind="slash",
+        text="",
+        channel_visible=sees_only_c1,
+    )
+    for action in ("gigi.channel.pause", "gigi.channel.secure", "gigi.channel.status"):
+        with pytest.raises(PolicyDenied, match="cannot view that channel"):
+            await kernel.agent.direct(hidden, action, {"channel": "secret"})
+    assert await kernel.channels.get("g1", "secret") == "active"
+    reply = await kernel.agent.direct(hidden, "gigi.channel.pause", {"channel": "c1"})
+    assert result_of(reply)["state"] == "paused"

@@ -259,12 +259,15 @@ class Runner:
         return self._configs[plugin]
 
     async def _channels_visible(self, spec: Any, args: dict[str, Any]) -> bool | None:
-        """Arguments marked ``x-gigi-channel`` name channels the actor must be able to view."""
+        """Arguments marked ``x-gigi-channel`` (or typed ``x-gigi-type: channel``) name
+        channels the actor must be able to view."""
         props = spec.args.get("properties") or {}
         channels = [
             str(args[k])
             for k, p in props.items()
-            if isinstance(p, dict) and p.get("x-gigi-channel") and k in args
+            if isinstance(p, dict)
+            and (p.get("x-gigi-channel") or p.get("x-gigi-type") == "channel")
+            and k in args
         ]
         if not channels:
             return None

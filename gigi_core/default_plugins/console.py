@@ -339,6 +339,7 @@ class ConsoleSurface:
             channel_id=self.channel_id,
             kind=kind,
             text=text,
+            channel_visible=_operator_sees,
         )
 
     def _run_arg(self, rest: str, verb: str) -> str | None:
@@ -430,6 +431,11 @@ COMMANDS = {
     "disable": ConsoleSurface.cmd_disable,
     "help": ConsoleSurface.cmd_help,
 }
+
+
+async def _operator_sees(channel_id: str) -> bool:
+    """The console's guild is local: its operator may name any channel id in it."""
+    return True
 
 
 def _isatty(stream: Any) -> bool:

@@ -149,7 +149,9 @@ def test_unexpressible_option_fails_the_plugin_naming_action_and_field(
     plugin = box(tmp_path, [action("box.fine", "box fine"), odd])
     error = failure(load(plugin), "box")
     # the second action, its field, and the command it would have been
-    assert "actions.1.args.properties.tags: command /box odd: tags: " in error, error
+    assert "actions.1.args.properties.tags: action box.odd, command /box odd: tags: " in error, (
+        error
+    )
     assert words in error, error
 
 
@@ -497,3 +499,20 @@ def test_digest_is_stable_and_changes_with_any_command_change(tmp_path) -> None:
     assert digest(changed(args__properties__value__maximum=50), "g") != base
     # a change that no surface shows (the handler's result schema) does not re-sync
     assert digest(changed(result={"type": "object"}), "h") == base
+
+
+def test_exclusive_integer_bounds_become_inclusive_option_bounds() -> None:
+    """Discord's min/max are inclusive: an integer's exclusive bound moves by one."""
+    from gigi_core.commands import command_options
+
+    [n, x] = command_options(
+        {
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 10},
+                "x": {"type": "number", "exclusiveMinimum": 0.5},
+            },
+        }
+    )
+    assert (n.minimum, n.maximum) == (1, 9)
+    assert (x.minimum, x.maximum) == (0.5, None)

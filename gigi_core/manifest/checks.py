@@ -106,13 +106,13 @@ def semantic_problems(
 
 def _command_problems(action: Any, loc: Loc, plugin: str) -> list[tuple[Loc, str]]:
     """A command whose options a chat surface cannot express is named with its field."""
-    from gigi_core.commands.spec import CommandShapeError, command_options
+    from gigi_core.manifest.command_options import CommandShapeError, command_options
 
     try:
         command_options(action.args)
     except CommandShapeError as exc:
         where: Loc = (*loc, "args", "properties", exc.field) if exc.field else (*loc, "args")
-        return [(where, f"command /{action.command}: {exc}")]
+        return [(where, f"action {action.name}, command /{action.command}: {exc}")]
     return []
 
 

@@ -12,6 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import agent_turn
 import cold_start
 import events_publish
+import jobs_drain
 import validation
 
 
@@ -22,6 +23,7 @@ def main() -> None:
     cold_start.main()
     validation.main()
     events_publish.main()
+    jobs_drain.main()
     agent_turn.main()
 
 

@@ -280,10 +280,17 @@ class _Loader:
         for m in record.manifests:
             if m.plugin.name in self.registry.manifests or m.plugin.name in names:
                 owner = self.registry.owner_of(m.plugin.name)
-                raise PluginError(
-                    f"plugin name {m.plugin.name!r} is already declared by "
-                    f"{owner.name if owner else 'another manifest'}"
+                if owner is None:
+                    raise PluginError(f"plugin name {m.plugin.name!r} is declared twice")
+                # First wins; the clash is refused loudly, naming both distributions, and the
+                # state saved for one never goes to the other (it is bound to its identity).
+                message = (
+                    f"plugin name {m.plugin.name!r} is already declared by {owner.name} "
+                    f"({owner.identity}); {record.name} ({record.identity}) was not loaded, "
+                    "and neither gets the other's per-guild state or sealed config"
                 )
+                log.error("plugin name clash: %s", message)
+                raise PluginError(message)
             names.add(m.plugin.name)
             actions.update({a.name: a for a in m.actions})
         problems = self.registry.conflicts(c)

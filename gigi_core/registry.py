@@ -43,6 +43,12 @@ class PluginRecord:
         return [m.manifest for m in self.contributions.manifests]
 
     @property
+    def identity(self) -> str:
+        """What per-guild state and sealed config are bound to: the distribution name, or
+        ``default:NAME`` / ``inline:NAME`` / ``entrypoint:NAME`` when there is none."""
+        return self.distribution or f"{self.source}:{self.name}"
+
+    @property
     def actions(self) -> list[str]:
         return sorted(a.name for m in self.manifests for a in m.actions)
 
@@ -78,9 +84,11 @@ class Registry:
     migrations: dict[str, Path] = field(default_factory=dict)
     jobs: dict[str, Any] = field(default_factory=dict)
     _validators: dict[str, Any] = field(default_factory=dict)
+    _identities: dict[str, str] = field(default_factory=dict)  # manifest plugin -> identity
 
     def add(self, record: PluginRecord) -> None:
         c = record.contributions
+        self._identities.clear()
         for loaded in c.manifests:
             m = loaded.manifest
             self.manifests[m.plugin.name] = m
@@ -119,6 +127,7 @@ class Registry:
             "migrations",
             "jobs",
             "_validators",
+            "_identities",
         ):
             getattr(self, attr).clear()
         self.capabilities = kernel_caps
@@ -188,6 +197,17 @@ class Registry:
             validator = jsonschema_rs.Draft202012Validator(spec.result if result else spec.args)
             self._validators[key] = validator
         return validator
+
+    def distribution_of(self, plugin: str) -> str | None:
+        """The identity (``PluginRecord.identity``) of the loaded plugin named ``plugin``."""
+        if not self._identities:
+            self._identities.update(
+                (m.plugin.name, r.identity)
+                for r in self.records.values()
+                if r.status == "ok"
+                for m in r.manifests
+            )
+        return self._identities.get(plugin)
 
     def owner_of(self, plugin: str) -> PluginRecord | None:
         for record in self.records.values():

@@ -19,18 +19,124 @@ class YamlSyntaxError(ValueError):
         self.line = line
 
 
+DEFAULT_MAX_ALIASES = 100
+DEFAULT_MAX_NODES = 100_000
+
+
 def load_all(text: str) -> list[Any]:
-    """Every non-empty document, as ruamel round-trip nodes (they carry line numbers)."""
+    """Every non-empty document, as ruamel round-trip nodes (they carry line numbers).
+
+    Aliases are bounded, so a "billion laughs" file is refused before anything expands it:
+    at most ``GIGI_YAML_MAX_ALIASES`` aliases (default 100) and ``GIGI_YAML_MAX_NODES``
+    values (default 100,000) once every alias is expanded; an alias inside itself and
+    nesting too deep to read are refused too.
+    """
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+    max_aliases = _limit("GIGI_YAML_MAX_ALIASES", DEFAULT_MAX_ALIASES)
+    max_nodes = _limit("GIGI_YAML_MAX_NODES", DEFAULT_MAX_NODES)
     try:
-        return [d for d in YAML(typ="rt").load_all(text) if d is not None]
+        if "*" in text:  # no alias without an asterisk: the common case costs nothing
+            _count_aliases(text, max_aliases)
+        documents = [d for d in YAML(typ="rt").load_all(text) if d is not None]
     except MarkedYAMLError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else 1
         raise YamlSyntaxError(line, str(exc.problem or exc.context)) from exc
     except YAMLError as exc:
         raise YamlSyntaxError(1, str(exc)) from exc
+    except RecursionError:
+        raise YamlSyntaxError(1, "the YAML is nested too deeply to read") from None
+    for document in documents:
+        _check_expanded_size(document, max_nodes)
+    return documents
+
+
+def _limit(var: str, default: int) -> int:
+    import os
+
+    raw = os.environ.get(var)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        from gigi_core.errors import ConfigError
+
+        raise ConfigError(f"{var}: {raw!r} is not a whole number (0 or more)")
+    return value
+
+
+def _count_aliases(text: str, limit: int) -> None:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.events import AliasEvent
+
+    count = 0
+    for event in YAML(typ="rt").parse(text):
+        if isinstance(event, AliasEvent):
+            count += 1
+            if count > limit:
+                line = event.start_mark.line + 1 if event.start_mark else 1
+                raise YamlSyntaxError(
+                    line, f"more than {limit} aliases (GIGI_YAML_MAX_ALIASES); write the values out"
+                )
+
+
+def _check_expanded_size(document: Any, limit: int) -> None:
+    """Count values as if every alias were expanded (shared nodes counted once each use)."""
+    sizes: dict[int, int] = {}  # id(container) -> expanded size, for shared (aliased) nodes
+    # An explicit stack, no recursion: (node, its children not yet visited, running total).
+    open_ids: set[int] = set()
+    stack: list[tuple[Any, Any, int]] = []
+
+    def enter(node: Any) -> int | None:
+        """The size of a leaf or an already-sized container; None when it must be walked."""
+        if not isinstance(node, dict | list):
+            return 1
+        known = sizes.get(id(node))
+        if known is not None:
+            return known
+        if id(node) in open_ids:
+            raise YamlSyntaxError(_line(node), "an alias refers to itself (a recursive value)")
+        open_ids.add(id(node))
+        stack.append((node, iter(node.values() if isinstance(node, dict) else node), 1))
+        return None
+
+    if enter(document) is not None:
+        return
+    while stack:
+        node, children, total = stack[-1]
+        child = next(children, _DONE)
+        if child is _DONE:
+            stack.pop()
+            open_ids.discard(id(node))
+            sizes[id(node)] = total
+            if stack:
+                parent, rest, parent_total = stack[-1]
+                stack[-1] = (parent, rest, _bounded(parent_total + total, limit, parent))
+            continue
+        size = enter(child)
+        if size is not None:
+            stack[-1] = (node, children, _bounded(total + size, limit, node))
+
+
+_DONE = object()
+
+
+def _bounded(total: int, limit: int, node: Any) -> int:
+    if total > limit:
+        raise YamlSyntaxError(
+            _line(node),
+            f"the YAML expands to more than {limit:,} values once its aliases are expanded "
+            "(GIGI_YAML_MAX_NODES)",
+        )
+    return total
+
+
+def _line(node: Any) -> int:
+    return (getattr(getattr(node, "lc", None), "line", 0) or 0) + 1
 
 
 def plain(node: Any) -> Any:

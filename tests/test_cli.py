@@ -205,6 +205,17 @@ def test_run_check_refuses_a_bad_durability_setting(tmp_path) -> None:
     assert "GIGI_RUN_DURABILITY: unknown value 'fast'" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("var", "value"),
+    [("GIGI_GUILD_PURGE_AFTER_DAYS", "soon"), ("GIGI_PRIVACY_HOOK_TIMEOUT_SECONDS", "0")],
+)
+def test_run_check_refuses_bad_privacy_settings(tmp_path, var: str, value: str) -> None:
+    """Checked at start-up, not when a guild is first left or a member first asks."""
+    env = {"GIGI_HOME": str(tmp_path), "GIGI_LOAD_PLUGINS": "dice", var: value}
+    result = run_gigi("run", "--check", env=env)
+    assert result.returncode == 2 and var in result.stderr, result.stderr
+
+
 def test_run_without_surface_exits_cleanly(gigi, monkeypatch) -> None:
     monkeypatch.setenv("GIGI_BLOCK_PLUGINS", "console")  # the default surface
     result = gigi("run")

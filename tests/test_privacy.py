@@ -551,3 +551,36 @@ def test_cli_delete_with_yes(gigi) -> None:
     )
     data = json.loads(gigi("privacy", "export", "--user", USER).output)
     assert data["kernel"]["grants"] == [] and data["kernel"]["llm_usage"] == []
+
+
+class _Hangs:
+    """A plugin whose privacy hooks never answer."""
+
+    @hookimpl
+    async def export_user_data(self, user_id, guild_id, kernel):
+        await asyncio.Event().wait()
+
+    @hookimpl
+    async def delete_user_data(self, user_id, guild_id, kernel):
+        await asyncio.Event().wait()
+
+
+async def test_a_hanging_privacy_hook_is_reported_by_its_deadline(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("GIGI_PRIVACY_HOOK_TIMEOUT_SECONDS", "0.1")
+    async with open_test_kernel(tmp_path, plugins=[], extra_plugins=[("hangs", _Hangs())]) as k:
+        exported = await asyncio.wait_for(k.privacy.export("u1", "g1"), 10)
+        deleted = await asyncio.wait_for(k.privacy.delete("u1", "g1"), 10)
+    assert exported["errors"] == {"hangs": "no answer within 0.1 s"}
+    assert deleted["errors"] == {"hangs": "no answer within 0.1 s"}
+
+
+async def test_a_bad_purge_setting_never_reaches_the_publishing_surface(
+    tmp_path, monkeypatch, caplog
+) -> None:
+    from gigi_core.events import GuildLeft
+
+    monkeypatch.setenv("GIGI_GUILD_PURGE_AFTER_DAYS", "soon")
+    async with open_test_kernel(tmp_path, plugins=[]) as k:
+        await k.publish(GuildLeft(guild_id="g1"))  # logged, not raised
+        assert await k.jobs.list() == []
+    assert "GIGI_GUILD_PURGE_AFTER_DAYS" in caplog.text

@@ -13,6 +13,7 @@ from gigi_core.errors import InvalidArguments, PolicyDenied, ToolExecutionError,
 from gigi_core.llm.types import ToolResultMessage
 from gigi_core.manifest.models import ActionSpec, Safety
 from gigi_core.policy.decision import Decision, Outcome
+from gigi_core.tools.bounds import truncate
 from gigi_core.tools.invoke import execute, lookup, validate_args
 
 if TYPE_CHECKING:
@@ -40,13 +41,16 @@ class CallHandler:
         if spec is None:
             available = ", ".join(r.toolset.by_wire) or "none"
             return await self._invalid(
-                call, None, f"unknown tool {call['name']!r}; use one of: {available}"
+                call,
+                None,
+                f"unknown tool {truncate(repr(call['name']), 100)}; use one of: {available}",
             )
         if call.get("parse_error"):
             return await self._invalid(
                 call,
                 spec,
-                f"arguments are not a JSON object ({call['parse_error']}); send a JSON object matching the schema",
+                f"arguments are not a JSON object ({truncate(call['parse_error'])}); "
+                "send a JSON object matching the schema",
             )
         try:
             args = validate_args(r.kernel, spec, call.get("arguments") or {})
@@ -112,10 +116,24 @@ class CallHandler:
             decision=decision.outcome.value,
         )
         cancelled = StepRecord("tool", "cancelled", tool=spec.name, capability=spec.capability)
+
+        async def record(row: Any, result: Any, failure: ToolExecutionError | None) -> None:
+            """The outcome, checkpointed before any after_tool_call observer runs."""
+            r._current = None  # the step is answered: a cancel from here on must not undo it
+            s.in_flight = None
+            step.duration_ms = ms(started)
+            if failure is not None:
+                step.status = "error"
+                self.tool_result(call, {"error": truncate(str(failure))}, is_error=True)
+            else:
+                s.citations.append({"tool": spec.name, "result": result})
+                self.tool_result(call, result)
+            await r.commit(index, step, extra_audits=(row,), durable=effects)
+
         self.executed = True
         try:
             with r.in_progress(index, cancelled):
-                outcome = await execute(
+                await execute(
                     r.kernel,
                     spec,
                     args,
@@ -128,20 +146,11 @@ class CallHandler:
                     call_id=call["id"],
                     config=await r.plugin_config(spec.plugin),
                     write_audit=False,
+                    on_outcome=record,
                 )
-        except ToolExecutionError as exc:
-            s.in_flight = None
-            step.status, step.duration_ms = "error", ms(started)
-            self.tool_result(call, {"error": str(exc)}, is_error=True)
-            await r.commit(index, step, extra_audits=(exc.audit,), durable=effects)  # type: ignore[attr-defined]
+        except ToolExecutionError:
             if s.mode == "direct":
                 raise
-            return
-        s.in_flight = None
-        step.duration_ms = ms(started)
-        s.citations.append({"tool": spec.name, "result": outcome.result})
-        self.tool_result(call, outcome.result)
-        await r.commit(index, step, extra_audits=(outcome.audit,), durable=effects)
 
     async def _invalid(self, call: dict[str, Any], spec: ActionSpec | None, message: str) -> None:
         r = self.runner

@@ -28,6 +28,7 @@ from gigi_core.llm.errors import ProviderError
 from gigi_core.llm.types import ChatRequest, ChatResponse, Message, NamedToolChoice
 from gigi_core.policy.view import GuildView, guild_view
 from gigi_core.store.audit import AuditRecord
+from gigi_core.tools import bounds
 
 if TYPE_CHECKING:
     from gigi_core.agent.runtime import AgentRuntime
@@ -161,6 +162,7 @@ class Runner:
                 index, StepRecord("llm", "error", duration_ms=ms(started)), "agent.plan"
             )
             raise Stop("no_provider", str(exc), "failed") from None
+        response = _bounded(response)
         tin, tout = response.usage.input_tokens or 0, response.usage.output_tokens or 0
         s.tokens += tin + tout
         s.tokens_in += tin
@@ -395,3 +397,34 @@ class Runner:
             termination_reason=reason,
             citations=self.citations(),
         )
+
+
+def _bounded(response: ChatResponse) -> ChatResponse:
+    """Calls whose arguments break the depth or size limit become parse errors at once.
+
+    Arguments that arrive as objects (Anthropic, Gemini) skip the text-size cap of parsing;
+    kept as they are they would be stored in the run's state and echoed to the model (or
+    fail serialisation) before validation could refuse them.
+    """
+    if not response.tool_calls:
+        return response
+    limits = bounds.limits()
+    calls, changed = [], False
+    for c in response.tool_calls:
+        problem = bounds.problem(c.arguments, limits) if c.arguments is not None else None
+        if problem is not None:
+            c = c.model_copy(
+                update={
+                    "arguments": None,
+                    "raw_arguments": bounds.truncate(c.raw_arguments, limits.error_chars),
+                    "parse_error": problem,
+                }
+            )
+            changed = True
+        elif c.parse_error is not None and len(c.raw_arguments) > limits.max_chars:
+            c = c.model_copy(
+                update={"raw_arguments": bounds.truncate(c.raw_arguments, limits.error_chars)}
+            )
+            changed = True
+        calls.append(c)
+    return response.model_copy(update={"tool_calls": calls}) if changed else response

@@ -1,4 +1,4 @@
-"""``gigi agent`` (trace, cancel, confirm, reject) and ``gigi ask``: the runtime from a shell."""
+"""``gigi agent`` (list, trace, cancel, confirm, reject) and ``gigi ask``: the runtime from a shell."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from gigi_core.cli.common import echo_json, with_kernel
+from gigi_core.cli.common import echo_json, table, with_kernel
 
 ACT_AS = [
     click.option("--user", default="operator", show_default=True, help="Who acts."),
@@ -24,7 +24,11 @@ def _act_as(fn: Any) -> Any:
 
 
 def render_reply(reply: Any, as_json: bool) -> None:
-    """Print a Reply for people (text, tool facts, prompts) or as JSON for programs."""
+    """Print a Reply for people (text, tool facts, prompts) or as JSON for programs.
+
+    A failed run is an error: for people its text goes to stderr after ``Error:``, like
+    every other error; with ``--json`` the object still goes to stdout.
+    """
     if as_json:
         echo_json(
             {
@@ -47,8 +51,9 @@ def render_reply(reply: Any, as_json: bool) -> None:
         return
     from gigi_core.agent.render import reply_chunks, run_footer
 
-    for chunk in reply_chunks(reply):
-        click.echo(chunk)
+    failed = reply.status == "failed"
+    for index, chunk in enumerate(reply_chunks(reply)):
+        click.echo(f"Error: {chunk}" if failed and index == 0 else chunk, err=failed)
     footer = run_footer(reply)
     if footer:
         click.echo(footer, err=True)
@@ -57,6 +62,57 @@ def render_reply(reply: Any, as_json: bool) -> None:
 @click.group("agent")
 def agent_group() -> None:
     """Inspect and steer agent runs."""
+
+
+RUN_STATUSES = ("running", "awaiting_confirmation", "done", "failed", "cancelled")
+
+
+@agent_group.command("list")
+@click.option("--guild", help="Only runs in this guild.")
+@click.option("--status", type=click.Choice(RUN_STATUSES), help="Only runs with this status.")
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@with_kernel
+async def list_runs(
+    kernel: Any, guild: str | None, status: str | None, limit: int, as_json: bool
+) -> None:
+    """Recent runs, newest first (metadata only): id, status, kind, guild, who, when."""
+    from sqlalchemy import select
+
+    from gigi_core.store.agent_tables import AgentRun
+
+    query = select(AgentRun).order_by(AgentRun.created_at.desc(), AgentRun.id.desc())
+    if guild is not None:
+        query = query.where(AgentRun.guild_id == guild)
+    if status is not None:
+        query = query.where(AgentRun.status == status)
+    await kernel.db.writer.drain()  # runs written a moment ago by this process count too
+    async with kernel.db.session() as s:
+        found = (await s.scalars(query.limit(limit))).all()
+    rows = [
+        {
+            "id": r.id,
+            "status": r.status,
+            "kind": r.kind,
+            "guild_id": r.guild_id,
+            "channel_id": r.channel_id,
+            "actor_id": r.actor_id,
+            "termination_reason": r.termination_reason,
+            "steps": r.steps_used,
+            "tool_calls": r.tool_calls_used,
+            "llm_calls": r.llm_calls_used,
+            "tokens": r.tokens_used,
+            "created_at": r.created_at.isoformat(),
+        }
+        for r in found
+    ]
+    if as_json:
+        echo_json(rows)
+        return
+    for r in rows:
+        r["guild"], r["actor"], r["reason"] = r["guild_id"], r["actor_id"], r["termination_reason"]
+        r["created"] = r["created_at"][:19].replace("T", " ")
+    table(rows, ["id", "status", "kind", "guild", "actor", "reason", "created"])
 
 
 @agent_group.command("trace")

@@ -26,7 +26,8 @@ def run_command(paths: tuple[str, ...], as_json: bool, database_url: str | None)
     """Run every case in PATHS (YAML files, or folders searched for *.yaml); exit 1 on a failure.
 
     Cases never touch the database configured for Gigi itself: each gets a fresh SQLite file
-    unless --database-url is given.
+    unless --database-url is given. What a case logs is kept with it: the warnings and errors
+    of a failing case are printed under it (a passing case may log an error on purpose).
     """
     from gigi_core.evalharness import CaseResult, run_cases
 
@@ -42,6 +43,9 @@ def run_command(paths: tuple[str, ...], as_json: bool, database_url: str | None)
             click.echo(f"    {result.path}: passes now: remove known_bug ({result.known_bug})")
         for line in result.problems + result.leaks:
             click.echo(f"    {result.path}: {line}")
+        if not result.ok:  # a passing case's log lines are expected (it may crash on purpose)
+            for line in result.log:
+                click.echo(f"    log: {line}")
 
     started = time.perf_counter()
     results = run(

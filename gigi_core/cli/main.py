@@ -11,6 +11,7 @@ import click
 from gigi_core import __version__
 from gigi_core.cli.common import CliState, fail
 from gigi_core.errors import GigiError
+from gigi_core.llm.logfilter import SecretFilter
 
 
 class GigiGroup(click.Group):
@@ -70,6 +71,7 @@ def cli(ctx: click.Context, database_url: str | None, home: str | None, debug: b
     """Gigi: a Discord-native agent runtime. The LLM proposes; Gigi validates and executes."""
     handler = logging.StreamHandler()
     handler.setFormatter(_Formatter(debug))
+    handler.addFilter(SecretFilter())  # every logger Gigi enables, httpx's transport too
     logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, handlers=[handler])
     state = ctx.ensure_object(CliState)
     state.database_url, state.home, state.debug = database_url or None, home or None, debug
@@ -97,7 +99,14 @@ def _add_builtin_commands() -> None:
     cli.add_command(new_plugin_command, "new-plugin")
     import importlib
 
-    optional_modules = ("gigi_core.cli.llm", "gigi_core.cli.agent", "gigi_core.cli.eval")
+    optional_modules = (
+        "gigi_core.cli.llm",
+        "gigi_core.cli.agent",
+        "gigi_core.cli.eval",
+        "gigi_core.cli.jobs",
+        "gigi_core.cli.worker",
+        "gigi_core.cli.dev",
+    )
     for optional in optional_modules:  # layers that land later
         try:
             module = importlib.import_module(optional)

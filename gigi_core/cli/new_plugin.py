@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import click
 import gigi_core
 
 PLUGIN_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+MAX_NAME = 32  # the root of the plugin's commands (the template's copier.yml says the same)
 
 
 def template_path() -> Path:
@@ -56,12 +58,55 @@ def _author_defaults() -> dict[str, str]:
     return {key: value for key, value in found.items() if value}
 
 
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
 def _validate_name(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
     if not PLUGIN_NAME.match(value):
         raise click.BadParameter(
             f"{value!r} must match ^[a-z][a-z0-9_]*$ (lowercase letters, digits, underscores)"
         )
+    if len(value) > MAX_NAME:
+        raise click.BadParameter(
+            f"{value!r} has {len(value)} characters; a plugin name must be at most {MAX_NAME} "
+            "characters (it is the root of the plugin's commands)"
+        )
     return value
+
+
+def _parse_data(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]) -> Any:
+    data: dict[str, str] = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE (e.g. author_name='Ada')")
+        if key.strip() == "plugin_name":
+            raise click.BadParameter("give the plugin name as NAME, not as --data plugin_name=")
+        data[key.strip()] = value
+    return data
+
+
+def questions(source: str) -> list[str] | None:
+    """The template's questions (copier.yml keys that are asked), or None if unreadable."""
+    from ruamel.yaml import YAML
+
+    path = Path(source) / "copier.yml"
+    try:
+        loaded = YAML(typ="safe").load(path.read_text())
+    except Exception:  # a remote template, or YAML that is not copier's: let copier judge
+        return None
+    if not isinstance(loaded, dict):
+        return None
+    return [
+        key
+        for key, spec in loaded.items()
+        if not str(key).startswith("_")
+        and not (isinstance(spec, dict) and spec.get("when") is False)
+    ]
 
 
 @click.command(name="new-plugin")
@@ -74,7 +119,17 @@ def _validate_name(_ctx: click.Context, _param: click.Parameter, value: str) -> 
 )
 @click.option("--description", default=None, help="One sentence saying what the plugin does.")
 @click.option(
-    "--defaults", is_flag=True, help="Ask nothing: take the default for every other question."
+    "--defaults",
+    is_flag=True,
+    help="Ask nothing: take the default for every question not answered otherwise.",
+)
+@click.option(
+    "--data",
+    "data_items",
+    multiple=True,
+    metavar="KEY=VALUE",
+    callback=_parse_data,
+    help="Answer one template question (repeatable), e.g. --data author_name='Ada'.",
 )
 @click.option(
     "--template",
@@ -85,9 +140,18 @@ def _validate_name(_ctx: click.Context, _param: click.Parameter, value: str) -> 
     "a tagged git template lets `copier update` merge later template changes.",
 )
 def new_plugin_command(
-    name: str, dest: Path | None, description: str | None, defaults: bool, template: str | None
+    name: str,
+    dest: Path | None,
+    description: str | None,
+    defaults: bool,
+    data_items: dict[str, str],
+    template: str | None,
 ) -> None:
-    """Render a new plugin package NAME from Gigi's copier template."""
+    """Render a new plugin package NAME from Gigi's copier template.
+
+    Without a terminal nobody can answer its questions: pass --defaults (and --data
+    KEY=VALUE for any answer you want to give).
+    """
     target = dest if dest is not None else Path.cwd() / f"gigi-{name.replace('_', '-')}"
     if target.exists() and any(target.iterdir()):
         raise click.ClickException(
@@ -100,15 +164,32 @@ def new_plugin_command(
         from copier.errors import CopierError
     except ImportError as exc:
         raise click.ClickException(
-            'gigi new-plugin needs copier: pip install "gigi[author]"'
+            "gigi new-plugin needs copier: pip install copier, or from a checkout "
+            'pip install -e ".[author]" (once Gigi is published: pip install "gigi[author]")'
         ) from exc
 
-    data: dict[str, Any] = {"plugin_name": name}
+    source = _source(template)
+    asked = questions(source)
+    unknown = sorted(set(data_items) - set(asked)) if asked is not None else []
+    if unknown:
+        raise click.BadParameter(
+            f"unknown question {unknown[0]!r} (the template asks: {', '.join(asked or [])})",
+            param_hint="'--data'",
+        )
+    if not defaults and not _isatty(sys.stdin):
+        left = [q for q in asked or [] if q not in data_items and q != "plugin_name"]
+        raise click.ClickException(
+            "there is no terminal to ask the template's questions"
+            + (f" ({', '.join(left)})" if left else "")
+            + ": add --defaults to take the default answers, and --data KEY=VALUE for each "
+            "answer you want to give, e.g. --defaults --data author_name='Ada Lovelace'"
+        )
+    data: dict[str, Any] = {**data_items, "plugin_name": name}
     if description is not None:
         data["description"] = description
     try:
         worker = copier.run_copy(
-            _source(template),
+            source,
             target,
             data=data,
             user_defaults=_author_defaults(),

@@ -17,7 +17,7 @@ def choose_surface(available: list[str], requested: str | None) -> str | None:
         if requested not in available:
             raise GigiError(
                 f"surface {requested!r} is not installed (installed: {', '.join(available) or 'none'})",
-                hint="install the plugin that provides it, e.g. pip install gigi-discord",
+                hint="install the plugin that provides it, e.g. pip install -e plugins/gigi-discord (from a checkout)",
             )
         return requested
     if os.environ.get("GIGI_DISCORD_TOKEN") and "discord" in available:
@@ -44,7 +44,18 @@ def run_command(state: CliState, surface: str | None, check: bool) -> None:
         try:
             click.echo(f"Gigi kernel on {redact_url(kernel.db.url)} (home {kernel.settings.home})")
             _report(kernel)
+            from gigi_core.store.secrets import warn_unopenable_secrets
+
+            await warn_unopenable_secrets(kernel)
             click.echo(f"Agent runs: durability {kernel.agent.durability}")  # checks the setting
+            from gigi_core.privacy.service import check_settings, purge_after_days
+
+            check_settings()
+            click.echo(f"Guild data purged {purge_after_days():g} days after Gigi leaves a guild")
+            jobs = kernel.jobs  # reads (and checks) the GIGI_JOBS_* settings
+            click.echo(
+                f"Background jobs: {len(kernel.registry.jobs)} registered ({jobs.backend.name})"
+            )
             names = sorted(kernel.registry.surfaces)
             chosen = choose_surface(names, surface)
             if check:
@@ -55,6 +66,8 @@ def run_command(state: CliState, surface: str | None, check: bool) -> None:
                     "runtime; gigi-discord adds Discord). Exiting."
                 )
                 return
+            if jobs.settings.worker_in_run:  # GIGI_JOBS_IN_RUN=0 leaves jobs to gigi worker
+                await jobs.start()
             click.echo(f"Starting surface {chosen}.")
             await kernel.registry.surfaces[chosen](kernel).run()
         finally:

@@ -7,7 +7,15 @@ from typing import Any
 
 import click
 
-from gigi_core.cli.common import CliState, echo_json, parse_json_option, pass_state, run, table
+from gigi_core.cli.common import (
+    CliState,
+    UsageFailure,
+    echo_json,
+    parse_json_option,
+    pass_state,
+    run,
+    table,
+)
 from gigi_core.errors import PolicyDenied
 
 
@@ -39,6 +47,7 @@ def list_tools(state: CliState, guild: str | None, as_json: bool) -> None:
             "plugin": a.plugin,
             "safety": a.safety.value,
             "capability": a.capability,
+            "default": state.plugins().registry.capability_default(a.capability),
             "confirm": a.confirm.value,
             "needs_confirmation": a.needs_confirmation,
             "description": a.description,
@@ -50,7 +59,7 @@ def list_tools(state: CliState, guild: str | None, as_json: bool) -> None:
     if as_json:
         echo_json(rows)
     else:
-        table(rows, ["name", "safety", "capability", "confirm", "description"])
+        table(rows, ["name", "safety", "capability", "default", "confirm", "description"])
 
 
 @tools_group.command("call")
@@ -83,7 +92,7 @@ def call(
     from gigi_core.agent.contracts import Request
     from gigi_core.policy.actor import Actor
 
-    args = parse_json_option(args_json, "--args")
+    args = _parse_args(args_json)
 
     async def body() -> Any:
         kernel = await state.open_kernel()
@@ -115,6 +124,20 @@ def call(
         click.echo(reply.run_id)
         sys.exit(4)
     echo_json(reply.citations[0].result if reply.citations else None)
+
+
+def _parse_args(text: str) -> Any:
+    """``--args`` as JSON; JSON nested too deeply to parse is a usage error (exit 2) too.
+
+    What parses is then held to the depth and size limits of every tool call
+    (``GIGI_TOOL_ARGS_MAX_DEPTH``, ``GIGI_TOOL_ARGS_MAX_CHARS``), also exit 2.
+    """
+    try:
+        return parse_json_option(text, "--args")
+    except RecursionError:
+        raise UsageFailure(
+            "--args is nested too deeply to read; send a flatter JSON object"
+        ) from None
 
 
 COMMANDS = [tools_group]

@@ -3,6 +3,11 @@
 It is the embedded default of ``gigi run`` (no Discord token needed), so a fresh install can
 talk to the agent, call tools directly and approve confirmations from a terminal. It uses only
 public hooks and the surface-independent runtime (``Request`` in, ``Reply`` out).
+
+In a terminal, lines are read with prompt_toolkit (``LineEditor``): arrow keys edit and
+recall, the history is kept in ``GIGI_HOME/console_history`` (mode 0600), and Tab completes
+``/`` commands, action names and plugin names. Piped input (and tests' streams) is read a
+line at a time instead.
 """
 
 from __future__ import annotations
@@ -38,8 +43,12 @@ Type a message to talk to the agent, or a command:
   /gigi privacy info|export|delete                 your own data
   /enable NAME [--allow-external]   enable a plugin here (you are this guild's admin)
   /disable NAME       disable a plugin here
-  /help               this text
-  /quit               leave (Ctrl-D too; Ctrl-C drops the current line or request)"""
+  /help               this text (`help` works too)
+  /quit               leave (`quit`, `exit`, Ctrl-D too; Ctrl-C drops the line or request)
+Up and down recall earlier lines (kept in GIGI_HOME/console_history); Tab completes."""
+
+HISTORY_FILE = "console_history"
+BARE_WORDS = {"exit": "quit", "quit": "quit", "help": "help"}  # need no slash
 
 
 @hookimpl(trylast=True)
@@ -67,6 +76,7 @@ class ConsoleSurface:
         stdout: TextIO | None = None,
         actor: Actor | None = None,
         interactive: bool | None = None,
+        editor: LineEditor | None = None,
     ) -> None:
         self.kernel = kernel
         self._runtime = runtime
@@ -75,8 +85,11 @@ class ConsoleSurface:
         self.actor = actor or console_actor()
         self.guild_id, self.channel_id = GUILD, CHANNEL
         if interactive is None:
-            interactive = stdin is None and _isatty(self.stdin)
+            interactive = editor is not None or (stdin is None and _isatty(self.stdin))
         self.interactive = interactive
+        if editor is None and interactive and stdin is None and _isatty(self.stdout):
+            editor = _terminal_editor(kernel)
+        self.editor = editor  # None: plain line reads (pipes, tests' streams)
         self.waiting: str | None = None  # the last run that waits for a confirmation
         self._task: asyncio.Task[bool] | None = None
         self._interrupted = False
@@ -129,6 +142,9 @@ class ConsoleSurface:
         text = line.strip()
         if not text:
             return True
+        bare = BARE_WORDS.get(text.lower())
+        if bare is not None:
+            text = "/" + bare
         try:
             if not text.startswith("/"):
                 await self._ask(text)
@@ -280,6 +296,8 @@ class ConsoleSurface:
         for record in registry.records.values():
             if record.status == "failed":
                 self.say(f"  [failed] {record.name}: {record.error}")
+            elif not record.manifests:  # a provider or a surface: nothing to turn on here
+                self.say(f"  [n/a] {record.name}: nothing to enable ({_provides(record)})")
         if not registry.manifests:
             self.say("  none installed")
         self.say("/enable NAME turns one on here; /disable NAME turns it off.")
@@ -290,6 +308,8 @@ class ConsoleSurface:
             self.say("Usage: /enable NAME [--allow-external]")
             return
         external = True if "--allow-external" in flags.split() else None
+        if self._cannot_enable(name):
+            return
         await self.kernel.enable_plugin(
             self.guild_id, name, allow_external=external, by=self.actor.id
         )
@@ -299,6 +319,8 @@ class ConsoleSurface:
     async def cmd_disable(self, rest: str) -> None:
         if not rest:
             self.say("Usage: /disable NAME")
+            return
+        if self._cannot_enable(rest):
             return
         if await self.kernel.disable_plugin(self.guild_id, rest, by=self.actor.id):
             self.say(f"Disabled {rest} in guild {self.guild_id} (its config is kept).")
@@ -342,6 +364,25 @@ class ConsoleSurface:
             channel_visible=_operator_sees,
         )
 
+    def _cannot_enable(self, name: str) -> bool:
+        """Say why NAME is not a plugin one enables (a module name, a provider, a surface)."""
+        registry = self.kernel.registry
+        record = registry.records.get(name)
+        if name in registry.manifests or record is None or record.status != "ok":
+            return False  # enabling it works, or the kernel's error says what is loaded
+        declared = sorted(m.plugin.name for m in record.manifests)
+        if declared:
+            self.say(
+                f"Error: {name} is the module of the plugins {', '.join(declared)}; "
+                "enable them by those names."
+            )
+        else:
+            self.say(
+                f"Error: {name} has no actions, so there is nothing to enable in a guild: "
+                f"it provides {_provides(record)}."
+            )
+        return True
+
     def _run_arg(self, rest: str, verb: str) -> str | None:
         run_id = rest or self.waiting
         if not run_id:
@@ -365,6 +406,14 @@ class ConsoleSurface:
         import asyncio
         import threading
 
+        if self.editor is not None:
+            try:
+                return await self.editor.readline()
+            except Exception as exc:  # a terminal prompt_toolkit cannot drive: read plainly
+                import logging
+
+                logging.getLogger(__name__).warning("console line editing is off: %s", exc)
+                self.editor = None
         if self.interactive:
             self.stdout.write(PROMPT)
             self.stdout.flush()
@@ -418,6 +467,103 @@ class ConsoleSurface:
         self.stdout.flush()
 
 
+class LineEditor:
+    """Line editing, history and completion for the console, on prompt_toolkit.
+
+    ``input``/``output`` default to the terminal; tests pass prompt_toolkit's pipe input and
+    ``DummyOutput``. ``home`` holds the history file (None: history for this session only).
+    """
+
+    def __init__(self, kernel: Any, *, home: Any, input: Any = None, output: Any = None) -> None:
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.history import FileHistory, InMemoryHistory
+
+        self.completer = _completer(kernel)
+        history: Any = InMemoryHistory()
+        if home is not None:
+            path = _private_file(home, HISTORY_FILE)
+            if path is not None:
+                history = FileHistory(str(path))
+        self.session: Any = PromptSession(
+            history=history,
+            completer=self.completer,
+            complete_while_typing=False,  # Tab asks; typing stays plain
+            input=input,
+            output=output,
+        )
+
+    async def readline(self) -> str | None:
+        """One edited line; Ctrl-C gives an empty line (dropped), Ctrl-D or a closed input None."""
+        try:
+            return await self.session.prompt_async(
+                PROMPT, handle_sigint=False, set_exception_handler=False
+            )
+        except KeyboardInterrupt:
+            return ""
+        except EOFError:
+            return None
+
+
+def _terminal_editor(kernel: Any) -> LineEditor | None:
+    """The editor for a real terminal; None (plain reads) when prompt_toolkit cannot run."""
+    try:
+        settings = getattr(kernel, "settings", None)
+        return LineEditor(kernel, home=getattr(settings, "home", None))
+    except Exception as exc:  # no usable terminal (e.g. TERM=dumb quirks), or not installed
+        import logging
+
+        logging.getLogger(__name__).info("console line editing is off: %s", exc)
+        return None
+
+
+def _private_file(home: Any, name: str) -> Any:
+    """``home/name``, created with mode 0600 when missing (history holds what you typed)."""
+    from pathlib import Path
+
+    path = Path(home) / name
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+    except OSError:
+        return None
+    return path
+
+
+def _completer(kernel: Any) -> Any:
+    """Tab completion: ``/`` commands, plugin commands word by word, actions, plugin names."""
+    from prompt_toolkit.completion import Completer, Completion
+
+    class ConsoleCompleter(Completer):
+        def get_completions(self, document: Any, complete_event: Any) -> Any:
+            text = document.text_before_cursor
+            if not text.startswith("/"):
+                return
+            words = text[1:].split(" ")
+            current, before = words[-1], words[:-1]
+            for candidate in sorted(set(_candidates(kernel, before))):
+                if candidate.startswith(current):
+                    yield Completion(candidate, start_position=-len(current))
+
+    return ConsoleCompleter()
+
+
+def _candidates(kernel: Any, before: list[str]) -> list[str]:
+    """What may come after the words ``before`` (the command typed so far, without ``/``)."""
+    registry = getattr(kernel, "registry", None)
+    table = getattr(kernel, "commands", None)
+    specs = table.sorted() if table is not None else []
+    if not before:
+        return [*COMMANDS, "quit", "exit", *(spec.words[0] for spec in specs)]
+    if len(before) == 1 and before[0] == "call" and registry is not None:
+        return list(registry.actions)
+    if len(before) == 1 and before[0] in ("enable", "disable") and registry is not None:
+        return list(registry.manifests)
+    n = len(before)
+    return [
+        spec.words[n] for spec in specs if len(spec.words) > n and list(spec.words[:n]) == before
+    ]
+
+
 COMMANDS = {
     "call": ConsoleSurface.cmd_call,
     "confirm": ConsoleSurface.cmd_confirm,
@@ -436,6 +582,18 @@ COMMANDS = {
 async def _operator_sees(channel_id: str) -> bool:
     """The console's guild is local: its operator may name any channel id in it."""
     return True
+
+
+def _provides(record: Any) -> str:
+    c = record.contributions
+    parts = []
+    if c.providers:
+        parts.append(f"the LLM providers {', '.join(sorted(c.providers))}")
+    if c.surfaces:
+        parts.append(f"the surface {', '.join(sorted(c.surfaces))}")
+    if c.retrievers:
+        parts.append(f"the retrievers {', '.join(sorted(c.retrievers))}")
+    return " and ".join(parts) or "no manifest"
 
 
 def _isatty(stream: Any) -> bool:

@@ -110,12 +110,15 @@ class LogCapture(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
         self.records: list[tuple[str, str]] = []
+        self.lines: list[str] = []  # WARNING and above, one line each: shown for failing cases
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
             parts = [record.getMessage()]
         except Exception:  # a broken format string still shows its raw parts
             parts = [str(record.msg), repr(record.args)]
+        if record.levelno >= logging.WARNING:
+            self.lines.append(f"{record.levelname} {record.name}: {parts[0]}")
         if record.exc_info and record.exc_info[1] is not None:
             parts.append(logging.Formatter().formatException(record.exc_info))
         parts.append(record.stack_info or "")
@@ -133,16 +136,25 @@ class LogCapture(logging.Handler):
 QUIET = ("aiosqlite", "asyncio", "sqlalchemy")  # chatty below WARNING (SQL echo, I/O)
 
 
+SILENT = logging.CRITICAL + 1
+
+
 @contextmanager
-def capture_logs() -> Iterator[LogCapture]:
-    """Capture every logger at DEBUG for the duration, then restore the levels."""
+def capture_logs(*, silence: bool = False) -> Iterator[LogCapture]:
+    """Capture every logger at DEBUG for the duration, then restore the levels.
+
+    Without ``silence`` the root's other handlers (a console) still show what they showed
+    before, nothing more; with it they show nothing while the case runs: a case that makes
+    Gigi log an error on purpose must not look like a failure, and a failing case's
+    ``CaseResult.log`` keeps the lines.
+    """
     root = logging.getLogger()
     handler = LogCapture()
     saved = root.level
     quiet = {name: logging.getLogger(name).level for name in QUIET}
     others = {h: h.level for h in root.handlers}
-    for other in others:  # what a console showed before, it still shows; nothing more
-        other.setLevel(max(other.level, saved))
+    for other in others:
+        other.setLevel(SILENT if silence else max(other.level, saved))
     root.addHandler(handler)
     root.setLevel(logging.DEBUG)
     for name in QUIET:

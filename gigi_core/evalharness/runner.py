@@ -44,6 +44,7 @@ class CaseResult:
     leaks: list[str] = field(default_factory=list)
     run_id: str | None = None
     known_bug: str | None = None
+    log: list[str] = field(default_factory=list)  # WARNING+ lines logged while it ran
 
     @property
     def ok(self) -> bool:
@@ -61,6 +62,7 @@ class CaseResult:
             "run_id": self.run_id,
             "known_bug": self.known_bug,
             "ok": self.ok,
+            "log": self.log,
         }
 
 
@@ -99,7 +101,10 @@ async def run_case(
     token = canaries.new("a ${canary} placeholder")
     case = Case.model_validate(canaries.expand(loaded.case.model_dump(), token))
     play = _Play(case, canaries, sealed)
-    with tempfile.TemporaryDirectory(prefix="gigi-eval-") as home, capture_logs() as logs:
+    with (
+        tempfile.TemporaryDirectory(prefix="gigi-eval-") as home,
+        capture_logs(silence=True) as logs,
+    ):
         try:
             async with isolated_database(database_url) as url:
                 await play.run(shared, Path(home), url)
@@ -119,6 +124,7 @@ async def run_case(
         leaks=leaks,
         run_id=play.run_id,
         known_bug=case.known_bug,
+        log=logs.lines,
     )
 
 

@@ -5,12 +5,14 @@ Kept apart from ``service.py`` so the service reads as the list of what it offer
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
 from gigi_core.llm.errors import ProviderError
-from gigi_core.llm.types import ChatRequest
+from gigi_core.llm.scrub import MIN_FRAGMENT, holds_secret, scrub, scrub_value
+from gigi_core.llm.types import ChatRequest, ChatResponse, ToolCall
 from gigi_core.llm.usage import UsageRecord
 
 if TYPE_CHECKING:
@@ -71,25 +73,65 @@ def apply_params(request: ChatRequest, params: dict[str, Any]) -> ChatRequest:
 
 
 def scrubbed(err: ProviderError, key: str) -> ProviderError:
-    """Providers sometimes echo the key back; it must not reach a log, a reply or a table."""
-    if len(key) < 8 or key not in err.provider_message:
+    """Providers sometimes echo the key back; it must not reach a log, a reply or a table.
+
+    The key and its fragments of 8 characters or more are removed from the error's
+    untrimmed text, which is trimmed only afterwards.
+    """
+    if len(key) < MIN_FRAGMENT:
         return err
-    clean = ProviderError(
-        err.provider,
-        err.provider_message.replace(key, "[redacted]"),
-        error_class=err.error_class,
-        status=err.status,
-        retryable=err.retryable,
-        request_id=err.request_id,
-        retry_after=err.retry_after,
-        code=err.code,
-        attempts=err.attempts,
-        hint=err.hint,
-    )
-    return clean
+    return err.rescrubbed((key,))
 
 
 def scrubbed_any(exc: Exception, key: str) -> Exception:
-    if len(key) >= 8 and key in str(exc):
+    if len(key) >= MIN_FRAGMENT and holds_secret(str(exc), (key,)):
         return RuntimeError(f"{type(exc).__name__} in provider (message withheld: held the key)")
     return exc
+
+
+def _clean_call(call: ToolCall, keys: tuple[str, ...]) -> ToolCall:
+    return call.model_copy(
+        update={
+            "arguments": scrub_value(call.arguments, keys),
+            "raw_arguments": scrub(call.raw_arguments, keys),
+            "parse_error": scrub(call.parse_error, keys) if call.parse_error else None,
+            "provider_data": scrub_value(call.provider_data, keys),
+        }
+    )
+
+
+def scrubbed_response(response: Any, key: str) -> Any:
+    """A chat reply with the key (and its long fragments) removed from everything readable.
+
+    An endpoint can echo the ``Authorization`` header inside a 200 completion: text,
+    reasoning, refusal, tool-call arguments and unsigned provider blocks are scrubbed.
+    """
+    if len(key) < MIN_FRAGMENT or not isinstance(response, ChatResponse):
+        return response
+    keys = (key,)
+    if not holds_secret(response.model_dump_json(), keys):
+        return response
+    return response.model_copy(
+        update={
+            "text": scrub(response.text, keys) if response.text else response.text,
+            "reasoning": scrub(response.reasoning, keys) if response.reasoning else None,
+            "refusal": scrub(response.refusal, keys) if response.refusal else None,
+            "tool_calls": [_clean_call(c, keys) for c in response.tool_calls],
+            "provider_data": scrub_value(response.provider_data, keys),
+        }
+    )
+
+
+#: Replies larger than this many characters are scrubbed off the event loop.
+SCRUB_IN_THREAD_CHARS = 256_000
+
+
+async def scrubbed_reply(response: Any, key: str) -> Any:
+    """``scrubbed_response``, in a worker thread when the reply is large."""
+    if not isinstance(response, ChatResponse):
+        return response
+    size = len(response.text or "") + len(response.reasoning or "")
+    size += sum(len(c.raw_arguments) for c in response.tool_calls)
+    if size > SCRUB_IN_THREAD_CHARS:
+        return await asyncio.to_thread(scrubbed_response, response, key)
+    return scrubbed_response(response, key)

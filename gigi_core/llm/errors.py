@@ -33,6 +33,8 @@ ErrorClass = Literal[
 ]
 
 MAX_MESSAGE_CHARS = 2000
+#: How much of a provider's text is kept (then scrubbed, then trimmed): bounds the work.
+MAX_SCRUBBED_CHARS = 64_000
 RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 
 # Codes that mean "no money left" even when they arrive as a 429: never retried.
@@ -46,7 +48,12 @@ _CREDIT_MARKERS = (
 
 
 class ProviderError(GigiError):
-    """A provider call failed; ``provider_message`` is the provider's text, verbatim but trimmed."""
+    """A provider call failed; ``provider_message`` is the provider's text, verbatim but trimmed.
+
+    ``secrets`` (the keys the call sent) are scrubbed from the text *before* it is
+    trimmed, fragments of 8 characters or more included, so a cut never leaves most of
+    a key behind; ``rescrubbed`` repeats that with more keys from the untrimmed text.
+    """
 
     def __init__(
         self,
@@ -61,9 +68,13 @@ class ProviderError(GigiError):
         code: str | None = None,
         attempts: int = 1,
         hint: str | None = None,
+        secrets: tuple[str, ...] = (),
     ) -> None:
+        from gigi_core.llm.scrub import scrub
+
         self.provider = provider
-        self.provider_message = trim(provider_message)
+        self._untrimmed = scrub(provider_message[:MAX_SCRUBBED_CHARS], secrets)
+        self.provider_message = trim(self._untrimmed)
         self.error_class: ErrorClass = error_class
         self.status = status
         self.retryable = retryable
@@ -73,6 +84,26 @@ class ProviderError(GigiError):
         self.attempts = attempts
         where = f"HTTP {status}" if status is not None else error_class
         super().__init__(f"{provider} error ({where}): {self.provider_message}", hint=hint)
+
+    def rescrubbed(self, secrets: tuple[str, ...]) -> ProviderError:
+        """The same error with ``secrets`` scrubbed from its untrimmed text, then trimmed."""
+        from gigi_core.llm.scrub import scrub
+
+        hint = scrub(self.hint, secrets) if self.hint else self.hint
+        clean = ProviderError(
+            self.provider,
+            self._untrimmed,
+            error_class=self.error_class,
+            status=self.status,
+            retryable=self.retryable,
+            request_id=self.request_id,
+            retry_after=self.retry_after,
+            code=self.code,
+            attempts=self.attempts,
+            hint=hint,
+            secrets=secrets,
+        )
+        return clean
 
     def to_dict(self) -> dict[str, Any]:
         """Metadata for usage/audit rows: no bodies beyond the trimmed provider message."""

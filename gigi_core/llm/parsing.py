@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from gigi_core.llm.types import ToolCall
+from gigi_core.llm.types import Tool, ToolCall
 
 MAX_ARGUMENT_CHARS = 1_000_000
 PREVIEW_CHARS = 200
@@ -56,6 +56,16 @@ def new_call_id(prefix: str = "call_") -> str:
     return f"{prefix}{secrets.token_hex(12)}"
 
 
+def needs_arguments(name: str, tools: Sequence[Tool] | None) -> bool:
+    """False only for a declared tool whose schema requires no property at all."""
+    tool = next((t for t in tools or () if t.name == name), None)
+    if tool is None:
+        return True
+    schema = tool.parameters if isinstance(tool.parameters, dict) else {}
+    min_properties = schema.get("minProperties")
+    return bool(schema.get("required")) or (isinstance(min_properties, int) and min_properties > 0)
+
+
 def make_tool_call(
     call_id: Any,
     name: Any,
@@ -63,14 +73,22 @@ def make_tool_call(
     *,
     seen_ids: set[str],
     provider_data: dict[str, Any] | None = None,
+    tools: Sequence[Tool] | None = None,
 ) -> ToolCall:
-    """Build a ToolCall defensively: generate missing or duplicate ids, keep parse errors."""
+    """Build a ToolCall defensively: generate missing or duplicate ids, keep parse errors.
+
+    ``raw_arguments`` None means the provider sent no arguments field at all: with
+    ``tools`` given, that is ``{}`` for a declared tool whose schema requires nothing
+    (Claude via OpenRouter omits the field then) and a parse error otherwise.
+    """
     cid = call_id if isinstance(call_id, str) and call_id.strip() else ""
     if not cid or cid in seen_ids:
         cid = new_call_id()
     seen_ids.add(cid)
-    arguments, raw_text, error = parse_arguments(raw_arguments)
     tool_name = name if isinstance(name, str) else ""
+    if raw_arguments is None and tools is not None and not needs_arguments(tool_name, tools):
+        raw_arguments = {}
+    arguments, raw_text, error = parse_arguments(raw_arguments)
     if not tool_name:
         error = error or "the tool call has no function name"
     return ToolCall(
@@ -83,18 +101,18 @@ def make_tool_call(
     )
 
 
-def join_text(parts: Iterable[str | None]) -> str | None:
+def join_text(parts: Iterable[str | None], separator: str = "") -> str | None:
     """Concatenate text fragments; None when there is no text at all."""
     pieces = [p for p in parts if p]
-    return "".join(pieces) if pieces else None
+    return separator.join(pieces) if pieces else None
 
 
 def as_int(value: Any) -> int | None:
-    """An integer token count, or None for anything else (providers omit or null them)."""
+    """A token count of 0 or more, or None for anything else (omitted, null, negative)."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, int):
-        return value
     if isinstance(value, float) and value.is_integer():
-        return int(value)
+        value = int(value)
+    if isinstance(value, int) and value >= 0:
+        return value
     return None

@@ -5,6 +5,7 @@ Pure functions and a small dataclass (no httpx) so the rules are testable on the
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -32,12 +33,21 @@ class RetryPolicy:
         return ceiling * (0.5 + 0.5 * self.jitter())
 
     def delay(self, attempt: int, hint: float | None) -> float | None:
-        """Seconds to wait before the next attempt, or None when the hint exceeds the cap."""
-        if hint is None:
+        """Seconds to wait before the next attempt, or None when the hint exceeds the cap.
+
+        A hint that is not a finite number of seconds, 0 or more, is ignored (backoff):
+        ``asyncio.sleep(nan)`` would wedge the event loop's timers.
+        """
+        if not _usable(hint):
             return self.backoff(attempt)
+        assert hint is not None
         if hint > self.max_retry_wait:
             return None
-        return max(hint, 0.0)
+        return hint
+
+
+def _usable(seconds: float | None) -> bool:
+    return seconds is not None and math.isfinite(seconds) and seconds >= 0
 
 
 def is_retryable_status(status: int) -> bool:
@@ -51,29 +61,41 @@ def retry_hint(
     *,
     now: Callable[[], float] = time.time,
 ) -> float | None:
-    """The provider's requested wait in seconds: retry-after-ms, retry-after, then RetryInfo."""
+    """The provider's requested wait in seconds: retry-after-ms, retry-after, then RetryInfo.
+
+    Non-finite (``nan``, ``inf``) and negative hints are rejected (None: back off instead).
+    """
     lowered = {k.lower(): v for k, v in headers.items()}
     ms = lowered.get("retry-after-ms")
     if ms is not None:
-        try:
-            return max(float(ms) / 1000.0, 0.0)
-        except ValueError:
-            pass
+        seconds = _seconds(ms)
+        if seconds is not None:
+            return seconds / 1000.0
     after = lowered.get("retry-after")
     if after is not None:
         parsed = parse_retry_after(after, now=now)
         if parsed is not None:
             return parsed
-    return body_delay
+    return body_delay if _usable(body_delay) else None
+
+
+def _seconds(value: str) -> float | None:
+    try:
+        number = float(value.strip())
+    except ValueError:
+        return None
+    return number if _usable(number) else None
 
 
 def parse_retry_after(value: str, *, now: Callable[[], float] = time.time) -> float | None:
     """``Retry-After`` as seconds: a number of seconds or an HTTP date (RFC 9110)."""
     value = value.strip()
     try:
-        return max(float(value), 0.0)
+        float(value)
     except ValueError:
         pass
+    else:
+        return _seconds(value)
     from email.utils import parsedate_to_datetime  # only needed for the rare date form
 
     try:

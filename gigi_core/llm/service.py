@@ -389,7 +389,7 @@ class LlmService:
         error_class: str | None = None
         result: Any = None
         try:
-            result = await call(provider, key, resolution.base_url)
+            result = await calls.scrubbed_reply(await call(provider, key, resolution.base_url), key)
         except ProviderError as err:
             error_class = err.error_class
             raise calls.scrubbed(err, key) from None

@@ -7,9 +7,10 @@ authors get validation at the boundary; model ids stay free strings.
 from __future__ import annotations
 
 import base64
+import math
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh"]
 FinishReason = Literal[
@@ -193,7 +194,10 @@ class ChatRequest(_Model):
 
 
 class Usage(_Model):
-    """Token counts as the provider reported them; totals are never derived."""
+    """Token counts as the provider reported them; totals are never derived.
+
+    Negative counts (and a negative or non-finite cost) become None: unknown.
+    """
 
     input_tokens: int | None = None
     output_tokens: int | None = None
@@ -201,6 +205,19 @@ class Usage(_Model):
     cached_input_tokens: int | None = None
     total_tokens: int | None = None
     cost: float | None = None
+
+    @field_validator(
+        "input_tokens", "output_tokens", "reasoning_tokens", "cached_input_tokens", "total_tokens"
+    )
+    @classmethod
+    def _count(cls, value: int | None) -> int | None:
+        """A negative count is unknown: stored, it would lower run and usage totals."""
+        return value if value is None or value >= 0 else None
+
+    @field_validator("cost")
+    @classmethod
+    def _cost(cls, value: float | None) -> float | None:
+        return value if value is None or (math.isfinite(value) and value >= 0) else None
 
 
 class ChatResponse(_Model):

@@ -7,10 +7,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from gigi_core.hooks import HookTimeout, read_only
 from gigi_core.manifest.models import ActionSpec, Safety
 from gigi_core.policy.actor import Actor
 from gigi_core.policy.capabilities import matches
 from gigi_core.policy.decision import Decision, Outcome
+from gigi_core.store.plugin_state import PluginStateClash
 
 if TYPE_CHECKING:
     from gigi_core.kernel import Kernel
@@ -31,6 +33,10 @@ class PolicyFacts:
     hook_capabilities: frozenset[str] = frozenset()
     external_consent: bool = False
     channel_visible: bool | None = None
+    hook_failure: str | None = None  # a capabilities_for hook raised or timed out
+
+
+HOOK_FAILED = "the policy check failed, so the call was denied"
 
 
 def holds_capability(actor: Actor, facts: PolicyFacts) -> tuple[bool, str]:
@@ -52,6 +58,8 @@ def holds_capability(actor: Actor, facts: PolicyFacts) -> tuple[bool, str]:
 def base_decision(actor: Actor, facts: PolicyFacts) -> Decision:
     """The kernel's own rules, in order; default deny."""
     action = facts.action
+    if facts.hook_failure is not None:
+        return Decision.deny(HOOK_FAILED, "policy_error")
     if not facts.plugin_loaded:
         return Decision.deny(f"plugin {action.plugin} is not loaded", "plugin_not_loaded")
     if not facts.plugin_enabled:
@@ -134,15 +142,33 @@ class PolicyEngine:
             if base.outcome is Outcome.deny:
                 return base
             vetoes = await self.kernel.hooks.call_all(
-                "check_tool_call", call=call, actor=actor, action=action, kernel=self.kernel
+                "check_tool_call",
+                call=read_only(call),  # a veto must not change what is executed afterwards
+                actor=actor,
+                action=action,
+                kernel=self.kernel,
             )
             return combine(base, vetoes)
+        except PluginStateClash:  # logged by the store, once
+            return Decision.deny(
+                f"plugin {action.plugin} is not enabled in this server (its saved settings "
+                "belong to another plugin of that name)",
+                "plugin_clash",
+            )
+        except HookTimeout as exc:
+            log.error("policy evaluation for %s: %s; denying", action.name, exc)
+            return Decision.deny(
+                f"a plugin's policy check ({exc.plugin}) did not answer within "
+                f"{exc.seconds:g}s, so the call was denied",
+                "policy_timeout",
+            )
         except Exception:
             log.exception("policy evaluation failed for %s; denying", action.name)
             return Decision.deny("the policy check failed, so the call was denied", "policy_error")
 
     async def explain(self, actor: Actor, action: ActionSpec, guild_id: str) -> Decision:
-        """The kernel's own rules for this actor and action, without vetoes (may raise)."""
+        """The kernel's own rules for this actor and action, without vetoes (may raise on a
+        store error; a failing ``capabilities_for`` hook is a deny)."""
         facts = await self.facts(actor, action, guild_id, channel_visible=None)
         return base_decision(actor, facts)
 
@@ -152,12 +178,7 @@ class PolicyEngine:
         kernel = self.kernel
         state = await kernel.plugin_state.get(guild_id, action.plugin)
         granted = await kernel.grants.for_actor(guild_id, actor)
-        hook_caps: set[str] = set()
-        for result in await kernel.hooks.call_all(
-            "capabilities_for", actor=actor, guild_id=guild_id, kernel=kernel
-        ):
-            if result:
-                hook_caps.update(str(c) for c in result)
+        hook_caps, failure = await hook_capabilities(kernel, actor, guild_id)
         return PolicyFacts(
             action=action,
             plugin_loaded=kernel.registry.plugin_loaded(action.plugin),
@@ -167,6 +188,7 @@ class PolicyEngine:
             hook_capabilities=frozenset(hook_caps),
             external_consent=state is not None and state.allow_external,
             channel_visible=channel_visible,
+            hook_failure=failure,
         )
 
     async def offerable(
@@ -214,4 +236,31 @@ def facts_from(
         hook_capabilities=view.hook_capabilities,
         external_consent=action.plugin in view.external,
         channel_visible=channel_visible,
+        hook_failure=view.hook_failure,
     )
+
+
+async def hook_capabilities(
+    kernel: Kernel, actor: Actor, guild_id: str
+) -> tuple[frozenset[str], str | None]:
+    """The union of ``capabilities_for`` results, or (nothing, why) when a hook failed.
+
+    A hook that raises or runs past its deadline makes every decision on these facts a
+    deny (with a reason the caller shows), instead of failing the request itself.
+    """
+    caps: set[str] = set()
+    try:
+        for result in await kernel.hooks.call_all(
+            "capabilities_for", actor=actor, guild_id=guild_id, kernel=kernel
+        ):
+            if result:
+                caps.update(str(c) for c in result)
+    except Exception as exc:
+        log.error(
+            "capabilities_for failed in guild %s (%s); denying every call on these facts",
+            guild_id,
+            exc if isinstance(exc, HookTimeout) else type(exc).__name__,
+            exc_info=not isinstance(exc, HookTimeout),
+        )
+        return frozenset(), type(exc).__name__
+    return frozenset(caps), None

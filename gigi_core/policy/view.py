@@ -20,6 +20,7 @@ from sqlalchemy import select
 
 from gigi_core.errors import ConfigError
 from gigi_core.policy.actor import Actor
+from gigi_core.policy.engine import hook_capabilities
 from gigi_core.store.grants import actor_grants_query
 from gigi_core.store.tables import GuildPlugin
 
@@ -35,6 +36,7 @@ class GuildView:
     grants: frozenset[str]
     hook_capabilities: frozenset[str]
     configs: dict[str, dict[str, Any]] = field(default_factory=dict)  # plain fields only
+    hook_failure: str | None = None  # a capabilities_for hook failed: every call is denied
     # What the policy offers on these facts, per admin flag (the only other input).
     offers: dict[bool, list[Any]] = field(default_factory=dict, compare=False, repr=False)
 
@@ -84,14 +86,9 @@ async def guild_view(kernel: Kernel, actor: Actor, guild_id: str) -> GuildView:
         generation = kernel.views.generation
         stored = await _read(kernel, actor, guild_id)
         kernel.views.put(key, stored, generation)
-    hook_caps: set[str] = set()
-    for result in await kernel.hooks.call_all(
-        "capabilities_for", actor=actor, guild_id=guild_id, kernel=kernel
-    ):
-        if result:
-            hook_caps.update(str(c) for c in result)
-    if hook_caps:
-        return replace(stored, hook_capabilities=frozenset(hook_caps), offers={})
+    hook_caps, failure = await hook_capabilities(kernel, actor, guild_id)
+    if hook_caps or failure:
+        return replace(stored, hook_capabilities=hook_caps, hook_failure=failure, offers={})
     return stored
 
 
@@ -104,11 +101,17 @@ async def _read(kernel: Kernel, actor: Actor, guild_id: str) -> GuildView:
                     GuildPlugin.enabled,
                     GuildPlugin.allow_external,
                     GuildPlugin.config,
+                    GuildPlugin.distribution,
                 ).where(GuildPlugin.guild_id == guild_id)
             )
         ).all()
         grants = frozenset((await conn.execute(actor_grants_query(guild_id, actor))).scalars())
+    # A row another distribution of the same name saved is not this plugin's (and is logged).
+    usable = getattr(kernel.plugin_state, "usable", None)
+    saved = {r[0] for r in rows}
+    rows = [r[:4] for r in rows if usable is None or usable(guild_id, r[0], r[4])]
     stored = {plugin: enabled for plugin, enabled, _, _ in rows}
+    stored.update((p, False) for p in saved - set(stored))
     defaults = {p for p in getattr(kernel.plugin_state, "on_by_default", ()) if p not in stored}
     return GuildView(
         guild_id=guild_id,

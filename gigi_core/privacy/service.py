@@ -6,6 +6,7 @@ one plugin that fails is reported by name (``errors``) and never stops the other
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -33,6 +34,25 @@ def purge_after_days() -> float:
             f"GIGI_GUILD_PURGE_AFTER_DAYS: {raw!r} is not a number of days (0 or more)"
         )
     return days
+
+
+def hook_timeout() -> float:
+    raw = os.environ.get("GIGI_PRIVACY_HOOK_TIMEOUT_SECONDS") or "120"
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < 86_400:
+        raise ConfigError(
+            f"GIGI_PRIVACY_HOOK_TIMEOUT_SECONDS: {raw!r} is not a number of seconds above 0"
+        )
+    return seconds
+
+
+def check_settings() -> None:
+    """Start-up check (``gigi run``): a bad value is refused before a guild is ever left."""
+    purge_after_days()
+    hook_timeout()
 
 
 class PrivacyService:
@@ -137,13 +157,21 @@ class PrivacyService:
         if event.guild_id is None:
             return
         key = f"purge:{event.guild_id}"
-        if isinstance(event, GuildLeft):
-            run_at = datetime.now(UTC) + timedelta(days=purge_after_days())
-            await self.kernel.jobs.defer(
-                PURGE_JOB, {"guild_id": event.guild_id}, key=key, run_at=run_at
+        try:
+            if isinstance(event, GuildLeft):
+                run_at = datetime.now(UTC) + timedelta(days=purge_after_days())
+                await self.kernel.jobs.defer(
+                    PURGE_JOB, {"guild_id": event.guild_id}, key=key, run_at=run_at
+                )
+            elif isinstance(event, GuildJoined):
+                await self.kernel.jobs.cancel_key(PURGE_JOB, key)
+        except Exception as exc:  # the surface that published must never see this
+            log.error(
+                "could not %s the purge of guild %s: %s",
+                "schedule" if isinstance(event, GuildLeft) else "cancel",
+                event.guild_id,
+                exc if isinstance(exc, ConfigError) else type(exc).__name__,
             )
-        elif isinstance(event, GuildJoined):
-            await self.kernel.jobs.cancel_key(PURGE_JOB, key)
 
     async def _ask(
         self, hook: str, user_id: str | None, guild_id: str | None
@@ -156,12 +184,17 @@ class PrivacyService:
         kwargs: dict[str, Any] = {"guild_id": guild_id, "kernel": self.kernel}
         if user_id is not None:
             kwargs["user_id"] = user_id
+        deadline = hook_timeout()
         for impl in getattr(self.kernel.pm.hook, hook).get_hookimpls():
             try:
-                value = impl.function(**{n: kwargs[n] for n in impl.argnames})
-                if inspect.isawaitable(value):
-                    value = await value
+                async with asyncio.timeout(deadline):
+                    value = impl.function(**{n: kwargs[n] for n in impl.argnames})
+                    if inspect.isawaitable(value):
+                        value = await value
                 results[impl.plugin_name] = value
+            except TimeoutError:
+                log.error("plugin %s: %s ran past %.0fs", impl.plugin_name, hook, deadline)
+                errors[impl.plugin_name] = f"no answer within {deadline:g} s"
             except Exception as exc:
                 log.error("plugin %s: %s raised %s", impl.plugin_name, hook, type(exc).__name__)
                 errors[impl.plugin_name] = f"{type(exc).__name__} (see the operator's log)"

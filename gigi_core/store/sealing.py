@@ -1,9 +1,18 @@
-"""AES-256-GCM sealing of secrets with GIGI_SECRET_KEY; key ids make rotation possible."""
+"""AES-256-GCM sealing of secrets with GIGI_SECRET_KEY; key ids make rotation possible.
+
+On the embedded default (SQLite under GIGI_HOME) no key has to be set: the key lives in a
+file beside the database, ``GIGI_HOME/state.key`` (mode 0600), created the first time
+something is sealed. The same file has always sealed agent-run state, so one key serves
+both. With ``GIGI_SECRET_KEY`` set the file is not used for new secrets (it still opens
+what it sealed, so ``gigi secrets rotate`` can re-seal them); on PostgreSQL there is no
+file at all: every process must share the key, so the operator sets it.
+"""
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import logging
 import os
 import secrets
 from dataclasses import dataclass
@@ -12,6 +21,9 @@ from typing import Any
 
 from gigi_core.errors import SecretsError
 
+log = logging.getLogger(__name__)
+
+KEY_FILE = "state.key"  # the name predates secrets: it first sealed agent-run state only
 KEY_HELP = (
     "set GIGI_SECRET_KEY to a 32-byte key in urlsafe base64; "
     "`gigi secrets generate-key` prints a new one"
@@ -30,16 +42,14 @@ def generate_key() -> str:
     return base64.urlsafe_b64encode(secrets.token_bytes(32)).decode().rstrip("=")
 
 
-def _decode(raw: str) -> bytes:
+def _decode(raw: str, source: str = "GIGI_SECRET_KEY") -> bytes:
     raw = raw.strip()
     try:
         key = base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4))
     except ValueError as exc:
-        raise SecretsError("GIGI_SECRET_KEY is not valid base64", hint=KEY_HELP) from exc
+        raise SecretsError(f"{source} is not valid base64", hint=KEY_HELP) from exc
     if len(key) != 32:
-        raise SecretsError(
-            f"GIGI_SECRET_KEY decodes to {len(key)} bytes; AES-256 needs 32", hint=KEY_HELP
-        )
+        raise SecretsError(f"{source} decodes to {len(key)} bytes; AES-256 needs 32", hint=KEY_HELP)
     return key
 
 
@@ -47,31 +57,112 @@ def _key_id(key: bytes) -> str:
     return hashlib.sha256(b"gigi-key-id:" + key).hexdigest()[:12]
 
 
-class Sealer:
-    """Seals with the current key; opens with the current or any retired key."""
+def key_id_of(raw: str) -> str:
+    """The id a key's sealed rows record (what error messages and warnings name)."""
+    return _key_id(_decode(raw))
 
-    def __init__(self, current: str | None, retired: list[str] | None = None) -> None:
+
+def is_embedded(database_url: str | None) -> bool:
+    """The embedded default: no database URL (SQLite under GIGI_HOME), or any SQLite file."""
+    return database_url is None or database_url.startswith("sqlite")
+
+
+def read_or_create_key_file(path: Path) -> str:
+    """The key in ``path``; a new one (mode 0600, said once in the log) when it is missing."""
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise SecretsError(f"cannot read the key file {path}: {exc.strerror or exc}") from None
+    key = generate_key()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # another process won the race: use its key
+        return path.read_text().strip()
+    except OSError as exc:
+        raise SecretsError(
+            f"cannot create the key file {path}: {exc.strerror or exc}", hint=KEY_HELP
+        ) from None
+    with os.fdopen(fd, "w") as handle:
+        handle.write(key + "\n")
+    log.warning(
+        "created the key file %s (mode 0600): it seals secrets and agent-run state in this "
+        "folder. Anyone who can read it and the database can open the secrets, so back it up "
+        "apart from the database, or set GIGI_SECRET_KEY to keep the key elsewhere "
+        "(docs/installing.md, 'The secret key')",
+        path,
+    )
+    return key
+
+
+class Sealer:
+    """Seals with the current key; opens with the current or any retired key.
+
+    ``key_file`` (the embedded default) supplies the current key when none is given: it is
+    read when it exists and created the first time something is sealed.
+    """
+
+    def __init__(
+        self,
+        current: str | None,
+        retired: list[str] | None = None,
+        *,
+        key_file: Path | None = None,
+    ) -> None:
         self._keys: dict[str, bytes] = {}
         self._ciphers: dict[str, Any] = {}  # AESGCM per key id, built once
         self._current: str | None = None
+        self._key_file = key_file if current is None else None
+        self.source = "GIGI_SECRET_KEY" if current else None
         if current:
             key = _decode(current)
             self._current = _key_id(key)
             self._keys[self._current] = key
         for old in retired or []:
-            key = _decode(old)
+            key = _decode(old, "GIGI_SECRET_KEYS_RETIRED")
             self._keys.setdefault(_key_id(key), key)
+        self._load_key_file(create=False)
 
     @classmethod
-    def from_env(cls) -> Sealer:
+    def from_env(cls, *, home: Path | None = None, database_url: str | None = None) -> Sealer:
+        """GIGI_SECRET_KEY (and GIGI_SECRET_KEYS_RETIRED); on the embedded default, when the
+        key is unset, the key file under ``home``. Without ``home`` there is no key file."""
         retired = [k for k in os.environ.get("GIGI_SECRET_KEYS_RETIRED", "").split(",") if k]
-        return cls(os.environ.get("GIGI_SECRET_KEY"), retired)
+        current = os.environ.get("GIGI_SECRET_KEY") or None
+        key_file = Path(home) / KEY_FILE if home is not None and is_embedded(database_url) else None
+        if current and key_file is not None and key_file.is_file():
+            retired.append(key_file.read_text().strip())  # what it sealed still opens
+        return cls(current, retired, key_file=key_file)
+
+    def _load_key_file(self, *, create: bool) -> None:
+        if self._key_file is None or self._current is not None:
+            return
+        if not create and not self._key_file.is_file():
+            return
+        key = _decode(read_or_create_key_file(self._key_file), str(self._key_file))
+        self._current = _key_id(key)
+        self._keys[self._current] = key
+        self.source = str(self._key_file)
 
     @property
     def current_key_id(self) -> str | None:
+        self._load_key_file(create=False)  # another process (or the state sealer) made it
         return self._current
 
+    @property
+    def key_ids(self) -> frozenset[str]:
+        """Every key id this sealer can open: the current one and the retired ones."""
+        self._load_key_file(create=False)
+        return frozenset(self._keys)
+
+    @property
+    def key_file(self) -> Path | None:
+        return self._key_file
+
     def require_key(self) -> str:
+        self._load_key_file(create=True)
         if self._current is None:
             raise SecretsError("no secret key is set, so secrets cannot be stored", hint=KEY_HELP)
         return self._current
@@ -100,15 +191,29 @@ class Sealer:
             aead = self._ciphers[key_id] = AESGCM(self._keys[key_id])
         return aead
 
+    def missing_key(self, key_id: str) -> SecretsError:
+        """The error for a row sealed with a key this sealer lacks: which one, and how to add it."""
+        if self.current_key_id is None:
+            where = f" or restore the key file {self._key_file}" if self._key_file else ""
+            return SecretsError(
+                f"this secret was sealed with key {key_id}, but no secret key is configured",
+                hint=f"set GIGI_SECRET_KEY to the key whose id is {key_id} (the one set when "
+                f"the secret was stored){where}",
+            )
+        return SecretsError(
+            f"this secret was sealed with key {key_id}, which is not configured "
+            f"(the current key is {self._current}, from {self.source})",
+            hint=f"set GIGI_SECRET_KEY to the key whose id is {key_id}; or, if the key was "
+            "changed on purpose, add the old one to GIGI_SECRET_KEYS_RETIRED and run "
+            "`gigi secrets rotate`",
+        )
+
     def open(self, sealed: Sealed, associated: str) -> str:
         from cryptography.exceptions import InvalidTag
 
-        key = self._keys.get(sealed.key_id)
-        if key is None:
-            raise SecretsError(
-                f"secret was sealed with key {sealed.key_id}, which is not configured",
-                hint="add the old key to GIGI_SECRET_KEYS_RETIRED and run `gigi secrets rotate`",
-            )
+        self._load_key_file(create=False)
+        if self._keys.get(sealed.key_id) is None:
+            raise self.missing_key(sealed.key_id)
         try:
             plain = self._aead(sealed.key_id).decrypt(
                 sealed.nonce, sealed.ciphertext, associated.encode()
@@ -121,23 +226,15 @@ class Sealer:
 
 
 def state_sealer(home: Path, operator: Sealer) -> Sealer:
-    """The sealer for agent-run state: the operator's key, else a local key file in GIGI_HOME.
+    """The sealer for agent-run state: the operator's key, else the key file in GIGI_HOME.
 
     Run state (conversation, pending arguments) must survive restarts on the embedded default
     without asking the operator for a key; several processes share it by sharing GIGI_HOME or
-    by setting GIGI_SECRET_KEY.
+    by setting GIGI_SECRET_KEY. On the embedded default the operator's sealer reads the same
+    file, so secrets and run state share one key.
     """
     if operator.current_key_id is not None:
         return operator
-    path = home / "state.key"
-    try:
-        return Sealer(path.read_text().strip())
-    except FileNotFoundError:
-        home.mkdir(parents=True, exist_ok=True)
-        key = generate_key()
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(key + "\n")
-        return Sealer(key)
-    except FileExistsError:  # pragma: no cover - another process won the race
-        return Sealer(path.read_text().strip())
+    sealer = Sealer(None, key_file=home / KEY_FILE)
+    sealer.require_key()  # run state is sealed at once: create the file now if need be
+    return sealer

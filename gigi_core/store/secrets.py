@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gigi_core.store.sealing import Sealed, Sealer
 from gigi_core.store.tables import SealedSecret, utcnow
+
+if TYPE_CHECKING:
+    from gigi_core.store.db import Database
 
 
 def associated_data(scope: str, owner: str, name: str) -> str:
@@ -67,3 +72,53 @@ class SecretStore:
             row.updated_at = utcnow()
             changed += 1
         return changed
+
+
+async def unopenable_secrets(db: Database, sealer: Sealer) -> list[str]:
+    """One sentence per key id that stored secrets need and ``sealer`` lacks (none: all open).
+
+    Reads key ids only (never a ciphertext is opened): plugin config secrets and the active
+    LLM credentials.
+    """
+    from sqlalchemy import func
+
+    from gigi_core.store.llm_tables import LlmCredential
+
+    async with db.session() as s:
+        configs = await s.execute(
+            select(SealedSecret.key_id, func.count()).group_by(SealedSecret.key_id)
+        )
+        creds = await s.execute(
+            select(LlmCredential.key_id, func.count())
+            .where(LlmCredential.revoked_at.is_(None), LlmCredential.ciphertext.is_not(None))
+            .group_by(LlmCredential.key_id)
+        )
+        counts: dict[str, list[int]] = {}
+        for key_id, n in configs:
+            counts.setdefault(key_id, [0, 0])[0] += n
+        for key_id, n in creds:
+            counts.setdefault(key_id or "", [0, 0])[1] += n
+    known = sealer.key_ids
+    warnings = []
+    for key_id, (config, credentials) in sorted(counts.items()):
+        if key_id in known:
+            continue
+        total = config + credentials
+        parts = [f"{config} plugin config field(s)"] if config else []
+        parts += [f"{credentials} LLM credential(s)"] if credentials else []
+        error = sealer.missing_key(key_id)
+        warnings.append(
+            f"{total} stored secret{'s' if total != 1 else ''} sealed with key {key_id} "
+            f"({', '.join(parts)}) cannot be opened: {error.hint}"
+        )
+    return warnings
+
+
+async def warn_unopenable_secrets(kernel: Any) -> list[str]:
+    """Log a warning per missing key (for ``gigi run`` at start-up); returns the warnings."""
+    import logging
+
+    warnings = await unopenable_secrets(kernel.db, kernel.sealer)
+    for warning in warnings:
+        logging.getLogger(__name__).warning("%s", warning)
+    return warnings

@@ -36,6 +36,9 @@ class GuildPlugin(Base):
     enabled: Mapped[bool] = mapped_column(Boolean, default=False)
     allow_external: Mapped[bool] = mapped_column(Boolean, default=False)
     config: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    # The distribution (or "default:NAME" / "inline:NAME") that saved this row: a plugin
+    # of the same name from elsewhere gets neither the row nor its sealed config.
+    distribution: Mapped[str | None] = mapped_column(String(200))
     updated_by: Mapped[str | None] = mapped_column(String(64))
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
@@ -104,4 +107,5 @@ class SealedSecret(Base):
 
 from gigi_core.store import agent_tables as _agent_tables  # noqa: E402,F401  (registers agent tables)
 from gigi_core.store import channel_tables as _channel_tables  # noqa: E402,F401  (channel states)
+from gigi_core.store import job_tables as _job_tables  # noqa: E402,F401  (background-job records)
 from gigi_core.store import llm_tables as _llm_tables  # noqa: E402,F401  (registers LLM tables on Base)

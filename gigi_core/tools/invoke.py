@@ -8,6 +8,7 @@ import inspect
 import json
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from gigi_core.errors import (
@@ -21,6 +22,7 @@ from gigi_core.manifest.models import ActionSpec
 from gigi_core.policy.actor import Actor
 from gigi_core.policy.decision import Decision, Outcome
 from gigi_core.store.audit import AuditRecord
+from gigi_core.tools import bounds
 from gigi_core.tools.context import ToolContext, ToolOutcome
 
 if TYPE_CHECKING:
@@ -40,17 +42,29 @@ def lookup(kernel: Kernel, action: str) -> ActionSpec:
 
 
 def validate_args(kernel: Kernel, spec: ActionSpec, args: Any) -> dict[str, Any]:
-    """Check ``args`` with the compiled validator; returns them with top-level defaults filled."""
+    """Check ``args`` against the depth and size limits and the compiled validator.
+
+    Returns them with top-level defaults filled and integer-typed values as ``int``; every
+    error detail is truncated (``gigi_core.tools.bounds``), since it may quote the value.
+    """
     if not isinstance(args, dict):
         raise InvalidArguments(spec.name, "", f"expected a JSON object, got {type(args).__name__}")
+    limits = bounds.limits()
+    too_big = bounds.problem(args, limits)
+    if too_big is not None:
+        raise InvalidArguments(spec.name, "", too_big)
     validator = kernel.registry.validator(spec.name)
     if not validator.is_valid(args):
         error = min(validator.iter_errors(args), key=lambda e: list(map(str, e.instance_path)))
         field = ".".join(str(p) for p in error.instance_path)
         if not field and error.kind.__class__.__name__.endswith("Required"):
             field = str(getattr(error.kind, "property", "") or "")
-        raise InvalidArguments(spec.name, field, error.message)
-    filled = dict(args)
+        raise InvalidArguments(
+            spec.name,
+            bounds.truncate(field, limits.error_chars // 4),
+            bounds.truncate(error.message, limits.error_chars),
+        )
+    filled = dict(bounds.integers_as_int(spec.args, args))
     for name, prop in (spec.args.get("properties") or {}).items():
         if name not in filled and isinstance(prop, dict) and "default" in prop:
             filled[name] = prop["default"]
@@ -127,12 +141,17 @@ async def execute(
     call_id: str | None = None,
     config: Any = _LOAD,
     write_audit: bool = True,
+    on_outcome: Callable[[AuditRecord, Any, ToolExecutionError | None], Awaitable[None]]
+    | None = None,
 ) -> ToolOutcome:
     """Run an already-allowed call with a timeout; failures are masked for the caller.
 
     A caller that stores the audit row itself (the agent runner, in its checkpoint
     transaction) passes ``write_audit=False`` and reads ``ToolOutcome.audit``; on failure
-    the row rides on the raised error's ``audit`` attribute.
+    the row rides on the raised error's ``audit`` attribute. ``on_outcome(record, result,
+    failure)`` is awaited once the outcome is known and before ``after_tool_call``
+    observers run, so a caller can make the outcome durable first: a crash inside an
+    observer then never makes a completed call look interrupted.
     """
     ctx = ToolContext(
         actor=actor,
@@ -151,6 +170,7 @@ async def execute(
     started = time.perf_counter()
     status = "ok"
     failure: ToolExecutionError | None = None
+    result: Any = None
     try:
         result = await _run(handler, ctx, args, spec.timeout_seconds)
         result = _as_json(kernel, spec, result)
@@ -166,15 +186,22 @@ async def execute(
         failure.__cause__ = exc
     elapsed = (time.perf_counter() - started) * 1000
     record = _with(audit, status=status, decision=decision, duration_ms=round(elapsed, 3))
-    if write_audit:
-        await kernel.audit.record(record)
-    await _track(kernel, record)
-    call = {"action": spec.name, "run_id": run_id, "call_id": call_id}
-    await kernel.hooks.notify(
-        "after_tool_call", call=call, actor=actor, outcome=record, kernel=kernel
-    )
     if failure is not None:
         failure.audit = record  # type: ignore[attr-defined]
+    if write_audit:
+        await kernel.audit.record(record)
+    try:
+        if on_outcome is not None:
+            await on_outcome(record, None if failure else result, failure)
+    finally:  # observers hear of every call that ran, even when recording it stopped the run
+        await _track(kernel, record)
+        call = {"action": spec.name, "run_id": run_id, "call_id": call_id}
+        # Each observer has its deadline (GIGI_HOOK_TIMEOUT_AFTER_TOOL_CALL_SECONDS): the
+        # call's effect already happened, so a hanging observer is cut off, not waited for.
+        await kernel.hooks.notify(
+            "after_tool_call", call=call, actor=actor, outcome=record, kernel=kernel
+        )
+    if failure is not None:
         raise failure
     return ToolOutcome(spec.name, "ok", result, decision.outcome.value, elapsed, record)
 

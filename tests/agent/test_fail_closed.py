@@ -60,19 +60,14 @@ async def test_confirmation_uses_the_surface_channel_check(env) -> None:
     assert done.status == "done"
 
 
-async def test_an_internal_error_ends_the_run_politely(env) -> None:
+async def test_an_internal_error_ends_the_run_politely(env, monkeypatch) -> None:
     kernel, _, runtime = env
 
-    class Broken:
-        @hookimpl
-        def capabilities_for(self, actor, guild_id, kernel):
-            raise RuntimeError("plugin bug")
+    async def broken_config(*args, **kwargs):
+        raise RuntimeError("kernel bug")
 
-    kernel.pm.register(Broken(), name="broken-caps")
-    try:
-        reply = await kernel.agent.direct(request(), "box.echo", {"text": "a"})
-    finally:
-        kernel.pm.unregister(name="broken-caps")
+    monkeypatch.setattr(kernel, "plugin_config", broken_config)
+    reply = await kernel.agent.direct(request(), "box.echo", {"text": "a"})
     rt = kernel.agent
     assert reply.status == "failed" and reply.termination_reason == "internal_error"
     assert "Something went wrong inside Gigi" in reply.text

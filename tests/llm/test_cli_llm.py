@@ -148,6 +148,7 @@ def test_errors_are_readable_and_non_zero(gigi, monkeypatch) -> None:
     assert bad_url.exit_code == 2 and "invalid base URL" in bad_url.output
 
     monkeypatch.delenv("GIGI_SECRET_KEY")
+    monkeypatch.setattr("gigi_core.store.sealing.is_embedded", lambda url: False)  # no key file
     no_key = gigi(*base, "--provider", "openai", "--api-key-env", "THE_KEY")
     assert no_key.exit_code == 1 and "GIGI_SECRET_KEY" in no_key.output
     assert json.loads(gigi("llm", "credential", "list", "--all", "--json").output) == []

@@ -21,7 +21,7 @@ def test_never_retried_statuses(status: int) -> None:
 def test_retry_after_seconds_and_garbage() -> None:
     assert parse_retry_after("7") == 7.0
     assert parse_retry_after(" 1.5 ") == 1.5
-    assert parse_retry_after("-3") == 0.0
+    assert parse_retry_after("-3") is None  # negative hints are rejected (issue 15)
     assert parse_retry_after("soon") is None
 
 

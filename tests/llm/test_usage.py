@@ -13,8 +13,9 @@ from gigi_core.store.llm_tables import LlmUsageEvent
 from gigi_core.testing.fake_providers import FakeOpenAI
 from tests.llm.service_helpers import GUILD_KEY, leaks, llm_kernel
 
-PROMPT_CANARY = "PROMPT-CANARY-41c7d"
-REPLY_CANARY = "REPLY-CANARY-93be2"
+# No 8-character run in common with the keys ("-CANARY-"): key fragments are scrubbed.
+PROMPT_CANARY = "PROMPT_CANARY_41c7d"
+REPLY_CANARY = "REPLY_CANARY_93be2"
 
 
 async def test_usage_rows_for_success_and_failure_hold_no_text(database_url, tmp_path) -> None:

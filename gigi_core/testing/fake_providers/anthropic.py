@@ -38,7 +38,8 @@ def message_body(
         content.append({"type": "text", "text": text})
     for i, call in enumerate(tool_calls):
         block: dict[str, Any] = {"type": "tool_use", "name": call.name}
-        block["input"] = call.arguments_object()
+        if call.arguments is not None:
+            block["input"] = call.arguments_object()
         call_id = call.call_id(i, prefix="toolu_fake_")
         if call_id is not None:
             block["id"] = call_id

@@ -14,17 +14,18 @@ AUTO = "auto"
 class FakeToolCall:
     """A tool call a fake model makes.
 
-    ``arguments``: a dict (encoded the format's way) or a str sent verbatim (for
-    malformed JSON). ``id``: ``"auto"`` makes one, None omits it, ``""`` sends it empty.
+    ``arguments``: a dict (encoded the format's way), a str sent verbatim (for
+    malformed JSON) or None to leave the arguments field out altogether.
+    ``id``: ``"auto"`` makes one, None omits it, ``""`` sends it empty.
     """
 
     name: str
-    arguments: dict[str, Any] | str = field(default_factory=dict)
+    arguments: dict[str, Any] | str | None = field(default_factory=dict)
     id: str | None = AUTO
 
-    def arguments_text(self) -> str:
-        """The arguments as a JSON string (formats that send strings)."""
-        if isinstance(self.arguments, str):
+    def arguments_text(self) -> str | None:
+        """The arguments as a JSON string (formats that send strings); None when left out."""
+        if self.arguments is None or isinstance(self.arguments, str):
             return self.arguments
         return json.dumps(self.arguments)
 

@@ -35,7 +35,9 @@ def generate_body(
     if text is not None:
         parts.append({"text": text})
     for call in tool_calls:
-        function_call: dict[str, Any] = {"name": call.name, "args": call.arguments_object()}
+        function_call: dict[str, Any] = {"name": call.name}
+        if call.arguments is not None:
+            function_call["args"] = call.arguments_object()
         if call.id not in (None, AUTO):
             function_call["id"] = call.id
         part: dict[str, Any] = {"functionCall": function_call}

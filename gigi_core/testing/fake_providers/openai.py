@@ -43,10 +43,10 @@ def chat_completion(
 
 
 def _wire_call(call: FakeToolCall, index: int) -> dict[str, Any]:
-    wire: dict[str, Any] = {
-        "type": "function",
-        "function": {"name": call.name, "arguments": call.arguments_text()},
-    }
+    function: dict[str, Any] = {"name": call.name}
+    if call.arguments is not None:
+        function["arguments"] = call.arguments_text()
+    wire: dict[str, Any] = {"type": "function", "function": function}
     call_id = call.call_id(index)
     if call_id is not None:
         wire["id"] = call_id
@@ -61,9 +61,23 @@ def responses_body(
     status: str = "completed",
     incomplete_reason: str | None = None,
     model: str = "fake-model",
+    reasoning_summary: Sequence[str] = (),
+    reasoning_text: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """A Responses API body (``POST /responses``)."""
+    """A Responses API body (``POST /responses``); a ``reasoning`` item comes first when
+    ``reasoning_summary`` (summary parts) or ``reasoning_text`` (raw reasoning, as
+    open-weight models send it) is given."""
     output: list[dict[str, Any]] = []
+    if reasoning_summary or reasoning_text:
+        output.append(
+            {
+                "type": "reasoning",
+                "id": "rs_fake",
+                "summary": [{"type": "summary_text", "text": t} for t in reasoning_summary],
+                "content": [{"type": "reasoning_text", "text": t} for t in reasoning_text],
+                "encrypted_content": None,
+            }
+        )
     content: list[dict[str, Any]] = []
     if text is not None:
         content.append({"type": "output_text", "text": text, "annotations": []})
@@ -72,11 +86,9 @@ def responses_body(
     if content:
         output.append({"type": "message", "role": "assistant", "content": content})
     for i, call in enumerate(tool_calls):
-        item: dict[str, Any] = {
-            "type": "function_call",
-            "name": call.name,
-            "arguments": call.arguments_text(),
-        }
+        item: dict[str, Any] = {"type": "function_call", "name": call.name}
+        if call.arguments is not None:
+            item["arguments"] = call.arguments_text()
         call_id = call.call_id(i)
         if call_id is not None:
             item["call_id"] = call_id

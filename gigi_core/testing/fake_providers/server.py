@@ -34,7 +34,12 @@ class RecordedRequest:
 @dataclass
 class Reply:
     """A scripted reply. ``delay`` sleeps before answering (client timeouts);
-    ``route`` limits which route may consume it (None: any)."""
+    ``route`` limits which route may consume it (None: any).
+
+    ``trickle`` sends the headers at once, then the body one byte every ``trickle``
+    seconds (a server that stalls without ever idling past a read timeout);
+    ``chunked`` sends the body with ``Transfer-Encoding: chunked`` and no length.
+    """
 
     status: int = 200
     json: Any = None
@@ -43,6 +48,8 @@ class Reply:
     content_type: str | None = None
     delay: float = 0.0
     route: str | None = None
+    trickle: float = 0.0
+    chunked: bool = False
 
     def encoded(self) -> tuple[bytes, str]:
         """Body bytes and content type."""
@@ -177,9 +184,13 @@ class FakeProviderServer:
         delay: float = 0.0,
         times: int = 1,
         route: str | None = None,
+        trickle: float = 0.0,
+        chunked: bool = False,
     ) -> FakeProviderServer:
         """Queue any status/body/headers, for shapes no builder covers."""
-        reply = Reply(status, json, body, dict(headers or {}), content_type, delay, route)
+        reply = Reply(
+            status, json, body, dict(headers or {}), content_type, delay, route, trickle, chunked
+        )
         return self.enqueue(reply, times=times)
 
     def reply_html(self, status: int = 502, html: str = DEFAULT_HTML, *, times: int = 1) -> Any:
@@ -191,6 +202,21 @@ class FakeProviderServer:
     def reply_timeout(self, delay: float = 1.0, *, times: int = 1) -> Any:
         """Answer only after ``delay`` seconds: with a shorter client timeout, a timeout."""
         return self.reply_raw(500, json={"error": "late"}, delay=delay, times=times)
+
+    def reply_trickle(
+        self, json: Any = None, *, interval: float = 0.5, times: int = 1, route: str | None = None
+    ) -> Any:
+        """Headers at once, then one body byte every ``interval`` seconds (never idle long)."""
+        body = {"choices": []} if json is None else json
+        return self.reply_raw(200, json=body, trickle=interval, times=times, route=route)
+
+    def reply_oversized(
+        self, size: int, *, status: int = 200, chunked: bool = False, times: int = 1
+    ) -> Any:
+        """A JSON body of about ``size`` bytes (a huge completion); ``chunked``: no length."""
+        filler = "x" * max(size - 64, 0)
+        body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": filler}}]}
+        return self.reply_raw(status, json=body, chunked=chunked, times=times)
 
     # ------------------------------------------------------------ format hooks
 
@@ -295,12 +321,37 @@ class FakeProviderServer:
         data, content_type = reply.encoded()
         handler.send_response(reply.status)
         handler.send_header("content-type", content_type)
-        handler.send_header("content-length", str(len(data)))
+        if reply.chunked:
+            handler.send_header("transfer-encoding", "chunked")
+        else:
+            handler.send_header("content-length", str(len(data)))
         handler.send_header("x-request-id", f"req_fake_{len(self.requests)}")
         for name, value in reply.headers.items():
             handler.send_header(name, value)
         handler.end_headers()
-        handler.wfile.write(data)
+        if reply.chunked:
+            self._write_chunked(handler, data)
+        elif reply.trickle:
+            self._write_trickle(handler, data, reply.trickle)
+        else:
+            handler.wfile.write(data)
+
+    def _write_chunked(self, handler: BaseHTTPRequestHandler, data: bytes) -> None:
+        step = 64 * 1024
+        for start in range(0, len(data), step):
+            piece = data[start : start + step]
+            handler.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+            if self._stopping.is_set():
+                return
+        handler.wfile.write(b"0\r\n\r\n")
+
+    def _write_trickle(self, handler: BaseHTTPRequestHandler, data: bytes, interval: float) -> None:
+        handler.wfile.flush()
+        for index in range(len(data)):
+            handler.wfile.write(data[index : index + 1])
+            handler.wfile.flush()
+            if self._stopping.wait(interval):
+                return
 
 
 def _make_handler(server: FakeProviderServer) -> type[BaseHTTPRequestHandler]:

@@ -64,4 +64,10 @@ class AnthropicProvider(Provider):
             headers=self.headers(api_key, request.provider_options),
             read_timeout=request.timeout,
         )
-        return parse_message(reply.body, self.name, reply.request_id, output_tool=plan.output_tool)
+        return parse_message(
+            reply.body,
+            self.name,
+            reply.request_id,
+            output_tool=plan.output_tool,
+            tools=list(request.tools),
+        )

@@ -16,6 +16,7 @@ from gigi_core.llm import (
     ChatResponse,
     FinishReason,
     ProviderError,
+    Tool,
     ToolCall,
     Usage,
     as_int,
@@ -60,9 +61,19 @@ def _output_text(block: dict[str, Any]) -> str:
 
 
 def parse_message(
-    body: Any, provider: str, request_id: str | None, *, output_tool: str | None = None
+    body: Any,
+    provider: str,
+    request_id: str | None,
+    *,
+    output_tool: str | None = None,
+    tools: list[Tool] | None = None,
 ) -> ChatResponse:
-    """Normalise a Messages body; a body without a content list is an invalid response."""
+    """Normalise a Messages body; a body without a content list is an invalid response.
+
+    Adjacent text blocks (citations split a sentence) are concatenated; text on either
+    side of other blocks (server tool calls and results) is separated by a blank line.
+    ``tools`` lets a ``tool_use`` without ``input`` mean ``{}`` when nothing is required.
+    """
     content = body.get("content") if isinstance(body, dict) else None
     if not isinstance(content, list):
         raise ProviderError(
@@ -72,17 +83,25 @@ def parse_message(
             request_id=request_id,
         )
     blocks = [b for b in content if isinstance(b, dict)]
-    texts: list[str | None] = []
+    texts: list[str] = []
     thoughts: list[str | None] = []
     calls: list[ToolCall] = []
     seen: set[str] = set()
     output_text: str | None = None
     output_index: int | None = None
+    after_text = False  # the previous block was text: the next text continues it
     for index, block in enumerate(blocks):
         kind = block.get("type")
         if kind == "text":
-            texts.append(_str(block.get("text")))
-        elif kind == "thinking":
+            piece = _str(block.get("text")) or ""
+            if after_text and texts:
+                texts[-1] += piece
+            else:
+                texts.append(piece)
+            after_text = True
+            continue
+        after_text = False
+        if kind == "thinking":
             thoughts.append(_str(block.get("thinking")))
         elif kind == "tool_use":
             if output_tool is not None and output_text is None and block.get("name") == output_tool:
@@ -90,7 +109,11 @@ def parse_message(
                 continue
             calls.append(
                 make_tool_call(
-                    block.get("id"), block.get("name"), block.get("input"), seen_ids=seen
+                    block.get("id"),
+                    block.get("name"),
+                    block.get("input"),
+                    seen_ids=seen,
+                    tools=tools,
                 )
             )
     raw_finish = _str(body.get("stop_reason"))
@@ -98,7 +121,7 @@ def parse_message(
         finish: FinishReason = "tool_calls" if calls else "stop"
     else:
         finish = _FINISH.get(raw_finish, "other")
-    text = join_text(texts)
+    text = join_text((t.strip("\n") if len(texts) > 1 else t for t in texts), "\n\n")
     refusal: str | None = None
     if finish == "refusal":
         refusal, text = text or REFUSAL_MESSAGE, None

@@ -76,10 +76,15 @@ class GigiBot(Publisher, discord.AutoShardedClient):
         self._runtime = runtime
         self.tree = GigiTree(self)
         self.prompt_messages: dict[str, discord.Message] = {}
+        self.failures: dict[str, str] = {}  # run id -> what its provider said (admins' trace)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._send_warned: dict[int, float] = {}
         self._ready_once = False
         self.content_notice = ContentNotice(self)
+        from gigi_discord.prompts import PromptBook
+
+        home = getattr(getattr(kernel, "settings", None), "home", None)
+        self.prompts = PromptBook(home)  # public prompts on disk, refreshed at start-up
         from gigi_discord.commands import install
 
         install(self.tree, kernel)
@@ -107,10 +112,14 @@ class GigiBot(Publisher, discord.AutoShardedClient):
         return await sync_if_changed(self, force=self.settings.force_sync)
 
     async def on_ready(self) -> None:
-        """Once per process: tell the operator which guilds miss the Message Content intent."""
+        """Once per process: tell the operator which guilds miss the Message Content intent,
+        and refresh the confirmation prompts an earlier process left (``prompts``)."""
         if not self._ready_once:
             self._ready_once = True
             self.spawn(self.content_notice.log_guilds(list(self.guilds)))
+            from gigi_discord.prompts import refresh_prompts
+
+            self.spawn(refresh_prompts(self))
 
     async def on_message(self, message: discord.Message) -> None:
         """Publish first (it only queues the event), then answer if Gigi was addressed."""
@@ -142,7 +151,14 @@ class GigiBot(Publisher, discord.AutoShardedClient):
         from gigi_discord.confirm import expire_later
 
         self.prompt_messages[prompt.confirmation_id] = message
+        if not message.flags.ephemeral:  # an ephemeral prompt cannot be edited after a restart
+            self.prompts.remember(prompt.confirmation_id, message.channel.id, message.id)
         self.spawn(expire_later(self, message, prompt))
+
+    def forget_prompt(self, confirmation_id: str) -> None:
+        """The prompt is closed: nothing to refresh for it at the next start."""
+        self.prompt_messages.pop(confirmation_id, None)
+        self.prompts.forget(confirmation_id)
 
     async def close(self) -> None:
         for task in list(self._tasks):

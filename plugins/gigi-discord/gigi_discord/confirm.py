@@ -16,7 +16,7 @@ import discord
 
 from gigi_core import GigiError
 from gigi_core.surfaces import ConfirmationError, ConfirmationPrompt
-from gigi_discord.errors import sentence, tell
+from gigi_discord.errors import defer, sentence, tell
 from gigi_discord.identity import channel_checker, guild_key, resolve_actor
 
 if TYPE_CHECKING:
@@ -138,7 +138,7 @@ async def decide(
         text = closed_text(row, run)
         await tell(interaction, text)
         await close_message(message, confirmation_id, f"*{text}*")
-        bot.prompt_messages.pop(confirmation_id, None)
+        bot.forget_prompt(confirmation_id)
         return
     spec = bot.kernel.registry.actions.get(row.action)
     if approve and spec is not None and row.state == "pending":
@@ -153,7 +153,7 @@ async def decide(
     if button:
         await interaction.response.defer()
     else:
-        await interaction.response.defer(thinking=True, ephemeral=private)
+        await defer(interaction, ephemeral=private)
     try:
         reply = await runtime.decide(
             confirmation_id,
@@ -168,7 +168,7 @@ async def decide(
         fresh = await runtime.confirmations.get(confirmation_id)
         if fresh.state != "pending":
             await close_message(message, confirmation_id, f"*{text}*")
-            bot.prompt_messages.pop(confirmation_id, None)
+            bot.forget_prompt(confirmation_id)
         return
     verb = "Confirmed" if approve else "Rejected"
     note = f"*{verb} by {interaction.user.mention}.*"
@@ -176,10 +176,10 @@ async def decide(
         await close_own_prompt(interaction, message, confirmation_id, note)
     else:
         await close_message(message, confirmation_id, note)
-    bot.prompt_messages.pop(confirmation_id, None)
+    bot.forget_prompt(confirmation_id)
     from gigi_discord.results import send_result
 
-    await send_result(interaction, reply, bot=bot, ephemeral=private)
+    await send_result(interaction, reply, bot=bot, ephemeral=private, admin=actor.is_admin)
 
 
 def _ephemeral(message: discord.Message | None) -> bool:
@@ -220,16 +220,24 @@ async def close_own_prompt(
 
 async def expire_later(bot: GigiBot, message: discord.Message, prompt: ConfirmationPrompt) -> None:
     """At expiry, disable the buttons if nobody decided (a click later is refused anyway)."""
+    await expire_at(bot, message, prompt.confirmation_id, prompt.expires_at)
+
+
+async def expire_at(
+    bot: GigiBot, message: discord.Message, confirmation_id: str, expires_at: Any
+) -> None:
+    """Sleep until ``expires_at``, then disable the buttons if the confirmation is still open."""
     import asyncio
     from datetime import UTC, datetime
 
     # The kernel's clock set expires_at, so measure with it (not discord.utils.utcnow).
-    delay = (prompt.expires_at - datetime.now(UTC)).total_seconds()
+    delay = (expires_at - datetime.now(UTC)).total_seconds()
     await asyncio.sleep(max(0.0, delay))
     try:
-        row = await bot.runtime.confirmations.get(prompt.confirmation_id)
+        row = await bot.runtime.confirmations.get(confirmation_id)
     except ConfirmationError:
+        bot.forget_prompt(confirmation_id)
         return
     if row.state in ("pending", "expired"):
-        await close_message(message, prompt.confirmation_id, "*This confirmation expired.*")
-    bot.prompt_messages.pop(prompt.confirmation_id, None)
+        await close_message(message, confirmation_id, "*This confirmation expired.*")
+    bot.forget_prompt(confirmation_id)

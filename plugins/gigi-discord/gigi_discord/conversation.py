@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import discord
 
 from gigi_core.surfaces import Reply, Request
-from gigi_discord.errors import DM_SETUP_HINT, SETUP_HINT, sentence
+from gigi_discord.errors import for_audience, remember_failure
 from gigi_discord.identity import channel_checker, guild_key, resolve_actor
 from gigi_discord.render import NO_PINGS, deliver
 from gigi_discord.throttle import SLOW_DOWN
@@ -126,12 +126,12 @@ async def safe_send(
         log.warning("could not reply in channel %s: %s", message.channel.id, exc)
 
 
-def readable(reply: Reply, dm: bool) -> Reply:
-    """Runs that could not reach a model say what an admin can do, in Discord terms."""
-    if reply.termination_reason == "no_provider":
-        hint = (DM_SETUP_HINT if dm else SETUP_HINT) if "configured" in reply.text else None
-        reply.text = hint or sentence(reply.text)
-    return reply
+def readable(reply: Reply, dm: bool, *, admin: bool = False, bot: Any = None) -> Reply:
+    """Runs that could not reach a model say what an admin can do, in Discord terms; what
+    the provider said goes to admins only (a DM is private, a channel is not)."""
+    if bot is not None:
+        remember_failure(bot, reply)
+    return for_audience(reply, admin=admin, private=dm, dm=dm)
 
 
 async def handle_message(bot: GigiBot, message: discord.Message) -> None:
@@ -187,7 +187,7 @@ async def handle_message(bot: GigiBot, message: discord.Message) -> None:
     except Exception:
         log.exception("agent run failed for message %s", message.id)
         reply = Reply(text="Something went wrong on Gigi's side; it was logged for the operator.")
-    await safe_send(bot, message, readable(reply, dm), notes)
+    await safe_send(bot, message, readable(reply, dm, admin=actor.is_admin, bot=bot), notes)
 
 
 __all__ = ["NO_PINGS", "addressed", "clean_text", "handle_message"]

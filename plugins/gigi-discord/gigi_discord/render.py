@@ -43,6 +43,46 @@ def chunk(reply: Reply, notes: list[str] | None = None) -> list[str]:
     return split_text("\n\n".join(reply_parts(reply, notes)), LIMIT)
 
 
+async def send_reply(
+    interaction: discord.Interaction[Any],
+    reply: Reply,
+    *,
+    bot: Any,
+    admin: bool,
+    ephemeral: bool = False,
+    notes: list[str] | None = None,
+    files: list[discord.File] | None = None,
+) -> list[discord.Message]:
+    """Follow up a deferred interaction with a run's reply.
+
+    A failed run is told only to the person who asked (even after a public "thinking…"),
+    and what its provider or configuration said only to admins (``for_audience``).
+    """
+    from gigi_discord.errors import (
+        PUBLIC_THINKING,
+        answered_publicly,
+        for_audience,
+        privately,
+        remember_failure,
+    )
+
+    remember_failure(bot, reply)
+    private = ephemeral or reply.status == "failed"
+    dm = interaction.guild is None
+    reply = for_audience(reply, admin=admin, private=private, dm=dm)
+    send = interaction.followup.send
+    if private and interaction.extras.get(PUBLIC_THINKING):
+        async with privately(interaction):
+            return await deliver(
+                send, reply, bot=bot, notes=notes, files=files, wait=True, ephemeral=True
+            )
+    if not private:
+        answered_publicly(interaction)
+    return await deliver(
+        send, reply, bot=bot, notes=notes, files=files, wait=True, ephemeral=private
+    )
+
+
 async def deliver(
     send: Sender,
     reply: Reply,

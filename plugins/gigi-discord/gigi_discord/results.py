@@ -130,10 +130,15 @@ async def send_dm_files(user: discord.abc.User, files: list[tuple[str, bytes]], 
 
 
 async def send_result(
-    interaction: discord.Interaction[Any], reply: Reply, *, bot: Any, ephemeral: bool
+    interaction: discord.Interaction[Any],
+    reply: Reply,
+    *,
+    bot: Any,
+    ephemeral: bool,
+    admin: bool = False,
 ) -> None:
     """Follow up a deferred interaction with a command's (or a confirmation's) result."""
-    from gigi_discord.render import deliver
+    from gigi_discord.render import send_reply
 
     shown = present(reply)
     files = list(shown.files)
@@ -160,11 +165,11 @@ async def send_result(
         files = []
         notes.append("The result is too large to attach on Discord.")
     text = "\n\n".join([shown.reply.text, *notes]).strip()
-    await deliver(
-        interaction.followup.send,
+    await send_reply(
+        interaction,
         replace(shown.reply, text=text),
         bot=bot,
+        admin=admin,
         files=_discord_files(files) if files else None,
-        wait=True,
         ephemeral=ephemeral,
     )

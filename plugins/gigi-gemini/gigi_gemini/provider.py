@@ -78,7 +78,7 @@ class GeminiProvider(Provider):
             headers=self.headers(api_key),
             read_timeout=request.timeout,
         )
-        return parse_generate_response(reply.body, reply.request_id)
+        return parse_generate_response(reply.body, reply.request_id, list(request.tools))
 
     async def embed(
         self, request: EmbeddingRequest, *, api_key: str, base_url: str | None = None

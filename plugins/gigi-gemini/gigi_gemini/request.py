@@ -33,6 +33,8 @@ ThinkingStyle = Literal["budget", "level"]
 PARTS_KEY = "gemini_parts"
 SIGNATURE_KEY = "thought_signature"
 NATIVE_ID_KEY = "gemini_id"
+#: on a ToolCall made from a MALFORMED_FUNCTION_CALL (no real call): the finish reason
+MALFORMED_KEY = "gemini_malformed"
 
 # Gemini 2.x takes a token budget (0 disables thinking on Flash); Gemini 3 a level.
 _BUDGETS: dict[ReasoningEffort, int] = {
@@ -170,14 +172,25 @@ def build_contents(messages: list[Message]) -> list[dict[str, Any]]:
 
 
 def _call_names(messages: list[Message]) -> dict[str, tuple[str, str | None]]:
-    """Our call id -> (function name, Gemini's own id when it sent one)."""
+    """Our call id -> (function name, Gemini's own id when it sent one).
+
+    A call made from a MALFORMED_FUNCTION_CALL maps to ``("", None)``: Gemini never
+    produced it, so its answer goes back as text, not as a ``functionResponse``.
+    """
     names: dict[str, tuple[str, str | None]] = {}
     for message in messages:
         if isinstance(message, AssistantMessage):
             for call in message.tool_calls:
+                if _made_up(call):
+                    names[call.id] = ("", None)
+                    continue
                 native = call.provider_data.get(NATIVE_ID_KEY)
                 names[call.id] = (call.name, native if isinstance(native, str) else None)
     return names
+
+
+def _made_up(call: Any) -> bool:
+    return bool(call.provider_data.get(MALFORMED_KEY))
 
 
 def _turn(
@@ -190,6 +203,8 @@ def _turn(
     if isinstance(message, AssistantMessage):
         return "model", model_parts(message)
     if isinstance(message, ToolResultMessage):
+        if names.get(message.tool_call_id) == ("", None):
+            return "user", [{"text": f"Your last function call failed: {message.content}"}]
         return "user", [_function_response(message, names)]
     raise ProviderError(  # system messages were hoisted by the caller
         PROVIDER, f"unexpected message role {message.role!r}", error_class="bad_request"
@@ -223,6 +238,8 @@ def model_parts(message: AssistantMessage) -> list[dict[str, Any]]:
     if message.content:
         parts.append({"text": message.content})
     for call in message.tool_calls:
+        if _made_up(call):
+            continue  # Gemini produced no call: sending one would be a call it never made
         function_call: dict[str, Any] = {"name": call.name, "args": call.arguments or {}}
         native = call.provider_data.get(NATIVE_ID_KEY)
         if isinstance(native, str):
@@ -241,7 +258,7 @@ def _parts_match(parts: list[Any], message: AssistantMessage) -> bool:
         for p in parts
         if isinstance(p, dict) and isinstance(p.get("functionCall"), dict)
     ]
-    return kept == [call.name for call in message.tool_calls]
+    return kept == [call.name for call in message.tool_calls if not _made_up(call)]
 
 
 def _function_response(

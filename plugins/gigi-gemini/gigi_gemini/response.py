@@ -2,24 +2,28 @@
 
 Gemini says ``STOP`` even when it called functions, sends calls without ids, reports
 a bad call as ``MALFORMED_FUNCTION_CALL`` with no call at all, and answers a blocked
-prompt with no candidates; each case becomes something the runtime can act on.
+prompt with no candidates; each case becomes something the runtime can act on. A bad
+call becomes a ``ToolCall`` with a parse error (named after the declared tool its
+finish message mentions), which the runtime feeds back like any malformed call.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from gigi_core.llm import (
     ChatResponse,
     FinishReason,
     ProviderError,
+    Tool,
     ToolCall,
     Usage,
     as_int,
     join_text,
     make_tool_call,
 )
-from gigi_gemini.request import NATIVE_ID_KEY, PARTS_KEY, PROVIDER, SIGNATURE_KEY
+from gigi_gemini.request import MALFORMED_KEY, NATIVE_ID_KEY, PARTS_KEY, PROVIDER, SIGNATURE_KEY
 
 _FINISH: dict[str, FinishReason] = {
     "STOP": "stop",
@@ -58,8 +62,13 @@ def parse_usage(raw: Any) -> Usage:
     )
 
 
-def parse_generate_response(body: Any, request_id: str | None) -> ChatResponse:
-    """Normalise one reply; a body with neither candidates nor a block reason raises."""
+def parse_generate_response(
+    body: Any, request_id: str | None, tools: list[Tool] | None = None
+) -> ChatResponse:
+    """Normalise one reply; a body with neither candidates nor a block reason raises.
+
+    ``tools`` (the request's) name the call a ``MALFORMED_FUNCTION_CALL`` stood for.
+    """
     if not isinstance(body, dict):
         raise _invalid("the reply is not a JSON object", request_id)
     common: dict[str, Any] = {
@@ -91,6 +100,8 @@ def parse_generate_response(body: Any, request_id: str | None) -> ChatResponse:
         refusal = finish_message or f"Gemini stopped the answer ({raw_finish})"
     if raw_finish in BAD_CALL_REASONS:
         provider_data["feedback"] = _bad_call_feedback(raw_finish, finish_message)
+        if not calls:
+            calls = [_bad_call(raw_finish, finish_message, tools)]
     return ChatResponse(
         text=text,
         tool_calls=calls,
@@ -155,6 +166,37 @@ def _bad_call_feedback(reason: str, finish_message: str | None) -> str:
         "Call the function again with valid JSON arguments matching its declared schema, "
         "or answer without calling a function."
     )
+
+
+def _bad_call(reason: str, finish_message: str | None, tools: list[Tool] | None) -> ToolCall:
+    """The unusable call as a ToolCall with a parse error: never run, always answered."""
+    detail = f" ({finish_message})" if finish_message else ""
+    return make_tool_call(
+        None,
+        _named_tool(finish_message, tools) or "",
+        None,
+        seen_ids=set(),
+        provider_data={MALFORMED_KEY: reason},
+    ).model_copy(
+        update={
+            "raw_arguments": finish_message or "",
+            "parse_error": f"Gemini reported {reason}{detail}; the call could not be read",
+        }
+    )
+
+
+def _named_tool(finish_message: str | None, tools: list[Tool] | None) -> str | None:
+    """The declared tool the finish message mentions first; the only tool when just one."""
+    names = [t.name for t in tools or ()]
+    if finish_message:
+        found = [
+            (m.start(), name)
+            for name in names
+            if (m := re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", finish_message))
+        ]
+        if found:
+            return min(found)[1]
+    return names[0] if len(names) == 1 else None
 
 
 def _invalid(why: str, request_id: str | None) -> ProviderError:

@@ -191,7 +191,9 @@ async def test_malformed_function_call_is_never_executed(
 ) -> None:
     fake.reply_malformed_function_call()
     response = await _chat(gemini, fake)
-    assert response.tool_calls == [] and response.text is None
+    [call] = response.tool_calls  # a call with a parse error: fed back, never executed
+    assert not call.ok and call.arguments is None and call.parse_error
+    assert response.text is None
     assert response.finish_reason == "error"
     assert response.raw_finish_reason == "MALFORMED_FUNCTION_CALL"
     assert "MALFORMED_FUNCTION_CALL" in response.provider_data["feedback"]

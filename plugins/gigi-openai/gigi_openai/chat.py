@@ -19,6 +19,7 @@ from gigi_core.llm import (
     NamedToolChoice,
     ProviderError,
     SystemMessage,
+    Tool,
     ToolResultMessage,
     Usage,
     UserMessage,
@@ -26,6 +27,10 @@ from gigi_core.llm import (
     join_text,
     make_tool_call,
 )
+from gigi_openai.think import split_think
+
+#: ``provider_data`` key: DeepSeek-style ``reasoning_content``, echoed on tool-call turns.
+REASONING_CONTENT_KEY = "reasoning_content"
 
 ReasoningStyle = Literal["reasoning_effort", "openrouter", "omit"]
 
@@ -83,6 +88,10 @@ def wire_message(message: Message, flavor: Flavor) -> dict[str, Any]:
         details = message.provider_data.get("reasoning_details")
         if details is not None and flavor.reasoning_style == "openrouter":
             wire["reasoning_details"] = details
+        thought = message.provider_data.get(REASONING_CONTENT_KEY)
+        if isinstance(thought, str) and message.tool_calls:
+            # DeepSeek thinking mode answers 400 unless a tool-call turn sends it back.
+            wire[REASONING_CONTENT_KEY] = thought
         return wire
     assert isinstance(message, ToolResultMessage)
     return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
@@ -174,8 +183,14 @@ def parse_usage(raw: Any) -> Usage:
     )
 
 
-def parse_chat_completion(body: Any, provider: str, request_id: str | None) -> ChatResponse:
-    """Normalise a chat-completions body; anything unusable raises ``ProviderError``."""
+def parse_chat_completion(
+    body: Any, provider: str, request_id: str | None, tools: list[Tool] | None = None
+) -> ChatResponse:
+    """Normalise a chat-completions body; anything unusable raises ``ProviderError``.
+
+    ``tools`` (the request's) lets a call with no ``arguments`` field mean ``{}`` for a
+    tool that requires nothing. ``<think>`` blocks in the content move to ``reasoning``.
+    """
     choices = body.get("choices") if isinstance(body, dict) else None
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise ProviderError(
@@ -202,7 +217,11 @@ def parse_chat_completion(body: Any, provider: str, request_id: str | None) -> C
         function = raw.get("function") if isinstance(raw.get("function"), dict) else {}
         calls.append(
             make_tool_call(
-                raw.get("id"), function.get("name"), function.get("arguments"), seen_ids=seen
+                raw.get("id"),
+                function.get("name"),
+                function.get("arguments"),
+                seen_ids=seen,
+                tools=tools,
             )
         )
     refusal = message.get("refusal") if isinstance(message.get("refusal"), str) else None
@@ -213,18 +232,24 @@ def parse_chat_completion(body: Any, provider: str, request_id: str | None) -> C
     if refusal and finish == "stop":
         finish = "refusal"
     reasoning = message.get("reasoning") or message.get("reasoning_content")
+    reasoning = reasoning if isinstance(reasoning, str) and reasoning else None
+    text, thought = split_think(_content_text(message.get("content")))
+    if thought:
+        reasoning = join_text([reasoning, thought], "\n\n")
     provider_data: dict[str, Any] = {}
     if message.get("reasoning_details") is not None:
         provider_data["reasoning_details"] = message["reasoning_details"]
+    if isinstance(message.get(REASONING_CONTENT_KEY), str):
+        provider_data[REASONING_CONTENT_KEY] = message[REASONING_CONTENT_KEY]
     return ChatResponse(
         provider=provider,
         model=body.get("model") if isinstance(body.get("model"), str) else None,
-        text=_content_text(message.get("content")),
+        text=text,
         tool_calls=calls,
         finish_reason=finish,
         raw_finish_reason=raw_finish if isinstance(raw_finish, str) else None,
         refusal=refusal or None,
-        reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
+        reasoning=reasoning,
         usage=parse_usage(body.get("usage")),
         request_id=request_id,
         response_id=body.get("id") if isinstance(body.get("id"), str) else None,

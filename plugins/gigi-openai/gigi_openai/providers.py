@@ -63,7 +63,7 @@ class OpenAICompatibleProvider(Provider):
                 headers=headers,
                 read_timeout=request.timeout,
             )
-            return parse_responses(reply.body, self.name, reply.request_id)
+            return parse_responses(reply.body, self.name, reply.request_id, request.tools)
         reply = await self.http.post_json(
             f"{base}/chat/completions",
             build_chat_payload(request, model, self.flavor),
@@ -71,7 +71,7 @@ class OpenAICompatibleProvider(Provider):
             headers=headers,
             read_timeout=request.timeout,
         )
-        return parse_chat_completion(reply.body, self.name, reply.request_id)
+        return parse_chat_completion(reply.body, self.name, reply.request_id, request.tools)
 
     async def embed(
         self, request: EmbeddingRequest, *, api_key: str, base_url: str | None = None

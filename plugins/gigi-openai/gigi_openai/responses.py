@@ -16,6 +16,7 @@ from gigi_core.llm import (
     NamedToolChoice,
     ProviderError,
     SystemMessage,
+    Tool,
     ToolResultMessage,
     Usage,
     UserMessage,
@@ -110,8 +111,21 @@ def build_responses_payload(request: ChatRequest, model: str) -> dict[str, Any]:
     return payload
 
 
-def parse_responses(body: Any, provider: str, request_id: str | None) -> ChatResponse:
-    """Normalise a Responses API body."""
+def _reasoning_texts(item: dict[str, Any]) -> list[str | None]:
+    """Summary parts (OpenAI) and raw ``reasoning_text`` parts (open-weight models)."""
+    texts: list[str | None] = []
+    for key, kind in (("summary", "summary_text"), ("content", "reasoning_text")):
+        for part in item.get(key) or []:
+            if isinstance(part, dict) and part.get("type") == kind:
+                text = part.get("text")
+                texts.append(text if isinstance(text, str) else None)
+    return texts
+
+
+def parse_responses(
+    body: Any, provider: str, request_id: str | None, tools: list[Tool] | None = None
+) -> ChatResponse:
+    """Normalise a Responses API body; ``reasoning`` items become the reply's reasoning."""
     if not isinstance(body, dict) or not isinstance(body.get("output"), list):
         raise ProviderError(
             provider,
@@ -120,6 +134,7 @@ def parse_responses(body: Any, provider: str, request_id: str | None) -> ChatRes
             request_id=request_id,
         )
     texts: list[str | None] = []
+    thoughts: list[str | None] = []
     refusals: list[str | None] = []
     calls = []
     seen: set[str] = set()
@@ -134,10 +149,16 @@ def parse_responses(body: Any, provider: str, request_id: str | None) -> ChatRes
                     texts.append(part.get("text"))
                 elif part.get("type") == "refusal":
                     refusals.append(part.get("refusal"))
+        elif item.get("type") == "reasoning":
+            thoughts.extend(_reasoning_texts(item))
         elif item.get("type") == "function_call":
             calls.append(
                 make_tool_call(
-                    item.get("call_id"), item.get("name"), item.get("arguments"), seen_ids=seen
+                    item.get("call_id"),
+                    item.get("name"),
+                    item.get("arguments"),
+                    seen_ids=seen,
+                    tools=tools,
                 )
             )
     refusal = join_text(refusals)
@@ -159,6 +180,7 @@ def parse_responses(body: Any, provider: str, request_id: str | None) -> ChatRes
         finish_reason=finish,
         raw_finish_reason=status if isinstance(status, str) else None,
         refusal=refusal,
+        reasoning=join_text(thoughts, "\n\n"),
         usage=Usage(
             input_tokens=as_int(usage.get("input_tokens")),
             output_tokens=as_int(usage.get("output_tokens")),

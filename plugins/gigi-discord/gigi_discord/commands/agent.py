@@ -12,9 +12,9 @@ from gigi_core import GigiError
 from gigi_core.surfaces import ConfirmationError, Request
 from gigi_discord.commands.common import Ctx, choices, context
 from gigi_discord.confirm import decide
-from gigi_discord.errors import Refusal, sentence, tell
+from gigi_discord.errors import Refusal, defer, sentence, tell
 from gigi_discord.identity import channel_checker
-from gigi_discord.render import deliver
+from gigi_discord.render import send_reply
 
 NOT_YOURS = "Only the person who started that run, or a server admin, can see or steer it."
 
@@ -73,7 +73,11 @@ def agent_root() -> app_commands.Group:
                 row = await runs.last(guild_id=ctx.guild_id, actor_id=actor_id)
             except GigiError:
                 raise Refusal("There are no runs to show yet.") from None
-        await tell(interaction, format_trace(await ctx.bot.runtime.trace(row.id)))
+        text = format_trace(await ctx.bot.runtime.trace(row.id))
+        why = getattr(ctx.bot, "failures", {}).get(row.id) if ctx.actor.is_admin else None
+        if why:  # kept in memory by this process; the store holds metadata only
+            text = f"{text}\n**What happened** (only admins see this): {why}"[:2000]
+        await tell(interaction, text)
 
     @root.command(name="cancel", description="Cancel a run that is working or waiting.")
     @app_commands.describe(run="The run id")
@@ -133,12 +137,12 @@ def agent_root() -> app_commands.Group:
             text="",
             channel_visible=channel_checker(interaction.guild, interaction.user),
         )
-        await interaction.response.defer(thinking=True)
+        await defer(interaction, ephemeral=False)
         try:
             reply = await ctx.bot.runtime.direct(request, action, parsed)
         except GigiError as exc:
             await tell(interaction, sentence(str(exc)))
             return
-        await deliver(interaction.followup.send, reply, bot=ctx.bot, wait=True)
+        await send_reply(interaction, reply, bot=ctx.bot, admin=ctx.actor.is_admin)
 
     return root

@@ -10,10 +10,9 @@ from discord import app_commands
 
 from gigi_core.surfaces import Reply, Request
 from gigi_discord.commands.common import context as ctx_of
-from gigi_discord.conversation import readable
-from gigi_discord.errors import Refusal
+from gigi_discord.errors import Refusal, defer
 from gigi_discord.identity import channel_checker
-from gigi_discord.render import deliver
+from gigi_discord.render import send_reply
 from gigi_discord.throttle import SLOW_DOWN
 
 log = logging.getLogger(__name__)
@@ -73,7 +72,7 @@ async def ask(
     ctx = await ctx_of(interaction)
     if not ctx.bot.throttle.allow(ctx.guild_id, str(interaction.user.id)):
         raise Refusal(SLOW_DOWN)
-    await interaction.response.defer(thinking=True)
+    await defer(interaction, ephemeral=False)
     text = question.strip()
     ids: list[str] = []
     notes: list[str] = []
@@ -99,10 +98,4 @@ async def ask(
     except Exception:
         log.exception("agent run failed for /ask")
         reply = Reply(text="Something went wrong on Gigi's side; it was logged for the operator.")
-    await deliver(
-        interaction.followup.send,
-        readable(reply, interaction.guild is None),
-        bot=ctx.bot,
-        notes=notes,
-        wait=True,
-    )
+    await send_reply(interaction, reply, bot=ctx.bot, admin=ctx.actor.is_admin, notes=notes)

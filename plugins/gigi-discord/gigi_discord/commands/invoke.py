@@ -15,7 +15,7 @@ import discord
 from gigi_core import GigiError, PolicyDenied
 from gigi_core.surfaces import CommandSpec, Request
 from gigi_discord.commands.common import context
-from gigi_discord.errors import Refusal, sentence, tell
+from gigi_discord.errors import Refusal, defer, sentence, tell
 from gigi_discord.identity import channel_checker
 from gigi_discord.results import DM_FILES, send_result
 
@@ -60,7 +60,7 @@ async def run_command(
         text="",
         channel_visible=channel_checker(interaction.guild, interaction.user),
     )
-    await interaction.response.defer(ephemeral=private, thinking=True)
+    await defer(interaction, ephemeral=private)
     try:
         reply = await ctx.bot.runtime.direct(request, spec.action, args)
     except PolicyDenied as exc:
@@ -69,4 +69,4 @@ async def run_command(
     except GigiError as exc:
         await tell(interaction, sentence(str(exc)))
         return
-    await send_result(interaction, reply, bot=ctx.bot, ephemeral=private)
+    await send_result(interaction, reply, bot=ctx.bot, ephemeral=private, admin=ctx.actor.is_admin)

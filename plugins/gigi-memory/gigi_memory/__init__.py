@@ -1,0 +1,123 @@
+"""Gigi's guild memory: opt-in per channel, exact counts and full-text search.
+
+The hook implementations only. Importing this module is cheap (no SQLAlchemy); the work
+lives in ``observe`` (the event gate), ``writer`` (batched writes), ``reads`` and ``tools``
+(counts and search), ``admin`` (the /memory commands) and ``lifecycle`` (retention, privacy).
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from typing import Any
+
+from gigi_core import hookimpl
+
+__all__ = ["flush"]
+
+
+@hookimpl
+def register_manifests(register: Any) -> None:
+    register(files(__name__) / "gigi.yaml")
+
+
+@hookimpl
+def register_tools(register: Any) -> None:
+    from gigi_memory.handlers import ACTIONS
+
+    for name, handler in ACTIONS.items():
+        register(name, handler)
+
+
+@hookimpl
+def register_migrations(register: Any) -> None:
+    register("memory", files(__name__) / "migrations")
+
+
+@hookimpl
+def register_jobs(register: Any) -> None:
+    from gigi_memory.handlers import retention_job
+
+    register("memory.retention", retention_job, schedule="17 * * * *", retries=2, timeout=1800.0)
+
+
+@hookimpl
+def register_retrievers(register: Any) -> None:
+    from gigi_memory.retriever import MemoryRetriever
+
+    register("memory", MemoryRetriever())
+
+
+@hookimpl
+def register_commands(cli: Any) -> None:
+    from gigi_memory.cli import add_commands
+
+    add_commands(cli)
+
+
+@hookimpl
+async def startup(kernel: Any) -> None:
+    from gigi_memory.service import service_of
+
+    await service_of(kernel).start()
+
+
+@hookimpl
+async def shutdown(kernel: Any) -> None:
+    svc = kernel.__dict__.get("gigi_memory")
+    if svc is not None:
+        await svc.close()
+
+
+@hookimpl
+def observe_event(event: Any, kernel: Any) -> None:
+    from gigi_memory.observe import handle
+
+    handle(event, kernel)
+
+
+@hookimpl
+def check_tool_call(call: Any, action: Any) -> Any:
+    """A purge without exactly one target is refused before anyone is asked to confirm it."""
+    if action.name == "memory.purge":
+        args = call["args"]
+        if bool(args.get("channel")) == bool(args.get("everything")):
+            from gigi_core import Decision
+
+            return Decision.deny(
+                "name one channel with channel:, or purge all with everything:true",
+                "memory_purge_target",
+            )
+    return None
+
+
+@hookimpl
+async def export_user_data(user_id: str, guild_id: str | None, kernel: Any) -> Any:
+    from gigi_memory.lifecycle import export_user
+
+    return await export_user(kernel, user_id, guild_id)
+
+
+@hookimpl
+async def delete_user_data(user_id: str, guild_id: str | None, kernel: Any) -> Any:
+    from gigi_memory.lifecycle import delete_user
+
+    return await delete_user(kernel, user_id, guild_id)
+
+
+@hookimpl
+async def purge_guild_data(guild_id: str, kernel: Any) -> Any:
+    from gigi_memory.lifecycle import purge_guild
+
+    return await purge_guild(kernel, guild_id)
+
+
+async def flush(kernel: Any, seconds: float | None = 10.0) -> bool:
+    """Wait until every message the plugin queued so far is written, and on SQLite until the
+    full-text index holds no word of removed text (which otherwise happens within a minute)."""
+    svc = kernel.__dict__.get("gigi_memory")
+    if svc is None:
+        return True
+    if not await svc.writer.flush(seconds):
+        return False
+    await svc.writer.compact_now()
+    return True

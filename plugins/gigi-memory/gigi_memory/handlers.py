@@ -1,0 +1,119 @@
+"""The action handlers as the kernel sees them: signatures only, the work imported on use.
+
+Loading the plugin (``gigi plugins list``, every ``gigi`` command) then costs no SQLAlchemy;
+the implementations are in ``gigi_memory.tools`` (reads) and ``gigi_memory.admin``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+async def count(
+    ctx: Any,
+    text: str | None = None,
+    author: str | None = None,
+    mentioned: str | None = None,
+    scope: str = "this-channel",
+    channel: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+) -> dict[str, Any]:
+    from gigi_memory import tools
+
+    return await tools.count(
+        ctx,
+        text=text,
+        author=author,
+        mentioned=mentioned,
+        scope=scope,
+        channel=channel,
+        since=since,
+        until=until,
+    )
+
+
+async def search(
+    ctx: Any,
+    query: str,
+    scope: str = "this-channel",
+    channel: str | None = None,
+    author: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    limit: int = 10,
+) -> dict[str, Any]:
+    from gigi_memory import tools
+
+    return await tools.search(
+        ctx,
+        query=query,
+        scope=scope,
+        channel=channel,
+        author=author,
+        since=since,
+        until=until,
+        limit=limit,
+    )
+
+
+async def recent(ctx: Any, channel: str | None = None, limit: int = 20) -> dict[str, Any]:
+    from gigi_memory import tools
+
+    return await tools.recent(ctx, channel=channel, limit=limit)
+
+
+async def enable(ctx: Any, channel: str, retention_days: int | None = None) -> dict[str, Any]:
+    from gigi_memory import admin
+
+    return await admin.enable(ctx, channel=channel, retention_days=retention_days)
+
+
+async def disable(ctx: Any, channel: str) -> dict[str, Any]:
+    from gigi_memory import admin
+
+    return await admin.disable(ctx, channel=channel)
+
+
+async def status(ctx: Any) -> dict[str, Any]:
+    from gigi_memory import admin
+
+    return await admin.status(ctx)
+
+
+async def purge(ctx: Any, channel: str | None = None, everything: bool = False) -> dict[str, Any]:
+    from gigi_memory import admin
+
+    return await admin.purge(ctx, channel=channel, everything=everything)
+
+
+async def policy(
+    ctx: Any,
+    enabled: bool | None = None,
+    retention_days: int | None = None,
+    storage: str | None = None,
+    allow_bots: bool | None = None,
+) -> dict[str, Any]:
+    from gigi_memory import admin
+
+    return await admin.policy(
+        ctx, enabled=enabled, retention_days=retention_days, storage=storage, allow_bots=allow_bots
+    )
+
+
+async def retention_job(ctx: Any) -> dict[str, Any]:
+    from gigi_memory import lifecycle
+
+    return await lifecycle.retention_job(ctx)
+
+
+ACTIONS = {
+    "memory.count": count,
+    "memory.search": search,
+    "memory.recent": recent,
+    "memory.enable": enable,
+    "memory.disable": disable,
+    "memory.status": status,
+    "memory.purge": purge,
+    "memory.policy": policy,
+}

@@ -1,0 +1,326 @@
+"""``gigi memory import``: a DiscordChatExporter JSON export through the live ingest path.
+
+The whole file is read and checked first; the first problem is reported with its JSON path
+(``$.messages[12].author.id``) and nothing is imported. Then every message passes the same
+policy gate as a live one (the channel must be enabled, with a retention; bots only when
+allowed; nothing from while the channel was secure) except the "since the channel was
+enabled" rule: an import is an admin's explicit backfill. Message ids dedupe, so importing
+twice inserts nothing twice; deleted messages stay deleted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from gigi_memory import tables
+from gigi_memory.writer import Op
+
+# DiscordChatExporter's message types that are conversation (the rest are system notices).
+CONVERSATION_TYPES = frozenset({"Default", "Reply"})
+NEVER_CHANNEL_TYPES = {
+    "DirectTextChat": "a direct message",
+    "DirectGroupTextChat": "a group DM",
+    "GuildPrivateThread": "a private thread",
+}
+BATCH = 1000
+SECURE_MARGIN_MS = 2_000
+
+
+class ExportError(ValueError):
+    """The file is not a DiscordChatExporter JSON export; ``path`` says where it went wrong."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+        self.problem = problem
+
+
+@dataclass(frozen=True)
+class ExportMessage:
+    id: str
+    type: str
+    created_ms: int
+    edited_ms: int | None
+    content: str
+    author_id: str
+    author_is_bot: bool
+    mentions: tuple[str, ...]
+    reply_to_id: str | None
+
+
+@dataclass(frozen=True)
+class Export:
+    guild_id: str
+    channel_id: str
+    channel_type: str | None
+    messages: list[ExportMessage]
+
+
+@dataclass
+class ImportReport:
+    guild_id: str
+    channel_id: str
+    total: int = 0
+    imported: int = 0
+    already: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "guild_id": self.guild_id,
+            "channel_id": self.channel_id,
+            "messages": self.total,
+            "imported": self.imported,
+            "already_remembered": self.already,
+            "skipped": dict(sorted(self.skipped.items())),
+        }
+
+
+# -- reading and checking ---------------------------------------------------------------------
+
+
+def _obj(value: Any, path: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ExportError(path, f"expected an object, found {_kind(value)}")
+    return value
+
+
+def _str(
+    obj: dict[str, Any], key: str, path: str, *, optional: bool = False, empty: bool = False
+) -> str | None:
+    value = obj.get(key)
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or (not empty and not value.strip()):
+        found = "an empty string" if isinstance(value, str) else _kind(value)
+        raise ExportError(f"{path}.{key}", f"expected a non-empty string, found {found}")
+    return value
+
+
+def _time(obj: dict[str, Any], key: str, path: str, *, optional: bool = False) -> int | None:
+    text = _str(obj, key, path, optional=optional)
+    if text is None:
+        return None
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ExportError(f"{path}.{key}", f"not an ISO 8601 time: {text[:40]!r}") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return int(when.timestamp() * 1000)
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}.get(
+        type(value), "a number" if isinstance(value, int | float) else type(value).__name__
+    )
+
+
+def parse_export(data: Any) -> Export:
+    """Check the whole export; raise ``ExportError`` at the first problem."""
+    root = _obj(data, "$")
+    guild = _obj(root.get("guild"), "$.guild")
+    channel = _obj(root.get("channel"), "$.channel")
+    guild_id = _str(guild, "id", "$.guild")
+    channel_id = _str(channel, "id", "$.channel")
+    channel_type = _str(channel, "type", "$.channel", optional=True)
+    raw = root.get("messages")
+    if not isinstance(raw, list):
+        raise ExportError("$.messages", f"expected an array, found {_kind(raw)}")
+    messages = []
+    for i, item in enumerate(raw):
+        path = f"$.messages[{i}]"
+        msg = _obj(item, path)
+        author = _obj(msg.get("author"), f"{path}.author")
+        is_bot = author.get("isBot", False)
+        if not isinstance(is_bot, bool):
+            raise ExportError(f"{path}.author.isBot", f"expected a boolean, found {_kind(is_bot)}")
+        mentions_raw = msg.get("mentions", [])
+        if not isinstance(mentions_raw, list):
+            raise ExportError(f"{path}.mentions", f"expected an array, found {_kind(mentions_raw)}")
+        mentions = tuple(
+            _str(_obj(m, f"{path}.mentions[{j}]"), "id", f"{path}.mentions[{j}]") or ""
+            for j, m in enumerate(mentions_raw)
+        )
+        reference = msg.get("reference")
+        reply_to = None
+        if isinstance(reference, dict) and isinstance(reference.get("messageId"), str):
+            reply_to = reference["messageId"]
+        messages.append(
+            ExportMessage(
+                id=_str(msg, "id", path) or "",
+                type=_str(msg, "type", path, optional=True) or "Default",
+                created_ms=_time(msg, "timestamp", path) or 0,
+                edited_ms=_time(msg, "timestampEdited", path, optional=True),
+                content=_str(msg, "content", path, empty=True) or "",
+                author_id=_str(author, "id", f"{path}.author") or "",
+                author_is_bot=is_bot,
+                mentions=mentions,
+                reply_to_id=reply_to,
+            )
+        )
+    return Export(guild_id or "", channel_id or "", channel_type, messages)
+
+
+def read_export(path: Path) -> Export:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ExportError("$", f"cannot read {path}: {type(exc).__name__}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ExportError(
+            "$", f"not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
+    return parse_export(data)
+
+
+# -- importing --------------------------------------------------------------------------------
+
+
+class ImportRefused(Exception):
+    """The export cannot go into memory as asked (the channel is not enabled, ...)."""
+
+
+async def run_import(
+    kernel: Any,
+    export: Export,
+    *,
+    guild_id: str,
+    channel_id: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> ImportReport:
+    from gigi_memory.service import service_of
+
+    channel = channel_id or export.channel_id
+    if export.channel_type in NEVER_CHANNEL_TYPES:
+        raise ImportRefused(
+            f"the export is of {NEVER_CHANNEL_TYPES[export.channel_type]}: never remembered"
+        )
+    if "memory" not in await kernel.plugin_state.enabled_plugins(guild_id):
+        raise ImportRefused(
+            f"the memory plugin is not enabled in guild {guild_id}: gigi plugins enable memory"
+        )
+    svc = service_of(kernel)
+    if not svc.cache.loaded:
+        await svc.start()
+    mode = svc.cache.channel(guild_id, channel)
+    if mode is None or mode.mode != "on" or not svc.cache.retention_of(guild_id, mode):
+        raise ImportRefused(
+            f"channel {channel} is not remembered: /memory enable channel:{channel} "
+            "retention_days:N first"
+        )
+    if await kernel.channels.get(guild_id, channel) == "secure":
+        raise ImportRefused(f"channel {channel} is secure: nothing is remembered from it")
+    secure = [
+        (_ms(r.started_at), _ms(r.ended_at) if r.ended_at is not None else None)
+        for r in await kernel.channels.secure_ranges(guild_id, channel)
+    ]
+    report = ImportReport(guild_id, channel, total=len(export.messages))
+    existing = await _existing(svc, guild_id, [m.id for m in export.messages])
+    queued: list[str] = []
+    seen: set[str] = set()
+    for done, msg in enumerate(export.messages, start=1):
+        reason = _skip(svc, guild_id, channel, msg, secure)
+        if reason is None and (msg.id in existing or msg.id in seen):
+            report.already += 1
+        elif reason is not None:
+            report.skipped[reason] += 1
+        else:
+            seen.add(msg.id)
+            svc.writer.enqueue(_op(guild_id, channel, msg, svc))
+            queued.append(msg.id)
+            if len(queued) % BATCH == 0:
+                await svc.writer.flush()
+        if progress is not None:
+            progress(done)
+    await svc.writer.flush()
+    report.imported = len(await _existing(svc, guild_id, queued)) if queued else 0
+    failed = len(queued) - report.imported
+    if failed:
+        report.skipped["not written (see the log)"] += failed
+    return report
+
+
+def _skip(
+    svc: Any, guild_id: str, channel: str, msg: ExportMessage, secure: list[tuple[int, int | None]]
+) -> str | None:
+    if msg.type not in CONVERSATION_TYPES:
+        return "system messages"
+    for start, end in secure:  # widened: the bot's clock and Discord's are not the same
+        if msg.created_ms >= start - SECURE_MARGIN_MS and (
+            end is None or msg.created_ms <= end + SECURE_MARGIN_MS
+        ):
+            return "while the channel was secure"
+    gate = svc.cache.gate(
+        guild_id=guild_id,
+        channel_id=channel,
+        parent_id=None,
+        kind="text",
+        is_bot=msg.author_is_bot,
+        created_ms=msg.created_ms,
+        live=False,
+    )
+    if gate.ingest:
+        return None
+    return {"bot or webhook": "bots", "past retention": "past retention"}.get(
+        gate.reason, gate.reason
+    )
+
+
+def _op(guild_id: str, channel: str, msg: ExportMessage, svc: Any) -> Op:
+    mode = svc.cache.channel(guild_id, channel)
+    return Op(
+        "create",
+        guild_id,
+        {
+            "message_id": msg.id,
+            "channel_id": channel,
+            "parent_id": None,
+            "author_id": msg.author_id,
+            "surface": "discord",
+            "reply_to_id": msg.reply_to_id,
+            "created_ms": msg.created_ms,
+            "edited_ms": msg.edited_ms,
+            "text": msg.content,
+            "mentions": msg.mentions,
+            "retention_days": svc.cache.retention_of(guild_id, mode),
+            "storage": svc.cache.guild(guild_id).storage,
+        },
+    )
+
+
+async def _existing(svc: Any, guild_id: str, ids: list[str]) -> set[str]:
+    m = tables.messages
+    found: set[str] = set()
+    unique = list(dict.fromkeys(ids))
+    async with svc.engine.connect() as conn:
+        for start in range(0, len(unique), 500):
+            part = unique[start : start + 500]
+            found.update(
+                (
+                    await conn.scalars(
+                        sa.select(m.c.message_id).where(
+                            m.c.guild_id == guild_id, m.c.message_id.in_(part)
+                        )
+                    )
+                ).all()
+            )
+    return found
+
+
+def _ms(when: datetime) -> int:
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return int(when.timestamp() * 1000)

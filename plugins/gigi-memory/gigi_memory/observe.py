@@ -1,0 +1,117 @@
+"""``observe_event``: the policy gate in memory, then a queued write. Never awaits anything.
+
+What is never ingested: DMs and group DMs, private threads, bot and webhook messages
+(unless the server allows them), messages in channels whose mode is off, in a channel
+without a retention, from before the channel was enabled, or in a channel just secured.
+Edits and deletes are queued only for channels memory holds (or held) something for; the
+writer applies them only to messages it stored, so an edit or delete of a message never
+ingested changes nothing.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from gigi_core.events import (
+    ChannelDeleted,
+    ChannelSecured,
+    MessageCreated,
+    MessageDeleted,
+    MessageEdited,
+)
+from gigi_memory.service import service_of
+from gigi_memory.writer import Op
+
+
+def millis(when: datetime) -> int:
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return int(when.timestamp() * 1000)
+
+
+def handle(event: Any, kernel: Any) -> None:
+    """Synchronous on purpose: the kernel calls it from the plugin's own queue."""
+    if event.guild_id is None:
+        return
+    svc = service_of(kernel)
+    cache = svc.cache
+    if isinstance(event, MessageCreated):
+        created = millis(event.created_at)
+        gate = cache.gate(
+            guild_id=event.guild_id,
+            channel_id=event.channel_id,
+            parent_id=event.parent_channel_id,
+            kind=event.channel_kind,
+            is_bot=event.author_is_bot or event.author_is_webhook,
+            created_ms=created,
+            live=True,
+        )
+        if not gate.ingest:
+            return
+        svc.writer.enqueue(
+            Op(
+                "create",
+                event.guild_id,
+                {
+                    "message_id": event.message_id,
+                    "channel_id": event.channel_id,
+                    "parent_id": event.parent_channel_id,
+                    "author_id": event.author_id,
+                    "surface": event.surface,
+                    "reply_to_id": event.reply_to_id,
+                    "created_ms": created,
+                    "text": event.text,
+                    "mentions": event.mentioned_user_ids,
+                    "retention_days": gate.retention_days,
+                    "storage": gate.storage,
+                },
+            )
+        )
+    elif isinstance(event, MessageEdited):
+        if cache.known(event.guild_id, event.channel_id, event.parent_channel_id):
+            svc.writer.enqueue(
+                Op(
+                    "edit",
+                    event.guild_id,
+                    {
+                        "message_id": event.message_id,
+                        "channel_id": event.channel_id,
+                        "parent_id": event.parent_channel_id,
+                        "text": event.text,
+                        "edited_ms": millis(event.edited_at),
+                    },
+                )
+            )
+    elif isinstance(event, MessageDeleted):
+        if event.message_ids and cache.known(
+            event.guild_id, event.channel_id, event.parent_channel_id
+        ):
+            svc.writer.enqueue(
+                Op(
+                    "delete",
+                    event.guild_id,
+                    {"channel_id": event.channel_id, "message_ids": tuple(event.message_ids)},
+                )
+            )
+    elif isinstance(event, ChannelDeleted):
+        if cache.known(event.guild_id, event.channel_id) or _has_threads(
+            cache, event.guild_id, event.channel_id
+        ):
+            svc.writer.drop_channel(event.guild_id, event.channel_id)
+            cache.set_channel(event.guild_id, event.channel_id, None)
+            svc.writer.enqueue(
+                Op(
+                    "purge_channel",
+                    event.guild_id,
+                    {"channel_id": event.channel_id, "drop_mode": True},
+                )
+            )
+    elif isinstance(event, ChannelSecured):
+        cache.secure(event.guild_id, event.channel_id)
+        svc.writer.drop_channel(event.guild_id, event.channel_id)
+
+
+def _has_threads(cache: Any, guild_id: str, channel_id: str) -> bool:
+    """A deleted channel may be the parent of threads memory holds (rows name the parent)."""
+    return bool(cache.channels.get(guild_id))

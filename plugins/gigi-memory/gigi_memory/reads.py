@@ -1,0 +1,144 @@
+"""Counting, searching and listing remembered messages: SQL for each backend.
+
+Full text goes through the engine's own index (SQLite FTS5, PostgreSQL ``tsvector`` with the
+``simple`` configuration); mentions through their own table, never substring search. Query
+words come from ``text.query_words`` (only letters, digits and marks), and are bound as
+parameters inside a quoted FTS5 phrase or through ``phraseto_tsquery`` / ``plainto_tsquery``,
+so ``"``, ``*``, ``NEAR``, ``-`` or ``:`` in what a member typed are plain text, never syntax.
+
+Every read filters on the guild, the channels of the scope, ``deleted_ms IS NULL`` and
+``retention_until_ms > now``: a message past its retention is gone for reads even before
+the retention job deletes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+MAX_SEARCH_WORDS = 32
+MESSAGE_COLUMNS = (
+    "m.id, m.guild_id, m.message_id, m.channel_id, m.parent_channel_id, m.author_id, "
+    "m.surface, m.created_ms, m.edited_ms, m.search_text, m.sealed_key_id, m.sealed_nonce, "
+    "m.sealed_text"
+)
+
+
+@dataclass(frozen=True)
+class Filters:
+    guild_id: str
+    channel_ids: tuple[str, ...]
+    include_threads: bool
+    now_ms: int
+    author: str | None = None
+    mentioned: str | None = None
+    since_ms: int | None = None
+    until_ms: int | None = None
+
+
+def _where(f: Filters) -> tuple[str, dict[str, Any], list[sa.BindParameter[Any]]]:
+    clauses = [
+        "m.guild_id = :guild",
+        "m.deleted_ms IS NULL",
+        "m.retention_until_ms > :now",
+    ]
+    params: dict[str, Any] = {"guild": f.guild_id, "now": f.now_ms, "chans": list(f.channel_ids)}
+    if f.include_threads:
+        clauses.append("(m.channel_id IN :chans OR m.parent_channel_id IN :chans)")
+    else:
+        clauses.append("m.channel_id IN :chans")
+    if f.author is not None:
+        clauses.append("m.author_id = :author")
+        params["author"] = f.author
+    if f.mentioned is not None:
+        clauses.append(
+            "EXISTS (SELECT 1 FROM memory_mentions mm WHERE mm.guild_id = m.guild_id "
+            "AND mm.message_id = m.message_id AND mm.user_id = :mentioned)"
+        )
+        params["mentioned"] = f.mentioned
+    if f.since_ms is not None:
+        clauses.append("m.created_ms >= :since")
+        params["since"] = f.since_ms
+    if f.until_ms is not None:
+        clauses.append("m.created_ms < :until")
+        params["until"] = f.until_ms
+    return " AND ".join(clauses), params, [sa.bindparam("chans", expanding=True)]
+
+
+def _phrase(dialect: str, words: list[str]) -> tuple[str, str, dict[str, Any]]:
+    """(FROM, condition, params) matching messages that contain the words in this order."""
+    if dialect == "sqlite":
+        return (
+            "memory_fts CROSS JOIN memory_messages m ON m.id = memory_fts.rowid",
+            "memory_fts MATCH :phrase",
+            {"phrase": '"' + " ".join(words) + '"'},
+        )
+    return (
+        "memory_messages m",
+        "m.search_tsv @@ phraseto_tsquery('simple', :phrase)",
+        {"phrase": " ".join(words)},
+    )
+
+
+async def count(conn: Any, dialect: str, f: Filters, words: list[str] | None) -> int:
+    where, params, binds = _where(f)
+    source = "memory_messages m"
+    if words:
+        source, match, extra = _phrase(dialect, words)
+        where = f"{match} AND {where}"
+        params |= extra
+    stmt = sa.text(f"SELECT count(*) FROM {source} WHERE {where}").bindparams(*binds)
+    return int(await conn.scalar(stmt, params) or 0)
+
+
+async def fulltext_candidates(
+    conn: Any, dialect: str, f: Filters, words: list[str], limit: int
+) -> list[Any]:
+    """The full-text path: messages containing any of the words, best first (BM25 / cover density)."""
+    words = list(dict.fromkeys(words))[:MAX_SEARCH_WORDS]
+    where, params, binds = _where(f)
+    params["k"] = limit
+    if dialect == "sqlite":
+        params["q"] = " OR ".join(f'"{w}"' for w in words)
+        sql = (
+            f"SELECT {MESSAGE_COLUMNS}, bm25(memory_fts) AS rank "
+            "FROM memory_fts CROSS JOIN memory_messages m ON m.id = memory_fts.rowid "
+            f"WHERE memory_fts MATCH :q AND {where} ORDER BY rank LIMIT :k"
+        )
+    else:
+        parts = []
+        for i, word in enumerate(words):
+            params[f"w{i}"] = word
+            parts.append(f"plainto_tsquery('simple', :w{i})")
+        sql = (
+            f"SELECT {MESSAGE_COLUMNS}, ts_rank_cd(m.search_tsv, q.q) AS rank "
+            f"FROM memory_messages m, (SELECT ({' || '.join(parts)}) AS q) q "
+            f"WHERE m.search_tsv @@ q.q AND {where} ORDER BY rank DESC LIMIT :k"
+        )
+    return list((await conn.execute(sa.text(sql).bindparams(*binds), params)).all())
+
+
+async def recent(conn: Any, f: Filters, limit: int) -> list[Any]:
+    where, params, binds = _where(f)
+    params["k"] = limit
+    sql = (
+        f"SELECT {MESSAGE_COLUMNS} FROM memory_messages m WHERE {where} "
+        "ORDER BY m.created_ms DESC, m.id DESC LIMIT :k"
+    )
+    return list((await conn.execute(sa.text(sql).bindparams(*binds), params)).all())
+
+
+async def channel_counts(conn: Any, guild_id: str, now: int) -> dict[str, dict[str, Any]]:
+    """Per channel (threads under their channel): stored messages, oldest and newest."""
+    sql = sa.text(
+        "SELECT coalesce(m.parent_channel_id, m.channel_id) AS channel, count(*) AS n, "
+        "min(m.created_ms) AS oldest, max(m.created_ms) AS newest FROM memory_messages m "
+        "WHERE m.guild_id = :guild AND m.deleted_ms IS NULL AND m.retention_until_ms > :now "
+        "GROUP BY coalesce(m.parent_channel_id, m.channel_id)"
+    )
+    rows = await conn.execute(sql, {"guild": guild_id, "now": now})
+    return {
+        r.channel: {"messages": r.n, "oldest_ms": r.oldest, "newest_ms": r.newest} for r in rows
+    }

@@ -1,0 +1,149 @@
+"""One ``MemoryService`` per kernel: the policy cache, the writer and the bulk statements.
+
+Created by the ``startup`` hook (or on first use) and kept on the kernel as
+``kernel.gigi_memory``, as hooks.md's ``startup`` example keeps plugin state; ``shutdown``
+commits what is queued and stops its tasks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import logging
+from typing import TYPE_CHECKING, Any
+
+from gigi_memory.policy import PolicyCache, refresh_seconds
+from gigi_memory.store import Store
+from gigi_memory.writer import Writer
+
+if TYPE_CHECKING:
+    from gigi_core import Kernel
+
+log = logging.getLogger("gigi_memory")
+ATTRIBUTE = "gigi_memory"
+
+
+class SealedText:
+    """What ``kernel.sealer.open`` reads (key id, nonce, ciphertext), rebuilt from a row."""
+
+    __slots__ = ("ciphertext", "fingerprint", "key_id", "nonce")
+
+    def __init__(self, key_id: str, nonce: bytes, ciphertext: bytes) -> None:
+        self.key_id, self.nonce, self.ciphertext, self.fingerprint = key_id, nonce, ciphertext, ""
+
+
+class MemoryService:
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+        # kernel.db is the kernel's store handle (an SQLAlchemy AsyncEngine and the dialect).
+        self.engine = kernel.db.engine
+        self.dialect: str = kernel.db.dialect
+        self.cache = PolicyCache()
+        self.store = Store(self.engine, self.dialect)
+        self.writer = Writer(self)
+        self._refresher: asyncio.Task[None] | None = None
+        self._hash_key: bytes | None = None
+        self._sealer: Any = None
+        self._seal_warned = False
+
+    async def start(self) -> None:
+        await self.store.prepare()
+        try:
+            if not await self.cache.load(self.engine):
+                await self.cache.load(self.engine)
+        except Exception as exc:  # nothing is ingested until a reload succeeds
+            log.error("memory: could not load the memory policy: %s", type(exc).__name__)
+        if self._refresher is None:
+            self._refresher = asyncio.get_running_loop().create_task(
+                self._refresh(), name="gigi-memory-policy"
+            )
+
+    async def _refresh(self) -> None:
+        interval = refresh_seconds()
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self.cache.load(self.engine)
+            except Exception as exc:
+                log.warning("memory: policy reload failed: %s", type(exc).__name__)
+
+    async def close(self) -> None:
+        if self._refresher is not None:
+            self._refresher.cancel()
+            with contextlib.suppress(BaseException):
+                await self._refresher
+        await self.writer.close()
+
+    # -- what the writer needs ----------------------------------------------------------------
+
+    def still_on(self, guild_id: str | None, data: dict[str, Any]) -> bool:
+        """Whether an edited message's channel is remembered now (else its text is dropped)."""
+        if guild_id is None:
+            return False
+        gate = self.cache.gate(
+            guild_id=guild_id,
+            channel_id=data["channel_id"],
+            parent_id=data.get("parent_id"),
+            kind="text",
+            is_bot=False,
+            created_ms=data.get("edited_ms") or 0,
+            live=False,
+        )
+        return gate.ingest or gate.reason in ("past retention", "before the channel was enabled")
+
+    def sealer(self) -> Any:
+        """The kernel's sealer for data at rest: the operator's key, else the key file."""
+        if self._sealer is None:
+            self._sealer = self.kernel.state_sealer
+        return self._sealer
+
+    def seal(self, text: str, guild_id: str, message_id: str) -> tuple[str, bytes, bytes] | None:
+        try:
+            sealed = self.sealer().seal(text, _associated(guild_id, message_id), fingerprint=False)
+        except Exception as exc:
+            if not self._seal_warned:
+                self._seal_warned = True
+                log.error(
+                    "memory: cannot seal message text (%s); storing search words only",
+                    type(exc).__name__,
+                )
+            return None
+        return sealed.key_id, sealed.nonce, sealed.ciphertext
+
+    def unseal(self, row: Any) -> str | None:
+        if row.sealed_text is None or row.sealed_key_id is None:
+            return None
+        try:
+            return self.sealer().open(
+                SealedText(row.sealed_key_id, row.sealed_nonce, row.sealed_text),
+                _associated(row.guild_id, row.message_id),
+            )
+        except Exception as exc:
+            log.warning("memory: a sealed message did not open: %s", type(exc).__name__)
+            return None
+
+    def text_hash(self, guild_id: str, text: str) -> str | None:
+        """A keyed hash of the stored text (equal texts compare equal; not guessable)."""
+        if self._hash_key is None:
+            try:
+                self._hash_key = hashlib.sha256(
+                    b"gigi-memory-hash:" + self.sealer().keyed_hash(b"memory").encode()
+                ).digest()
+            except Exception:
+                return None
+        return hmac.new(self._hash_key, f"{guild_id}\0{text}".encode(), hashlib.sha256).hexdigest()
+
+
+def _associated(guild_id: str, message_id: str) -> str:
+    return f"gigi-memory:{guild_id}:{message_id}"
+
+
+def service_of(kernel: Any) -> MemoryService:
+    """The kernel's memory service, created on first use (the startup hook starts it)."""
+    svc = kernel.__dict__.get(ATTRIBUTE)
+    if svc is None:
+        svc = MemoryService(kernel)
+        setattr(kernel, ATTRIBUTE, svc)
+    return svc  # type: ignore[no-any-return]

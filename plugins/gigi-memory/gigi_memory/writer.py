@@ -1,0 +1,485 @@
+"""The batching writer: the only code that writes the ledger, mentions and search text.
+
+The event handler appends an ``Op`` to an in-memory queue and returns (no database await).
+One task per kernel takes everything queued (up to ``BATCH``), redacts, normalises and seals
+the texts, and commits consecutive operations of one kind together: a burst of messages is
+a few multi-row statements in one transaction (group commit). Operations keep their order,
+so a delete queued after a create always lands after it.
+
+When the database fails the batch stays queued and is retried with backoff (the lag shows
+in ``/memory status``); a batch that fails for a reason retrying cannot fix is split and
+the one bad operation dropped. Message creates are dropped (and counted) when the queue is
+full; edits, deletes and purges never are.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+from sqlalchemy import exc as sa_exc
+
+from gigi_memory import tables
+from gigi_memory.policy import DAY_MS, now_ms
+from gigi_memory.text import redact, search_text
+
+if TYPE_CHECKING:
+    from gigi_memory.service import MemoryService
+
+log = logging.getLogger("gigi_memory")
+
+BATCH = 2000
+CHUNK = 2000  # rows per statement or transaction in purges and rewrites
+IN_LIMIT = 500  # ids per IN (...) list
+HEAVY = frozenset({"purge_channel", "purge_guild", "purge_user", "restrict", "retention"})
+POISON = (
+    sa_exc.IntegrityError,
+    sa_exc.DataError,
+    sa_exc.ProgrammingError,
+    ValueError,
+    TypeError,
+    UnicodeError,
+)
+
+
+def queue_limit() -> int:
+    try:
+        return max(100, int(os.environ.get("GIGI_MEMORY_QUEUE", "50000")))
+    except ValueError:
+        return 50_000
+
+
+@dataclass(slots=True)
+class Op:
+    kind: str  # create | edit | delete | purge_channel | purge_guild | purge_user | restrict | retention
+    guild_id: str | None
+    data: dict[str, Any]
+    seq: int = 0
+    queued_at: float = 0.0
+    future: asyncio.Future[Any] | None = None
+
+
+@dataclass
+class WriterStats:
+    written: int = 0
+    edited: int = 0
+    deleted: int = 0
+    dropped: int = 0  # creates refused because the queue was full
+    failed: int = 0  # operations dropped after an error retrying could not fix
+    retries: int = 0
+    last_error: str | None = None  # an exception class, never its message
+    last_commit_ms: int | None = None
+
+
+@dataclass
+class Writer:
+    service: MemoryService
+    queue: deque[Op] = field(default_factory=deque)
+    stats: WriterStats = field(default_factory=WriterStats)
+    seq: int = 0
+    done_seq: int = 0
+    _wake: asyncio.Event | None = None
+    _task: asyncio.Task[None] | None = None
+    _waiters: list[tuple[int, asyncio.Future[None]]] = field(default_factory=list)
+    _inflight: deque[Op] = field(default_factory=deque)  # taken from the queue, not yet settled
+    _closed: bool = False
+    _limit: int = field(default_factory=queue_limit)
+
+    # -- queueing (no awaits: called from the event handler) -------------------------------------
+
+    def enqueue(self, op: Op, *, wait: bool = False) -> asyncio.Future[Any] | None:
+        if self._closed:
+            if wait:
+                raise RuntimeError("the memory writer is closed")
+            return None
+        if op.kind == "create" and len(self.queue) >= self._limit:
+            self.stats.dropped += 1
+            if self.stats.dropped in (1, 100, 10_000) or self.stats.dropped % 100_000 == 0:
+                log.warning("memory: writer queue full, %d message(s) dropped", self.stats.dropped)
+            return None
+        self.seq += 1
+        op.seq = self.seq
+        op.queued_at = time.monotonic()
+        loop = asyncio.get_running_loop()
+        if wait:
+            op.future = loop.create_future()
+        self.queue.append(op)
+        if self._wake is None:
+            self._wake = asyncio.Event()
+        self._wake.set()
+        if self._task is None or self._task.done():
+            self._task = loop.create_task(self._run(), name="gigi-memory-writer")
+        return op.future
+
+    async def submit(self, op: Op) -> Any:
+        """Queue an operation and wait until it is committed; returns its result (counts)."""
+        future = self.enqueue(op, wait=True)
+        assert future is not None
+        return await future
+
+    def drop_channel(self, guild_id: str, channel_id: str) -> int:
+        """Forget queued creates and edits of a channel (and its threads) that was secured."""
+        kept: deque[Op] = deque()
+        dropped = 0
+        for op in self.queue:
+            if (
+                op.kind in ("create", "edit")
+                and op.guild_id == guild_id
+                and channel_id in (op.data["channel_id"], op.data.get("parent_id"))
+            ):
+                dropped += 1
+                self._settle(op, None)
+                continue
+            kept.append(op)
+        self.queue = kept
+        self._advance()
+        return dropped
+
+    @property
+    def lag_seconds(self) -> float:
+        """How long the oldest queued operation has waited."""
+        if not self.queue:
+            return 0.0
+        return round(time.monotonic() - self.queue[0].queued_at, 3)
+
+    async def flush(self, seconds: float | None = None) -> bool:
+        """Wait until everything queued before this call is committed (or dropped)."""
+        target = self.seq
+        if self.done_seq >= target:
+            return True
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append((target, future))
+        try:
+            async with asyncio.timeout(seconds):
+                await asyncio.shield(future)
+        except TimeoutError:
+            return False
+        return True
+
+    async def close(self, seconds: float = 10.0) -> None:
+        """Commit what is queued (for at most ``seconds``), then stop."""
+        with contextlib.suppress(Exception):
+            await self.flush(seconds)
+        self._closed = True
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(BaseException):
+                await self._task
+        for op in self.queue:
+            if op.future is not None and not op.future.done():
+                op.future.set_exception(RuntimeError("the memory writer closed"))
+        if self.queue:
+            log.warning("memory: %d queued operation(s) not written at shutdown", len(self.queue))
+
+    # -- the task --------------------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        backoff = 0.5
+        while not self._closed:
+            if not self.queue:
+                assert self._wake is not None
+                self._wake.clear()
+                due = self.service.store.compact_due()
+                if due is None:
+                    await self._wake.wait()
+                    continue
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(due):
+                        await self._wake.wait()
+                if not self.queue:
+                    await self._compact()
+                continue
+            batch = [self.queue.popleft() for _ in range(min(BATCH, len(self.queue)))]
+            self._inflight = deque(batch)
+            try:
+                await self._apply(batch)
+            except asyncio.CancelledError:
+                self.queue.extendleft(reversed(self._inflight))
+                self._inflight.clear()
+                raise
+            except Exception as exc:  # _Retry, or anything unforeseen: keep the work, wait
+                error = exc.error if isinstance(exc, _Retry) else type(exc).__name__
+                self.stats.retries += 1
+                self.stats.last_error = error
+                log.warning("memory: write failed (%s); retrying in %.1fs", error, backoff)
+                self.queue.extendleft(reversed(self._inflight))
+                self._inflight.clear()
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 30.0)
+                continue
+            backoff = 0.5
+
+    async def _compact(self) -> None:
+        try:
+            await self.service.store.compact()
+        except Exception as exc:
+            self.stats.last_error = type(exc).__name__
+            log.warning("memory: full-text compaction failed: %s", type(exc).__name__)
+
+    async def compact_now(self) -> None:
+        """Commit what is queued, then rewrite the FTS5 index if text was removed (tests)."""
+        await self.flush()
+        await self._compact()
+
+    async def _apply(self, batch: list[Op]) -> None:
+        """Run after run of one kind, each in its own transaction (heavy ops chunked)."""
+        i = 0
+        while i < len(batch):
+            j = i + 1
+            if batch[i].kind not in HEAVY:
+                while j < len(batch) and batch[j].kind == batch[i].kind:
+                    j += 1
+            run = batch[i:j]
+            try:
+                results = await self._run_ops(run)
+            except Exception as exc:
+                if _transient(exc):
+                    raise _Retry(type(exc).__name__) from exc
+                results = await self._one_by_one(run, exc)
+            for op, result in zip(run, results, strict=True):
+                self._settle(op, result)
+            self.stats.last_commit_ms = now_ms()
+            self._advance()
+            i = j
+
+    async def _one_by_one(self, run: list[Op], first: Exception) -> list[Any]:
+        """A run failed for a reason retrying cannot fix: find and drop the bad operation."""
+        if len(run) == 1:
+            self._fail(run[0], first)
+            return [None]
+        results = []
+        for op in run:
+            try:
+                results.extend(await self._run_ops([op]))
+            except Exception as exc:
+                if _transient(exc):
+                    raise _Retry(type(exc).__name__) from exc
+                self._fail(op, exc)
+                results.append(None)
+        return results
+
+    def _fail(self, op: Op, exc: Exception) -> None:
+        self.stats.failed += 1
+        self.stats.last_error = type(exc).__name__
+        log.error("memory: dropped a %s operation after %s", op.kind, type(exc).__name__)
+        if op.future is not None and not op.future.done():
+            op.future.set_exception(exc)
+            op.future = None
+
+    def _settle(self, op: Op, result: Any) -> None:
+        if op.future is not None and not op.future.done():
+            op.future.set_result(result)
+        if self._inflight and self._inflight[0] is op:
+            self._inflight.popleft()
+
+    def _advance(self) -> None:
+        """Everything before the first unsettled operation is done; wake who waits for it."""
+        firsts = [q[0].seq for q in (self._inflight, self.queue) if q]
+        self.done_seq = min(firsts) - 1 if firsts else self.seq
+        still = []
+        for target, future in self._waiters:
+            if self.done_seq >= target:
+                if not future.done():
+                    future.set_result(None)
+            else:
+                still.append((target, future))
+        self._waiters = still
+
+    # -- the statements ----------------------------------------------------------------------------
+
+    async def _run_ops(self, run: list[Op]) -> list[Any]:
+        kind = run[0].kind
+        svc = self.service
+        if kind in HEAVY:
+            return [await getattr(svc.store, kind)(run[0].guild_id, **run[0].data)]
+        if kind in ("create", "edit"):
+            if len(run) > 64:
+                prepared = await asyncio.to_thread(self._prepare, run)
+            else:
+                prepared = self._prepare(run)
+        async with svc.engine.begin() as conn:
+            if kind == "create":
+                inserted = await self._creates(conn, prepared)
+                self.stats.written += inserted
+            elif kind == "edit":
+                self.stats.edited += await self._edits(conn, prepared)
+            elif kind == "delete":
+                self.stats.deleted += await self._deletes(conn, run)
+            else:
+                raise ValueError(f"unknown memory operation {kind!r}")
+            if kind != "create" and svc.dialect == "sqlite":
+                await svc.store.merge_fts(conn)
+        return [None] * len(run)
+
+    def _prepare(self, run: list[Op]) -> list[dict[str, Any]]:
+        """Redact, normalise and seal (CPU only; off the event loop for big batches)."""
+        svc = self.service
+        out = []
+        for op in run:
+            d = op.data
+            if op.kind == "create" and svc.cache.is_secured(
+                op.guild_id or "", (d["channel_id"], d.get("parent_id"))
+            ):
+                continue  # secured after it was queued: it is dropped with the channel's window
+            storage = d.get("storage") or svc.cache.guild(op.guild_id or "").storage
+            if op.kind == "edit" and not svc.still_on(op.guild_id, d):
+                storage = "metadata_only"  # the channel is off now: drop the old text, keep none
+            text, _ = redact(d.get("text") or "")
+            row: dict[str, Any] = {
+                "search_text": None,
+                "sealed_key_id": None,
+                "sealed_nonce": None,
+                "sealed_text": None,
+                "content_hash": None,
+            }
+            if storage != "metadata_only":
+                row["search_text"] = search_text(text)
+                row["content_hash"] = svc.text_hash(op.guild_id or "", text)
+            if storage == "encrypted" and text:
+                sealed = svc.seal(text, op.guild_id or "", d["message_id"])
+                if sealed is not None:
+                    row["sealed_key_id"], row["sealed_nonce"], row["sealed_text"] = sealed
+            out.append((op, row))
+        return out  # type: ignore[return-value]
+
+    async def _creates(self, conn: Any, prepared: list[Any]) -> int:
+        m = tables.messages
+        rows = []
+        mentions: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for op, content in prepared:
+            d = op.data
+            rows.append(
+                {
+                    "guild_id": op.guild_id,
+                    "message_id": d["message_id"],
+                    "channel_id": d["channel_id"],
+                    "parent_channel_id": d.get("parent_id"),
+                    "author_id": d["author_id"],
+                    "surface": d.get("surface") or "discord",
+                    "reply_to_id": d.get("reply_to_id"),
+                    "created_ms": d["created_ms"],
+                    "edited_ms": d.get("edited_ms"),
+                    "deleted_ms": None,
+                    "retention_until_ms": d["created_ms"] + d["retention_days"] * DAY_MS,
+                    **content,
+                }
+            )
+            mentions[(op.guild_id, d["message_id"])] = [
+                {
+                    "guild_id": op.guild_id,
+                    "message_id": d["message_id"],
+                    "user_id": user,
+                    "channel_id": d["channel_id"],
+                    "author_id": d["author_id"],
+                    "created_ms": d["created_ms"],
+                }
+                for user in dict.fromkeys(d.get("mentions") or ())
+            ]
+        if not rows:
+            return 0
+        stmt = tables.insert_for(self.service.dialect, m).returning(m.c.guild_id, m.c.message_id)
+        inserted = (await conn.execute(stmt, rows)).all()
+        mention_rows = [r for key in inserted for r in mentions.get((key[0], key[1]), ())]
+        if mention_rows:
+            await conn.execute(
+                tables.insert_for(self.service.dialect, tables.mentions), mention_rows
+            )
+        return len(inserted)
+
+    async def _edits(self, conn: Any, prepared: list[Any]) -> int:
+        if not prepared:
+            return 0
+        m = tables.messages
+        stmt = (
+            sa.update(m)
+            .where(
+                m.c.guild_id == sa.bindparam("b_guild"),
+                m.c.message_id == sa.bindparam("b_message"),
+                m.c.channel_id == sa.bindparam("b_channel"),
+                m.c.deleted_ms.is_(None),
+            )
+            .values(
+                search_text=sa.bindparam("b_search"),
+                sealed_key_id=sa.bindparam("b_key"),
+                sealed_nonce=sa.bindparam("b_nonce"),
+                sealed_text=sa.bindparam("b_sealed"),
+                content_hash=sa.bindparam("b_hash"),
+                edited_ms=sa.bindparam("b_edited"),
+            )
+        )
+        params = [
+            {
+                "b_guild": op.guild_id,
+                "b_message": op.data["message_id"],
+                "b_channel": op.data["channel_id"],
+                "b_search": c["search_text"],
+                "b_key": c["sealed_key_id"],
+                "b_nonce": c["sealed_nonce"],
+                "b_sealed": c["sealed_text"],
+                "b_hash": c["content_hash"],
+                "b_edited": op.data["edited_ms"],
+            }
+            for op, c in prepared
+        ]
+        result = await conn.execute(stmt, params)
+        return max(result.rowcount or 0, 0)
+
+    async def _deletes(self, conn: Any, run: list[Op]) -> int:
+        m, mm = tables.messages, tables.mentions
+        when = now_ms()
+        total = 0
+        for op in run:
+            ids = list(dict.fromkeys(op.data["message_ids"]))
+            for start in range(0, len(ids), IN_LIMIT):
+                part = ids[start : start + IN_LIMIT]
+                result = await conn.execute(
+                    sa.update(m)
+                    .where(
+                        m.c.guild_id == op.guild_id,
+                        m.c.channel_id == op.data["channel_id"],
+                        m.c.message_id.in_(part),
+                        m.c.deleted_ms.is_(None),
+                    )
+                    .values(
+                        deleted_ms=when,
+                        search_text=None,
+                        sealed_key_id=None,
+                        sealed_nonce=None,
+                        sealed_text=None,
+                        content_hash=None,
+                    )
+                )
+                total += max(result.rowcount or 0, 0)
+                await conn.execute(
+                    sa.delete(mm).where(
+                        mm.c.guild_id == op.guild_id,
+                        mm.c.channel_id == op.data["channel_id"],
+                        mm.c.message_id.in_(part),
+                    )
+                )
+        return total
+
+
+class _Retry(Exception):
+    def __init__(self, error: str) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+def _transient(exc: BaseException) -> bool:
+    """Whether waiting and retrying may help (a connection lost, a lock, a server restart)."""
+    if isinstance(exc, POISON):
+        return False
+    if isinstance(exc, sa_exc.DBAPIError) and exc.connection_invalidated:
+        return True
+    return isinstance(
+        exc,
+        (sa_exc.OperationalError, sa_exc.InterfaceError, sa_exc.DBAPIError, OSError, TimeoutError),
+    )

@@ -1,0 +1,322 @@
+"""Ingest: the policy gate (what is never remembered), the batching writer, edits, deletes,
+channel deletion and securing, and redaction before anything is stored."""
+
+from __future__ import annotations
+
+import asyncio
+
+import gigi_memory
+import pytest
+from gigi_memory.service import service_of
+from memory_helpers import ago, call, count, dump_text, enable, message, publish, rows, settle
+
+from gigi_core.events import (
+    ChannelDeleted,
+    MessageDeleted,
+    MessageEdited,
+)
+
+
+async def test_never_ingested(kernel) -> None:
+    await enable(kernel)
+    await publish(
+        kernel,
+        message("canary-dm", guild_id=None, channel_kind="dm"),
+        message("canary-group", channel_kind="group_dm"),
+        message(
+            "canary-private", channel_id="t9", parent_channel_id="c1", channel_kind="private_thread"
+        ),
+        message("canary-bot", author_is_bot=True),
+        message("canary-hook", author_is_webhook=True),
+        message("canary-off", channel_id="c2"),
+        message("canary-old", created_at=ago(minutes=5)),  # before the channel was enabled
+        message("canary-other-guild", guild_id="g2"),  # memory is not enabled in g2
+        message("remembered"),
+    )
+    stored = await dump_text(kernel)
+    assert "canary" not in stored and "remembered" in stored
+    assert await count(kernel, author="u1") == 1
+
+
+async def test_bots_only_when_the_server_allows_them(kernel) -> None:
+    await enable(kernel)
+    await call(kernel, "policy", allow_bots=True)
+    await publish(
+        kernel, message("beep", author_is_bot=True), message("hook", author_is_webhook=True)
+    )
+    assert await count(kernel, text="beep") == 1 and await count(kernel, text="hook") == 1
+
+
+async def test_a_paused_channel_is_not_ingested_and_threads_follow_their_channel(kernel) -> None:
+    await enable(kernel)
+    await publish(
+        kernel,
+        message("in a thread", channel_id="t1", parent_channel_id="c1", channel_kind="thread"),
+    )
+    assert await count(kernel, text="thread", channel="t1") == 1
+    assert await count(kernel, text="thread") == 0  # this-channel is the channel itself
+    assert await count(kernel, text="thread", scope="visible-guild") == 1  # with its threads
+    await kernel.set_channel_state("g1", "c1", "paused", by="admin")
+    await publish(kernel, message("while paused"))
+    assert await count(kernel, text="paused") == 0
+
+
+async def test_a_burst_is_written_in_few_transactions(kernel) -> None:
+    await enable(kernel)
+    svc = service_of(kernel)
+    for i in range(1500):
+        await kernel.publish(message(f"burst number {i}", mentioned_user_ids=("42",)))
+    await settle(kernel)
+    assert svc.writer.stats.written == 1500
+    assert await count(kernel, text="burst") == 1500
+    assert await count(kernel, mentioned="42") == 1500
+
+
+async def test_edits_replace_the_search_text(kernel) -> None:
+    await enable(kernel)
+    first = message("the old canarytext here", mentioned_user_ids=("42",))
+    await publish(kernel, first)
+    await publish(
+        kernel,
+        MessageEdited(
+            guild_id="g1",
+            message_id=first.message_id,
+            channel_id="c1",
+            text="the new words",
+            edited_at=ago(seconds=0),
+        ),
+    )
+    assert await count(kernel, text="canarytext") == 0
+    assert await count(kernel, text="new words") == 1
+    assert await count(kernel, mentioned="42") == 1  # an edit keeps the message's mentions
+    assert "canarytext" not in await dump_text(kernel)
+    (hit,) = (await call(kernel, "search", query="new"))["hits"]
+    assert hit["snippet"] == "the new words" and hit["edited_at"] is not None
+
+
+async def test_an_edit_in_a_channel_turned_off_drops_the_text(kernel) -> None:
+    await enable(kernel)
+    first = message("original canaryword")
+    await publish(kernel, first)
+    await call(kernel, "disable", channel="c1")
+    await publish(
+        kernel,
+        MessageEdited(
+            guild_id="g1",
+            message_id=first.message_id,
+            channel_id="c1",
+            text="edited canarynew",
+            edited_at=ago(seconds=0),
+        ),
+    )
+    stored = await dump_text(kernel)
+    assert "canaryword" not in stored and "canarynew" not in stored
+    assert await count(kernel, author="u1") == 1
+
+
+async def test_deletes_tombstone_and_purge_the_text(kernel) -> None:
+    await enable(kernel)
+    a, b, c = (
+        message("canaryalpha <@7>", mentioned_user_ids=("7",)),
+        message("canarybeta"),
+        message("kept words"),
+    )
+    await publish(kernel, a, b, c)
+    await publish(
+        kernel, MessageDeleted(guild_id="g1", channel_id="c1", message_ids=(a.message_id,))
+    )
+    await publish(
+        kernel, MessageDeleted(guild_id="g1", channel_id="c1", message_ids=(b.message_id, "999999"))
+    )
+    stored = await dump_text(kernel)
+    assert "canaryalpha" not in stored and "canarybeta" not in stored
+    assert await count(kernel, author="u1") == 1 and await count(kernel, mentioned="7") == 0
+    tombstones = await rows(
+        kernel,
+        "SELECT message_id, search_text, sealed_text, deleted_ms FROM memory_messages WHERE deleted_ms IS NOT NULL",
+    )
+    assert {t.message_id for t in tombstones} == {a.message_id, b.message_id}
+    assert all(t.search_text is None and t.sealed_text is None for t in tombstones)
+    # A duplicate create (a re-import of a deleted message) does not bring it back.
+    await publish(kernel, a)
+    assert await count(kernel, text="canaryalpha") == 0
+
+
+async def test_edits_and_deletes_of_messages_never_ingested_change_nothing(kernel) -> None:
+    await enable(kernel)
+    await publish(kernel, message("stored"))
+    before = await rows(kernel, "SELECT * FROM memory_messages")
+    await publish(
+        kernel,
+        MessageEdited(
+            guild_id="g1",
+            message_id="nope",
+            channel_id="c1",
+            text="ghost",
+            edited_at=ago(seconds=0),
+        ),
+        MessageDeleted(guild_id="g1", channel_id="c1", message_ids=("nope", "nope2")),
+        MessageEdited(
+            guild_id="g1", message_id="x", channel_id="c2", text="ghost", edited_at=ago(seconds=0)
+        ),
+        MessageDeleted(guild_id="g1", channel_id="c2", message_ids=("x",)),
+    )
+    assert await rows(kernel, "SELECT * FROM memory_messages") == before
+    assert "ghost" not in await dump_text(kernel)
+
+
+async def test_channel_deleted_purges_the_channel_and_its_threads(kernel) -> None:
+    await enable(kernel)
+    await enable(kernel, channel="c2")
+    await publish(
+        kernel,
+        message("canarygone"),
+        message("canarythread", channel_id="t1", parent_channel_id="c1", channel_kind="thread"),
+        message("still here", channel_id="c2"),
+    )
+    await publish(kernel, ChannelDeleted(guild_id="g1", channel_id="c1"))
+    stored = await dump_text(kernel)
+    assert "canarygone" not in stored and "canarythread" not in stored and "still here" in stored
+    assert await rows(kernel, "SELECT * FROM memory_channels WHERE channel_id = 'c1'") == []
+
+
+async def test_securing_a_channel_drops_what_is_queued(kernel) -> None:
+    await enable(kernel)
+    svc = service_of(kernel)
+    gate = asyncio.Event()
+    real = svc.writer._run_ops
+
+    async def held(run):  # hold the writer so the messages are still queued when secured
+        await gate.wait()
+        return await real(run)
+
+    svc.writer._run_ops = held
+    for i in range(5):
+        await kernel.publish(message(f"canarysecure {i}"))
+    await kernel.events.drain()
+    await kernel.set_channel_state("g1", "c1", "secure", by="admin")
+    await kernel.events.drain()
+    gate.set()
+    await settle(kernel)
+    assert "canarysecure" not in await dump_text(kernel)
+    # Resumed: messages are remembered again (once the hold after securing has passed).
+    await kernel.set_channel_state("g1", "c1", "active", by="admin")
+    svc.cache.secured.clear()
+    await publish(kernel, message("back again"))
+    assert await count(kernel, text="back again") == 1
+
+
+async def test_secrets_emails_and_phones_are_masked_before_storage(kernel) -> None:
+    await enable(kernel)
+    await publish(
+        kernel,
+        message(
+            "key sk-canaryABCDEFGHIJKLMNOP1234 mail canary.person@example.com "
+            "call +1 415 555 0134 password=hunter2canary ok"
+        ),
+    )
+    stored = await dump_text(kernel)
+    for leaked in ("sk-canary", "canary.person", "example.com", "555 0134", "hunter2canary"):
+        assert leaked not in stored
+    (hit,) = (await call(kernel, "recent"))["messages"]
+    assert hit["snippet"] == "key [token] mail [email] call [phone] password=[secret] ok"
+    assert await count(kernel, text="example") == 0
+    assert await count(kernel, text="ok") == 1
+
+
+async def test_the_writer_retries_while_the_database_is_away(kernel) -> None:
+    from sqlalchemy.exc import OperationalError
+
+    await enable(kernel)
+    svc = service_of(kernel)
+    real = svc.writer._run_ops
+    failures = 2
+
+    async def flaky(run):
+        nonlocal failures
+        if failures:
+            failures -= 1
+            raise OperationalError("INSERT", {}, Exception("connection refused"))
+        return await real(run)
+
+    svc.writer._run_ops = flaky
+    await kernel.publish(message("eventually written"))
+    await kernel.events.drain()
+    await asyncio.sleep(0.1)
+    status = await call(kernel, "status")
+    assert status["writer"]["queued"] == 1 and status["writer"]["last_error"] == "OperationalError"
+    assert await gigi_memory.flush(kernel, 30)
+    assert svc.writer.stats.retries == 2
+    assert await count(kernel, text="eventually") == 1
+
+
+async def test_a_full_queue_drops_messages_and_counts_them(kernel, monkeypatch) -> None:
+    await enable(kernel)
+    svc = service_of(kernel)
+    svc.writer._limit = 100
+    gate = asyncio.Event()
+    real = svc.writer._run_ops
+
+    async def held(run):
+        await gate.wait()
+        return await real(run)
+
+    svc.writer._run_ops = held
+    for i in range(300):
+        await kernel.publish(message(f"flood {i}"))
+    await kernel.events.drain()
+    gate.set()
+    await settle(kernel)
+    assert svc.writer.stats.dropped > 0
+    assert svc.writer.stats.written + svc.writer.stats.dropped == 300
+    assert (await call(kernel, "status"))["writer"]["dropped"] == svc.writer.stats.dropped
+
+
+async def test_the_event_handler_never_awaits(kernel) -> None:
+    """observe_event is a plain function: the gate and the queue live in memory."""
+    import inspect
+
+    assert not inspect.iscoroutinefunction(gigi_memory.observe_event)
+    await enable(kernel)
+    svc = service_of(kernel)
+    before = len(svc.writer.queue)
+    gigi_memory.observe_event(message("direct"), kernel)
+    assert len(svc.writer.queue) == before + 1
+    await settle(kernel)
+
+
+@pytest.mark.parametrize("text", ["🎉🎉🎉", "<@1> <@2>", "\u200b\u200b"])
+async def test_messages_without_words_are_still_counted_by_author(kernel, text) -> None:
+    await enable(kernel)
+    await publish(kernel, message(text, mentioned_user_ids=("1",) if "<@" in text else ()))
+    assert await count(kernel, author="u1") == 1
+
+
+async def test_one_bad_message_does_not_sink_its_batch(kernel) -> None:
+    from sqlalchemy.exc import DataError
+
+    await enable(kernel)
+    svc = service_of(kernel)
+    real = svc.writer._run_ops
+
+    async def picky(run):
+        if any(op.kind == "create" and op.data["text"] == "poison" for op in run):
+            raise DataError("INSERT", {}, Exception("value too long"))
+        return await real(run)
+
+    svc.writer._run_ops = picky
+    gate = asyncio.Event()
+    held = svc.writer._apply
+
+    async def together(batch):  # all three in one batch
+        await gate.wait()
+        return await held(batch)
+
+    svc.writer._apply = together
+    for text in ("good one", "poison", "good two"):
+        await kernel.publish(message(text))
+    await kernel.events.drain()
+    gate.set()
+    await settle(kernel)
+    assert await count(kernel, text="good") == 2
+    assert svc.writer.stats.failed == 1 and svc.writer.stats.last_error == "DataError"

@@ -88,6 +88,25 @@ async def test_disabled_plugin_denies(box) -> None:
     assert toolbox.ran == []
 
 
+async def test_policy_is_decided_before_arguments_are_checked(box) -> None:
+    """A member never learns an action's schema from a guild where it is off (exit 3, not 2)."""
+    kernel, toolbox = box
+    await kernel.disable_plugin("g1", "box")
+    with pytest.raises(PolicyDenied, match="not enabled in this server"):
+        await kernel.call_tool("box.echo", {"text": 5, "junk": True}, actor=ADMIN, guild_id="g1")
+    member = Actor(id="m1")
+    await kernel.enable_plugin("g1", "box")
+    with pytest.raises(PolicyDenied):  # box.secret_op needs box.admin, which the member lacks
+        await kernel.call_tool("box.secret_op", {"bogus": 1}, actor=member, guild_id="g1")
+    await kernel.disable_plugin("g1", "box")
+    from gigi_core.surfaces import Request
+
+    slash = Request(actor=ADMIN, guild_id="g1", channel_id="c1", kind="slash", text="")
+    with pytest.raises(PolicyDenied, match="not enabled"):  # the direct path: commands
+        await kernel.agent.direct(slash, "box.echo", {"text": 5, "junk": True})
+    assert toolbox.ran == []
+
+
 async def test_grants_by_user_role_and_wildcard(box) -> None:
     kernel, toolbox = box
     with pytest.raises(PolicyDenied, match="do not hold box.admin"):

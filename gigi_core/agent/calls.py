@@ -52,6 +52,13 @@ class CallHandler:
                 f"arguments are not a JSON object ({truncate(call['parse_error'])}); "
                 "send a JSON object matching the schema",
             )
+        if direct and (denial := await r.base_denial(spec)) is not None:
+            # Policy first: nobody learns an action's schema where they may not use it.
+            step = StepRecord(
+                "tool", "denied", tool=spec.name, capability=spec.capability, decision="deny"
+            )
+            await r.commit(r.next_step(), step, "agent.tool", reason_code=denial.code)
+            raise PolicyDenied(spec.name, denial.reason)
         try:
             args = validate_args(r.kernel, spec, call.get("arguments") or {})
         except InvalidArguments as exc:

@@ -252,6 +252,15 @@ class Runner:
             view=await self.view(),
         )
 
+    async def base_denial(self, spec: Any) -> Any:
+        """The kernel's own deny for this actor and action, before any argument is read."""
+        from gigi_core.policy.decision import Outcome
+        from gigi_core.policy.engine import base_decision, facts_from
+
+        view = await self.view()
+        decision = base_decision(self.request.actor, facts_from(view, self.kernel, spec, None))
+        return decision if decision.outcome is Outcome.deny else None
+
     async def plugin_config(self, plugin: str) -> Any:
         if plugin not in self._configs:
             plain = (await self.view()).configs.get(plugin, {})

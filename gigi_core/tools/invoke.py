@@ -95,6 +95,15 @@ async def call_tool(
         capability=spec.capability,
         run_id=run_id,
     )
+    # The kernel's own rules first: a caller who may not use the action here learns nothing
+    # of its arguments' schema. Vetoes need the validated arguments, so they come after.
+    try:
+        early = await kernel.policy.explain(actor, spec, guild_id)
+    except Exception:  # decide() below fails closed with its own reason
+        early = None
+    if early is not None and early.outcome is Outcome.deny:
+        await _audit(kernel, _with(audit, status="denied", decision=early))
+        raise PolicyDenied(spec.name, early.reason)
     try:
         filled = validate_args(kernel, spec, args)
     except InvalidArguments:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from gigi_core.agent.chunking import split_text
+    from gigi_core.agent.chunking import cap_text, split_text
     from gigi_core.agent.confirmations import ConfirmationError
     from gigi_core.agent.contracts import (
         Budgets,
@@ -41,6 +41,7 @@ _LAZY = {
     "RequestKind": "gigi_core.agent.contracts",
     "ConfirmationError": "gigi_core.agent.confirmations",
     "split_text": "gigi_core.agent.chunking",
+    "cap_text": "gigi_core.agent.chunking",
     "reply_chunks": "gigi_core.agent.render",
     "run_footer": "gigi_core.agent.render",
     "trace_lines": "gigi_core.agent.render",
@@ -64,6 +65,7 @@ __all__ = [
     "Reply",
     "Request",
     "RequestKind",
+    "cap_text",
     "parse_arguments",
     "reply_chunks",
     "run_footer",

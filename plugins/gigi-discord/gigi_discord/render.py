@@ -9,7 +9,7 @@ from typing import Any
 
 import discord
 
-from gigi_core.surfaces import ConfirmationPrompt, Reply, split_text
+from gigi_core.surfaces import ConfirmationPrompt, Reply, cap_text, split_text
 
 log = logging.getLogger(__name__)
 LIMIT = 2000
@@ -83,6 +83,15 @@ async def send_reply(
     )
 
 
+def _whole_answer(reply: Reply) -> discord.File | None:
+    """A file with the full answer when the text was cut, as the cut note promises."""
+    import io
+
+    if not reply.text or not cap_text(reply.text.strip()).truncated:
+        return None
+    return discord.File(io.BytesIO(reply.text.encode("utf-8")), filename="answer.md")
+
+
 async def deliver(
     send: Sender,
     reply: Reply,
@@ -101,6 +110,9 @@ async def deliver(
     from gigi_discord.confirm import decision_view
 
     pieces = chunk(reply, notes)
+    whole = _whole_answer(reply)
+    if whole is not None:  # the answer was cut to GIGI_REPLY_MAX_CHARS: attach all of it
+        files = [*(files or []), whole]
     sent: list[discord.Message] = []
     for index, piece in enumerate(pieces):
         extra: dict[str, Any] = dict(kwargs)

@@ -53,6 +53,18 @@ async def test_long_answer_is_split_into_valid_messages(tmp_path) -> None:
     assert all(not m.content.startswith(" ") and not m.content.endswith(" ") for m in replies)
 
 
+async def test_a_cut_answer_comes_with_the_whole_answer_attached(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("GIGI_REPLY_MAX_CHARS", "2500")
+    answer = "\n\n".join([("word " * 99).strip()] * 12)  # 5,988 characters
+    async with world(tmp_path, [say(answer)]) as w:
+        replies = await w.mention(w.member, "write a novel")
+    assert len(replies) == 2 and all(len(m.content) <= 2000 for m in replies)
+    assert "answer was cut" in replies[-1].content
+    [attached] = replies[-1].attachments
+    assert attached.filename == "answer.md"
+    assert (await attached.read()).decode() == answer
+
+
 async def test_provider_failure_is_answered_readably(tmp_path) -> None:
     async with FakeOpenAI(api_key="sk-wire-test") as fake, world(tmp_path, plugins=["openai"]) as w:
         owner = f"guild:{w.gid}"

@@ -10,7 +10,8 @@ import pytest
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from gigi_core.default_plugins.console import ConsoleSurface, LineEditor
+from gigi_core.default_plugins.console import ConsoleSurface
+from gigi_core.default_plugins.console_editing import LineEditor
 from gigi_core.testing import open_test_kernel
 
 UP = "\x1b[A"

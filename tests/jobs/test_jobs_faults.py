@@ -226,11 +226,14 @@ async def test_a_bad_setting_names_the_variable(tmp_path, monkeypatch, variable)
         JobSettings.from_env()
 
 
-async def test_a_job_whose_queue_entry_was_lost_still_runs(database_url, tmp_path) -> None:
-    """PostgreSQL: a row left queued (or stalled) without a pgqueuer entry is given one."""
-    if not database_url.startswith("postgresql"):
-        pytest.skip("SQLite has no separate queue entries: the row is the entry")
+async def test_a_job_whose_queue_entry_was_lost_still_runs(postgres_server, tmp_path) -> None:
+    """PostgreSQL only (on SQLite the row is the entry): a row left queued (or stalled)
+    without a pgqueuer entry is given one."""
     from sqlalchemy import text
+
+    from tests.conftest import _fresh_postgres_database
+
+    database_url = _fresh_postgres_database(postgres_server)
 
     ran: list[str] = []
 

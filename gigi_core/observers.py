@@ -94,6 +94,7 @@ class EventBus:
         self._inbox: asyncio.Queue[Event] | None = None
         self._router: asyncio.Task[None] | None = None
         self._facts: dict[str, _GuildFacts] = {}
+        self._generation = 0  # bumped by invalidate(): a read it overtook is not cached
         self._closed = False
         self._router_dropped = 0
 
@@ -199,16 +200,22 @@ class EventBus:
         facts = self._facts.get(guild_id)
         if facts is not None and facts.expires > time.monotonic():
             return facts
-        enabled = frozenset(await self.kernel.plugin_state.enabled_plugins(guild_id))
-        states = await self.kernel.channels.states(guild_id)
+        for _ in range(3):  # a change committed while we read: read again
+            generation = self._generation
+            enabled = frozenset(await self.kernel.plugin_state.enabled_plugins(guild_id))
+            states = await self.kernel.channels.states(guild_id)
+            if generation == self._generation:
+                break
         facts = _GuildFacts(enabled, states, time.monotonic() + self.facts_ttl)
-        if len(self._facts) > 10_000:
-            self._facts.clear()
-        self._facts[guild_id] = facts
+        if generation == self._generation:  # never cache facts a change overtook
+            if len(self._facts) > 10_000:
+                self._facts.clear()
+            self._facts[guild_id] = facts
         return facts
 
     def invalidate(self, guild_id: str | None = None) -> None:
         """Forget cached guild facts (a plugin or a channel state changed)."""
+        self._generation += 1
         if guild_id is None:
             self._facts.clear()
         else:

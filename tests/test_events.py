@@ -345,3 +345,27 @@ def test_plugins_list_json_shows_event_counters(
     assert seen["events"]["failed"] == 2 and seen["events"]["delivered"] == 0
     others = [p for p in json.loads(result.output) if p["name"] != "seen"]
     assert all("events" not in p for p in others)
+
+
+async def test_a_change_during_a_facts_read_is_not_cached_stale(tmp_path: Path) -> None:
+    """A pause committed while the router reads a guild's facts applies at once, not in 5 s."""
+    seer = Observer("seer", tmp_path)
+    async with open_test_kernel(tmp_path, plugins=[], extra_plugins=[("seer", seer)]) as kernel:
+        await kernel.enable_plugin("g1", "seer")
+        real_states = kernel.channels.states
+        paused = False
+
+        async def racing_states(guild_id: str) -> dict[str, str]:
+            nonlocal paused
+            before = await real_states(guild_id)
+            if not paused:  # the admin's pause lands while this read is in flight
+                paused = True
+                await kernel.set_channel_state("g1", "c1", "paused")
+            return before
+
+        kernel.channels.states = racing_states  # type: ignore[method-assign]
+        await kernel.events.guild_facts("g1")
+        kernel.channels.states = real_states  # type: ignore[method-assign]
+        await kernel.publish(message(text="after the pause"))
+        await kernel.events.drain()
+        assert [e for e in seer.seen if isinstance(e, MessageCreated)] == []

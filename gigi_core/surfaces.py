@@ -6,7 +6,9 @@ A surface plugin (``gigi-discord``, the console, yours) imports from here and fr
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from gigi_core.llm.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from gigi_core.agent.chunking import cap_text, split_text
@@ -75,10 +77,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'gigi_core.surfaces' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports("gigi_core.surfaces", _LAZY)

@@ -9,7 +9,7 @@ the parsing helpers load on first attribute access.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gigi_core.llm.errors import ErrorClass, ProviderError
 from gigi_core.llm.lazy import LazyProvider, lazy_exports
@@ -129,10 +129,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'gigi_core.llm' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports("gigi_core.llm", _LAZY)

@@ -26,7 +26,7 @@ from gigi_core.store.grants import GrantStore
 from gigi_core.store.plugin_state import PluginStateStore
 from gigi_core.store.sealing import Sealer
 from gigi_core.store.secrets import SecretStore
-from gigi_core.tools.context import ToolOutcome
+from gigi_core.tools.context import ChannelLister, ToolOutcome
 
 log = logging.getLogger(__name__)
 
@@ -240,8 +240,12 @@ class Kernel:
         channel_id: str | None = None,
         channel_visible: bool | None = None,
         run_id: str | None = None,
+        visible_channels: ChannelLister | None = None,
     ) -> ToolOutcome:
-        """Validate, decide, execute and audit one call; raises ToolError subclasses."""
+        """Validate, decide, execute and audit one call; raises ToolError subclasses.
+
+        ``visible_channels`` answers the handler's ``ctx.visible_channels()``.
+        """
         from gigi_core.tools.invoke import call_tool
 
         return await call_tool(
@@ -253,6 +257,7 @@ class Kernel:
             channel_id=channel_id,
             channel_visible=channel_visible,
             run_id=run_id,
+            channel_lister=visible_channels,
         )
 
     # -- plugin administration ---------------------------------------------------------

@@ -31,11 +31,13 @@ if TYPE_CHECKING:
         usage,
     )
     from gigi_core.policy.actor import Actor
+    from gigi_core.tools.context import ChannelLister
 
 _LAZY = {
     "Actor": "gigi_core.policy.actor",
     "Budgets": "gigi_core.agent.contracts",
     "ChannelCheck": "gigi_core.agent.contracts",
+    "ChannelLister": "gigi_core.tools.context",
     "Citation": "gigi_core.agent.contracts",
     "ConfirmationPrompt": "gigi_core.agent.contracts",
     "Reply": "gigi_core.agent.contracts",
@@ -58,6 +60,7 @@ __all__ = [
     "Actor",
     "Budgets",
     "ChannelCheck",
+    "ChannelLister",
     "Citation",
     "CommandSpec",
     "CommandTable",

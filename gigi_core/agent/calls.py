@@ -154,6 +154,7 @@ class CallHandler:
                     config=await r.plugin_config(spec.plugin),
                     write_audit=False,
                     on_outcome=record,
+                    channel_lister=r.request.visible_channels,
                 )
         except ToolExecutionError:
             if s.mode == "direct":

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from gigi_core.policy.actor import Actor
+from gigi_core.tools.context import ChannelLister
 
 RequestKind = Literal["mention", "slash", "dm", "console", "ambient", "direct"]
 ChannelCheck = Callable[[str], Awaitable[bool]]
@@ -29,6 +30,7 @@ class Request:
     text: str
     message_ids: tuple[str, ...] = ()
     channel_visible: ChannelCheck | None = None  # may this actor view a given channel?
+    visible_channels: ChannelLister | None = None  # every channel this actor may view now
     forced_tool: str | None = None  # an action the first model call must use
     request_id: str = field(default_factory=lambda: new_id("req"))
 

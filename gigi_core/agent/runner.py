@@ -285,8 +285,10 @@ class Runner:
         check = self.request.channel_visible
         if check is None:
             return all(c == self.request.channel_id for c in channels)
-        for channel in channels:
-            if channel != self.request.channel_id and not await check(channel):
+        # The request's own channel is checked too: seeing a channel is not reading its
+        # history (Discord's Read Message History), and a tool may read back through it.
+        for channel in dict.fromkeys(channels):
+            if not await check(channel):
                 return False
         return True
 

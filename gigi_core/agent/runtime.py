@@ -17,6 +17,7 @@ from gigi_core.agent.toolset import Toolset
 from gigi_core.policy.actor import Actor
 from gigi_core.policy.view import guild_view
 from gigi_core.store.audit import AuditRecord
+from gigi_core.tools.context import ChannelLister
 
 if TYPE_CHECKING:
     from gigi_core.kernel import Kernel
@@ -95,11 +96,13 @@ class AgentRuntime:
         *,
         channel_visible: ChannelCheck | None = None,
         guild_id: str | None = None,
+        visible_channels: ChannelLister | None = None,
     ) -> Reply:
         """Approve the run's pending call; exactly one approval ever executes it.
 
         When the requester approves, the policy decides again with who they are *now*
-        (roles, admin flag) and with the surface's current channel check.
+        (roles, admin flag) and with the surface's current channel check; the tool sees
+        the channels the requester may view now.
         """
         await self._same_guild(run_id, guild_id)
         row = await self.confirmations.pending_for_run(run_id)
@@ -110,8 +113,15 @@ class AgentRuntime:
             raise
         runner = await self._runner(run_id)
         if actor.id == row.requester_id:
-            runner.request = replace(runner.request, actor=actor, channel_visible=channel_visible)
+            runner.request = replace(
+                runner.request,
+                actor=actor,
+                channel_visible=channel_visible,
+                visible_channels=visible_channels,
+            )
         elif channel_visible is not None:
+            # Another approver's channels are not the requester's: the tool keeps to its
+            # channel rather than see what the approver may see.
             runner.request = replace(runner.request, channel_visible=channel_visible)
         return await runner.resume("approved", claim)
 
@@ -141,6 +151,7 @@ class AgentRuntime:
         approve: bool,
         channel_visible: ChannelCheck | None = None,
         guild_id: str | None = None,
+        visible_channels: ChannelLister | None = None,
     ) -> Reply:
         """Confirm or reject by confirmation id (what a button carries in its custom id)."""
         row = await self.confirmations.get(confirmation_id)
@@ -149,7 +160,11 @@ class AgentRuntime:
             raise ConfirmationError("this confirmation was replaced by a newer one")
         if approve:
             return await self.confirm(
-                row.run_id, actor, channel_visible=channel_visible, guild_id=guild_id
+                row.run_id,
+                actor,
+                channel_visible=channel_visible,
+                guild_id=guild_id,
+                visible_channels=visible_channels,
             )
         return await self.reject(row.run_id, actor, guild_id=guild_id)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +11,9 @@ from gigi_core.policy.actor import Actor
 if TYPE_CHECKING:
     from gigi_core.kernel import Kernel
     from gigi_core.manifest.models import ActionSpec
+
+# The channel ids an actor may view now, as the surface knows them; None: it cannot tell.
+ChannelLister = Callable[[], Awaitable[frozenset[str] | None]]
 
 
 @dataclass(frozen=True)
@@ -25,6 +29,23 @@ class ToolContext:
     run_id: str | None = None
     call_id: str | None = None
     extras: dict[str, Any] = field(default_factory=dict)
+    channel_lister: ChannelLister | None = None
+    _listed: dict[str, frozenset[str] | None] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+
+    async def visible_channels(self) -> frozenset[str] | None:
+        """Every channel the actor may view now, from the surface (asked once per call).
+
+        ``None`` means the surface cannot tell (the console, a shell): a tool that reads
+        other channels' data must then keep to ``channel_id``.
+        """
+        if self.channel_lister is None:
+            return None
+        if "ids" not in self._listed:
+            listed = await self.channel_lister()
+            self._listed["ids"] = None if listed is None else frozenset(map(str, listed))
+        return self._listed["ids"]
 
 
 @dataclass(frozen=True)

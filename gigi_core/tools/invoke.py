@@ -23,7 +23,7 @@ from gigi_core.policy.actor import Actor
 from gigi_core.policy.decision import Decision, Outcome
 from gigi_core.store.audit import AuditRecord
 from gigi_core.tools import bounds
-from gigi_core.tools.context import ToolContext, ToolOutcome
+from gigi_core.tools.context import ChannelLister, ToolContext, ToolOutcome
 
 if TYPE_CHECKING:
     from gigi_core.kernel import Kernel
@@ -82,6 +82,7 @@ async def call_tool(
     channel_visible: bool | None = None,
     run_id: str | None = None,
     call_id: str | None = None,
+    channel_lister: ChannelLister | None = None,
 ) -> ToolOutcome:
     """Run one call through policy; raises a ToolError subclass for every non-ok outcome."""
     spec = lookup(kernel, action)
@@ -133,6 +134,7 @@ async def call_tool(
         audit=audit,
         run_id=run_id,
         call_id=call_id,
+        channel_lister=channel_lister,
     )
 
 
@@ -152,6 +154,7 @@ async def execute(
     write_audit: bool = True,
     on_outcome: Callable[[AuditRecord, Any, ToolExecutionError | None], Awaitable[None]]
     | None = None,
+    channel_lister: ChannelLister | None = None,
 ) -> ToolOutcome:
     """Run an already-allowed call with a timeout; failures are masked for the caller.
 
@@ -171,6 +174,7 @@ async def execute(
         action=spec,
         run_id=run_id,
         call_id=call_id,
+        channel_lister=channel_lister,
     )
     handler = kernel.registry.handlers[spec.name]
     allowed = kernel.registry.handler_args(spec.name)

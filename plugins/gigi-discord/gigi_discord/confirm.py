@@ -17,7 +17,7 @@ import discord
 from gigi_core import GigiError
 from gigi_core.surfaces import ConfirmationError, ConfirmationPrompt
 from gigi_discord.errors import defer, sentence, tell
-from gigi_discord.identity import channel_checker, guild_key, resolve_actor
+from gigi_discord.identity import channel_checker, channel_lister, guild_key, resolve_actor
 
 if TYPE_CHECKING:
     from gigi_discord.bot import GigiBot
@@ -160,6 +160,7 @@ async def decide(
             actor,
             approve=approve,
             channel_visible=channel_checker(interaction.guild, interaction.user),
+            visible_channels=channel_lister(interaction.guild, interaction.user),
             guild_id=guild_key(interaction.guild, interaction.user),
         )
     except GigiError as exc:

@@ -13,7 +13,7 @@ import discord
 
 from gigi_core.surfaces import Reply, Request
 from gigi_discord.errors import for_audience, remember_failure
-from gigi_discord.identity import channel_checker, guild_key, resolve_actor
+from gigi_discord.identity import channel_checker, channel_lister, guild_key, resolve_actor
 from gigi_discord.render import NO_PINGS, deliver
 from gigi_discord.throttle import SLOW_DOWN
 
@@ -180,6 +180,7 @@ async def handle_message(bot: GigiBot, message: discord.Message) -> None:
         text=text,
         message_ids=(str(message.id),),
         channel_visible=channel_checker(message.guild, author),
+        visible_channels=channel_lister(message.guild, author),
     )
     try:
         async with typing(message.channel):

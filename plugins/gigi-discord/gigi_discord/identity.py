@@ -6,7 +6,7 @@ from typing import Any
 
 import discord
 
-from gigi_core.surfaces import Actor, ChannelCheck
+from gigi_core.surfaces import Actor, ChannelCheck, ChannelLister
 
 
 def is_guild_admin(user: discord.abc.User, permissions: discord.Permissions | None = None) -> bool:
@@ -84,3 +84,40 @@ def channel_checker(guild: discord.Guild | None, user: discord.abc.User) -> Chan
         return True
 
     return visible
+
+
+def channel_lister(guild: discord.Guild | None, user: discord.abc.User) -> ChannelLister:
+    """``Request.visible_channels``: every cached channel whose history this user may read.
+
+    Same rules as ``channel_checker`` without an HTTP call per channel: a private thread is
+    listed only for thread managers or where the member is in the cached thread members
+    (fail closed); archived threads are not in the cache, and a public one follows its parent.
+    """
+
+    async def listed() -> frozenset[str] | None:
+        if guild is None:
+            return frozenset()
+        member = user if isinstance(user, discord.Member) else guild.get_member(user.id)
+        if member is None:
+            return frozenset()
+        seen: set[str] = set()
+        for channel in guild.channels:
+            if isinstance(channel, discord.CategoryChannel):
+                continue
+            perms = channel.permissions_for(member)
+            if perms.view_channel and perms.read_message_history:
+                seen.add(str(channel.id))
+        for thread in guild.threads:
+            if str(thread.parent_id) not in seen:
+                continue
+            if thread.type is discord.ChannelType.private_thread:
+                try:
+                    manages = thread.permissions_for(member).manage_threads
+                except discord.ClientException:
+                    continue
+                if not manages and all(m.id != member.id for m in thread.members):
+                    continue
+            seen.add(str(thread.id))
+        return frozenset(seen)
+
+    return listed

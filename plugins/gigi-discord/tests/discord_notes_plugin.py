@@ -57,6 +57,7 @@ class Notes:
         self.path.write_text(MANIFEST)
         self.notes: list[str] = ["a", "b", "c"]
         self.ran: list[str] = []
+        self.visible: list[frozenset[str] | None] = []  # what each count saw of the guild
 
     @hookimpl
     def register_manifests(self, register: Any) -> None:
@@ -70,6 +71,7 @@ class Notes:
 
     async def count(self, ctx: Any) -> dict[str, Any]:
         self.ran.append("notes.count")
+        self.visible.append(await ctx.visible_channels())
         return {"count": len(self.notes)}
 
     async def add(self, ctx: Any, text: str) -> dict[str, Any]:

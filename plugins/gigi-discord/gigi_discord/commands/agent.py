@@ -13,7 +13,7 @@ from gigi_core.surfaces import ConfirmationError, Request
 from gigi_discord.commands.common import Ctx, choices, context
 from gigi_discord.confirm import decide
 from gigi_discord.errors import Refusal, defer, sentence, tell
-from gigi_discord.identity import channel_checker
+from gigi_discord.identity import channel_checker, channel_lister
 from gigi_discord.render import send_reply
 
 NOT_YOURS = "Only the person who started that run, or a server admin, can see or steer it."
@@ -136,6 +136,7 @@ def agent_root() -> app_commands.Group:
             kind="slash",
             text="",
             channel_visible=channel_checker(interaction.guild, interaction.user),
+            visible_channels=channel_lister(interaction.guild, interaction.user),
         )
         await defer(interaction, ephemeral=False)
         try:

@@ -11,7 +11,7 @@ from discord import app_commands
 from gigi_core.surfaces import Reply, Request
 from gigi_discord.commands.common import context as ctx_of
 from gigi_discord.errors import Refusal, defer
-from gigi_discord.identity import channel_checker
+from gigi_discord.identity import channel_checker, channel_lister
 from gigi_discord.render import send_reply
 from gigi_discord.throttle import SLOW_DOWN
 
@@ -92,6 +92,7 @@ async def ask(
         text=text,
         message_ids=tuple(ids),
         channel_visible=channel_checker(interaction.guild, interaction.user),
+        visible_channels=channel_lister(interaction.guild, interaction.user),
     )
     try:
         reply = await ctx.bot.runtime.handle(request)

@@ -16,7 +16,7 @@ from gigi_core import GigiError, PolicyDenied
 from gigi_core.surfaces import CommandSpec, Request
 from gigi_discord.commands.common import context
 from gigi_discord.errors import Refusal, defer, sentence, tell
-from gigi_discord.identity import channel_checker
+from gigi_discord.identity import channel_checker, channel_lister
 from gigi_discord.results import DM_FILES, send_result
 
 
@@ -59,6 +59,7 @@ async def run_command(
         kind="slash",
         text="",
         channel_visible=channel_checker(interaction.guild, interaction.user),
+        visible_channels=channel_lister(interaction.guild, interaction.user),
     )
     await defer(interaction, ephemeral=private)
     try:

@@ -408,13 +408,41 @@ async def test_delete_command_asks_first_and_deletes_only_after_confirm(env) -> 
     assert notes.notes.get(("g1", USER)) is None and notes.notes[("g2", USER)] == ["third"]
     left = (await kernel.privacy.export(USER, "g1"))["kernel"]
     assert left["grants"] == [] and left["llm_usage"] == []
-    # the run that did the deletion finished and is the only one left in g1
+    # the run that did the deletion finished and is the only one left in g1 ...
     assert [(r["id"], r["status"]) for r in left["agent_runs"]] == [(reply.run_id, "done")]
-    # asking again removes only the record of the first request (its run)
+    # ... until its queued job pseudonymises it: no row keeps the member's raw id
+    await kernel.jobs.run_until_idle()
+    assert (await kernel.privacy.export(USER, "g1"))["kernel"]["agent_runs"] == []
+    alias = kernel.privacy.pseudonym(USER)
+    async with kernel.db.session() as s:
+        run = await s.get(AgentRun, reply.run_id)
+        audit = (await s.execute(select(AuditEvent).where(AuditEvent.run_id == run.id))).scalars()
+        confirm = (
+            await s.execute(
+                select(AgentRunConfirmation).where(AgentRunConfirmation.run_id == run.id)
+            )
+        ).scalar_one()
+        assert run.actor_id == alias and run.status == "done"
+        assert {a.actor_id for a in audit} == {alias}
+        assert (confirm.requester_id, confirm.decided_by) == (alias, alias)
+    # asking again finds nothing left but the new request's own run (forgotten in turn)
     second = await kernel.agent.direct(req(MEMBER), "gigi.privacy.delete", {})
     result = result_of(await kernel.agent.confirm(second.run_id, MEMBER, guild_id="g1"))
-    assert result["kernel"]["agent_runs"] == 1 and result["plugins"] == {}
-    assert "confirmations" in result["kernel"] and "grants" not in result["kernel"]
+    assert result["total"] == 0 and result["plugins"] == {}
+
+
+async def test_forgetting_the_deleting_run_waits_until_it_has_finished(env) -> None:
+    from gigi_core.privacy.kernel_data import RunStillActive
+
+    kernel, notes = env
+    await seed(kernel, notes)
+    reply = await kernel.agent.direct(req(MEMBER), "gigi.privacy.delete", {})
+    with pytest.raises(RunStillActive):  # awaiting its confirmation: the job will retry
+        await kernel.privacy.forget_run(reply.run_id)
+    await kernel.agent.confirm(reply.run_id, MEMBER, guild_id="g1")
+    assert await kernel.privacy.forget_run(reply.run_id) > 0
+    assert await kernel.privacy.forget_run(reply.run_id) == 0  # idempotent
+    assert await kernel.privacy.forget_run("run_never_existed") == 0
 
 
 async def test_delete_command_rejected_deletes_nothing(env) -> None:

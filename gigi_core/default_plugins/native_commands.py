@@ -94,3 +94,8 @@ async def privacy_delete(ctx: Any) -> dict[str, Any]:
 async def guild_purge(ctx: Any, guild_id: str) -> None:
     """The scheduled job GuildLeft defers: runs when the grace period has passed."""
     await ctx.kernel.privacy.purge_guild(guild_id)
+
+
+async def forget_run(ctx: Any, run_id: str) -> None:
+    """The job ``/gigi privacy delete`` queues: its own finished run drops the member's id."""
+    await ctx.kernel.privacy.forget_run(run_id)

@@ -52,9 +52,11 @@ def register_tools(register: Any) -> None:
 
 @hookimpl(trylast=True)
 def register_jobs(register: Any) -> None:
-    from gigi_core.default_plugins.native_commands import guild_purge
+    from gigi_core.default_plugins.native_commands import forget_run, guild_purge
 
     register("gigi.guild_purge", guild_purge, retries=5, timeout=3600.0)
+    # Retries back off from GIGI_JOBS_RETRY_BASE_SECONDS while the deleting run is still open.
+    register("gigi.privacy_forget_run", forget_run, retries=10, timeout=60.0)
 
 
 async def plugins_enabled(ctx: Any) -> dict[str, Any]:

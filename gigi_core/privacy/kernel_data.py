@@ -234,6 +234,45 @@ async def delete_kernel(
     return {k: v for k, v in counts.items() if v}
 
 
+class RunStillActive(Exception):
+    """The deletion's own run has not finished yet; its job retries after a backoff."""
+
+
+async def forget_run(db: Database, run_id: str, pseudonym: Any) -> int:
+    """The run that carried out a deletion, once finished: its member id becomes the pseudonym.
+
+    ``delete_kernel`` keeps that run so it can record its own steps; this removes the last
+    raw id it left (run row, its confirmation, its audit and usage rows). Idempotent.
+    """
+    async with db.session() as s:
+        run = await s.get(AgentRun, run_id)
+        if run is None or run.actor_id.startswith("anon:"):
+            return 0
+        if run.status in ("running", "awaiting_confirmation"):
+            raise RunStillActive(run_id)
+        user_id, alias = run.actor_id, pseudonym(run.actor_id)
+        changed = 0
+        for stmt in (
+            update(AgentRun).where(AgentRun.id == run_id).values(actor_id=alias),
+            update(AgentRunConfirmation)
+            .where(AgentRunConfirmation.run_id == run_id)
+            .values(requester_id=alias),
+            update(AgentRunConfirmation)
+            .where(
+                AgentRunConfirmation.run_id == run_id, AgentRunConfirmation.decided_by == user_id
+            )
+            .values(decided_by=alias),
+            update(AuditEvent)
+            .where(AuditEvent.run_id == run_id, AuditEvent.actor_id == user_id)
+            .values(actor_id=alias),
+            update(LlmUsageEvent)
+            .where(LlmUsageEvent.request_id == run.request_id, LlmUsageEvent.actor_id == user_id)
+            .values(actor_id=alias),
+        ):
+            changed += (await s.execute(stmt)).rowcount
+    return changed
+
+
 async def purge_kernel_guild(db: Database, guild_id: str) -> dict[str, int]:
     """Everything the kernel holds for a guild it left; usage rows stay for billing."""
     counts: dict[str, int] = {}

@@ -14,13 +14,19 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from gigi_core.errors import ConfigError
-from gigi_core.privacy.kernel_data import delete_kernel, export_kernel, purge_kernel_guild
+from gigi_core.privacy.kernel_data import (
+    delete_kernel,
+    export_kernel,
+    forget_run,
+    purge_kernel_guild,
+)
 
 if TYPE_CHECKING:
     from gigi_core.kernel import Kernel
 
 log = logging.getLogger(__name__)
 PURGE_JOB = "gigi.guild_purge"
+FORGET_RUN_JOB = "gigi.privacy_forget_run"
 
 
 def purge_after_days() -> float:
@@ -130,10 +136,16 @@ class PrivacyService:
                 guild_id=guild_id,
             )
         )
+        if keep_run is not None:  # once it has finished, the deleting run forgets the member too
+            await self.kernel.jobs.defer(FORGET_RUN_JOB, {"run_id": keep_run}, key=keep_run)
         out: dict[str, Any] = {"kernel": kernel_counts, "plugins": plugins, "total": total}
         if errors:
             out["errors"] = errors
         return out
+
+    async def forget_run(self, run_id: str) -> int:
+        """The job ``delete`` queues for its own run: pseudonymise it once it has finished."""
+        return await forget_run(self.kernel.db, run_id, self.pseudonym)
 
     async def purge_guild(self, guild_id: str) -> dict[str, Any]:
         """Everything the kernel and every plugin hold for a guild Gigi left."""

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Literal, Protocol
+
+from gigi_core.errors import GigiError
 
 ChannelKind = Literal[
     "text", "thread", "private_thread", "forum_post", "voice_text", "dm", "group_dm"
@@ -26,6 +28,10 @@ __all__ = [
     "Event",
     "GuildJoined",
     "GuildLeft",
+    "HistoryForbidden",
+    "HistoryPage",
+    "HistoryReader",
+    "HistoryUnavailable",
     "MemberLeft",
     "MessageCreated",
     "MessageDeleted",
@@ -67,6 +73,7 @@ class MessageCreated(Event):
     author_id: str
     author_is_bot: bool = False
     author_is_webhook: bool = False
+    author_is_self: bool = False  # written by Gigi itself (its replies, its bot account)
     created_at: datetime
     text: str = ""
     mentioned_user_ids: tuple[str, ...] = ()
@@ -126,3 +133,38 @@ class GuildLeft(Event):
 @dataclass(frozen=True, kw_only=True)
 class GuildJoined(Event):
     """The bot joined (or rejoined) a guild: a pending purge is cancelled."""
+
+
+# -- reading a channel's history (backfills) -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HistoryPage:
+    """Up to ``limit`` messages older than the cursor, newest first, as ``MessageCreated``.
+
+    ``before`` is the cursor of the next (older) page; ``None`` once the channel's start is
+    reached. A backfill checkpoints it after each page.
+    """
+
+    messages: tuple[MessageCreated, ...]
+    before: str | None
+
+
+class HistoryReader(Protocol):
+    """What a running surface registers with ``kernel.history.register``."""
+
+    def serves(self, guild_id: str) -> bool:
+        """True when this process is connected to the guild (it may page its channels)."""
+
+    async def page(
+        self, guild_id: str, channel_id: str, *, before: str | None, limit: int
+    ) -> HistoryPage:
+        """One page through the surface's own rate limiting; raises ``HistoryForbidden``."""
+
+
+class HistoryUnavailable(GigiError):
+    """No surface connected to this guild runs in this process now: try again later."""
+
+
+class HistoryForbidden(GigiError):
+    """The surface may not read that channel's history (gone, hidden, or no permission)."""

@@ -11,6 +11,7 @@ from typing import Any
 
 from gigi_core.errors import ConfigError, SecretsError
 from gigi_core.events import ChannelSecured, Event
+from gigi_core.history import HistoryReaders
 from gigi_core.hooks import HookRunner
 from gigi_core.observers import EventBus
 from gigi_core.plugins import LoadedPlugins, LoadOptions, load_plugins
@@ -53,6 +54,7 @@ class Kernel:
         )
         self.views = ViewCache()
         self.events = EventBus(self)
+        self.history = HistoryReaders()
         self.plugin_state = PluginStateStore(
             db, self.secrets, on_by_default=on_by_default, on_change=self._facts_changed
         )

@@ -94,7 +94,7 @@ class ConsoleSurface:
         self.waiting: str | None = None  # the last run that waits for a confirmation
         self._task: asyncio.Task[bool] | None = None
         self._interrupted = False
-        self._message_ids = itertools.count(1)
+        self._seq = itertools.count(1)
 
     @property
     def runtime(self) -> Any:
@@ -175,22 +175,10 @@ class ConsoleSurface:
 
     async def _publish(self, text: str) -> None:
         """Every chat line is a MessageCreated, so observers work on the embedded default."""
-        from datetime import UTC, datetime
+        from gigi_core.default_plugins.console_events import chat_line
 
-        from gigi_core.events import MessageCreated
-
-        await self.kernel.publish(
-            MessageCreated(
-                guild_id=self.guild_id,
-                surface="console",
-                message_id=f"console-{next(self._message_ids)}",
-                channel_id=self.channel_id,
-                channel_kind="text",
-                author_id=self.actor.id,
-                created_at=datetime.now(UTC),
-                text=text,
-            )
-        )
+        line = chat_line(self.guild_id, self.channel_id, self.actor.id, text, next(self._seq))
+        await self.kernel.publish(line)
 
     async def _plugin_command(self, line: str) -> None:
         """``/memory enable channel=general`` (or JSON) runs a manifest command directly."""

@@ -80,6 +80,7 @@ class GigiBot(Publisher, discord.AutoShardedClient):
         self._tasks: set[asyncio.Task[Any]] = set()
         self._send_warned: dict[int, float] = {}
         self._ready_once = False
+        self._unregister_history: Any = None
         self.content_notice = ContentNotice(self)
         from gigi_discord.prompts import PromptBook
 
@@ -98,6 +99,9 @@ class GigiBot(Publisher, discord.AutoShardedClient):
         from gigi_discord.confirm import DecisionButton
 
         self.add_dynamic_items(DecisionButton)
+        from gigi_discord.history import DiscordHistory
+
+        self._unregister_history = self.kernel.history.register("discord", DiscordHistory(self))
         if self.settings.sync_commands:
             await self.sync_commands()
 
@@ -161,6 +165,8 @@ class GigiBot(Publisher, discord.AutoShardedClient):
         self.prompts.forget(confirmation_id)
 
     async def close(self) -> None:
+        if self._unregister_history is not None:
+            self._unregister_history()
         for task in list(self._tasks):
             task.cancel()
         await super().close()

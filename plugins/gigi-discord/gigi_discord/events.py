@@ -114,6 +114,7 @@ def message_created(bot: GigiBot, message: discord.Message) -> MessageCreated | 
         author_id=str(message.author.id),
         author_is_bot=message.author.bot,
         author_is_webhook=message.webhook_id is not None,
+        author_is_self=own,
         created_at=message.created_at,
         text=message.content or "",
         mentioned_user_ids=tuple(dict.fromkeys(str(u.id) for u in message.mentions)),

@@ -92,6 +92,9 @@ class MessageEdited(Event):
     parent_channel_id: str | None = None
     text: str = ""
     edited_at: datetime
+    # The channel is paused or secure: the new text is withheld (``text`` is empty), and an
+    # observer drops whatever it kept of the old text instead of replacing it.
+    withheld: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -16,7 +16,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from gigi_core.errors import ConfigError
@@ -169,8 +169,10 @@ class EventBus:
 
     async def _dispatch(self, event: Event) -> None:
         for observer in self.observers().values():
-            if not await self._wants(observer, event):
+            wanted = await self._wants(observer, event)
+            if wanted is None:
                 continue
+            event = wanted
             self._ensure_worker(observer)
             try:
                 observer.queue.put_nowait(event)
@@ -184,17 +186,22 @@ class EventBus:
                         line.dropped,
                     )
 
-    async def _wants(self, observer: _Observer, event: Event) -> bool:
+    async def _wants(self, observer: _Observer, event: Event) -> Event | None:
+        """The event as this observer gets it, or None when it is not delivered to it."""
         if event.guild_id is None:
-            return observer.dm_events
+            return event if observer.dm_events else None
         facts = await self.guild_facts(event.guild_id)
         if not observer.manifests & facts.enabled:
-            return False
-        if isinstance(event, MESSAGE_EVENTS):
-            for channel in (event.channel_id, event.parent_channel_id):
-                if channel is not None and facts.states.get(channel, "active") != "active":
-                    return False
-        return True
+            return None
+        if isinstance(event, MESSAGE_EVENTS) and any(
+            channel is not None and facts.states.get(channel, "active") != "active"
+            for channel in (event.channel_id, event.parent_channel_id)
+        ):
+            if isinstance(event, MessageEdited):
+                # Not observed here, yet what was kept of the old text must not outlive it.
+                return replace(event, text="", withheld=True)
+            return None
+        return event
 
     async def guild_facts(self, guild_id: str) -> _GuildFacts:
         facts = self._facts.get(guild_id)

@@ -331,7 +331,11 @@ async def test_guild_scoped_delete_leaves_other_guilds(env) -> None:
     await seed(kernel, notes)
     counts = await kernel.privacy.delete(USER, "g1")
     assert counts["kernel"]["grants"] == 1 and counts["kernel"]["agent_runs"] == 2
+    # the personal key serves the member in g2 too: kept, and said so
+    assert "llm_credentials" not in counts["kernel"]
+    assert counts["kept"] == {"personal_llm_keys": 1}
     left = (await kernel.privacy.export(USER))["kernel"]
+    assert [c["label"] for c in left["llm_credentials"]] == ["mine"]
     assert [(g["guild_id"], g["capability"]) for g in left["grants"]] == [("g2", "notes.use")]
     assert {r["guild_id"] for r in left["agent_runs"]} == {"g2"}
     assert [u["guild_id"] for u in left["llm_usage"]] == ["g2"]  # g2 rows keep the raw id
@@ -404,6 +408,7 @@ async def test_delete_command_asks_first_and_deletes_only_after_confirm(env) -> 
     done = await kernel.agent.confirm(reply.run_id, MEMBER, guild_id="g1")
     result = result_of(done)
     assert result["message"].startswith("Deleted ") and result["total"] > 0
+    assert "personal LLM keys serve you in every server" in result["message"]
     assert result["plugins"] == {"notes": {"notes": 2}}
     assert notes.notes.get(("g1", USER)) is None and notes.notes[("g2", USER)] == ["third"]
     left = (await kernel.privacy.export(USER, "g1"))["kernel"]

@@ -88,6 +88,11 @@ async def privacy_delete(ctx: Any) -> dict[str, Any]:
         if total
         else "Gigi and its plugins held nothing about you here; nothing was deleted."
     )
+    if counts.get("kept", {}).get("personal_llm_keys"):
+        counts["message"] += (
+            " Your personal LLM keys serve you in every server, so they were kept; the "
+            "operator removes them everywhere with `gigi privacy delete --user`."
+        )
     return counts
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import delete, or_, select, update
+from sqlalchemy import delete, func, or_, select, update
 
 from gigi_core.store.agent_tables import AgentRun, AgentRunConfirmation, AgentRunStep
 from gigi_core.store.channel_tables import ChannelObservation, SecureRange
@@ -171,27 +171,28 @@ async def delete_kernel(
     """
     counts: dict[str, int] = {}
     async with db.session() as s:
-        cred_ids = select(LlmCredential.id).where(
-            LlmCredential.owner_type == "user", LlmCredential.owner_id == user_id
-        )
-        counts["llm_profiles"] = (
-            await s.execute(
-                delete(LlmModelProfile).where(
-                    or_(
-                        (LlmModelProfile.owner_type == "user")
-                        & (LlmModelProfile.owner_id == user_id),
-                        LlmModelProfile.credential_id.in_(cred_ids),
+        mine = (LlmCredential.owner_type == "user") & (LlmCredential.owner_id == user_id)
+        if guild_id is not None:
+            # A personal key serves the member in every server: one server's deletion keeps
+            # it (and says so); the everywhere deletion (`gigi privacy delete`) removes it.
+            kept = await s.scalar(select(func.count()).select_from(LlmCredential).where(mine))
+            counts["personal_llm_keys_kept"] = int(kept or 0)
+        else:
+            cred_ids = select(LlmCredential.id).where(mine)
+            counts["llm_profiles"] = (
+                await s.execute(
+                    delete(LlmModelProfile).where(
+                        or_(
+                            (LlmModelProfile.owner_type == "user")
+                            & (LlmModelProfile.owner_id == user_id),
+                            LlmModelProfile.credential_id.in_(cred_ids),
+                        )
                     )
                 )
-            )
-        ).rowcount
-        counts["llm_credentials"] = (
-            await s.execute(
-                delete(LlmCredential).where(
-                    LlmCredential.owner_type == "user", LlmCredential.owner_id == user_id
-                )
-            )
-        ).rowcount
+            ).rowcount
+            counts["llm_credentials"] = (
+                await s.execute(delete(LlmCredential).where(mine))
+            ).rowcount
         grants = delete(CapabilityGrant).where(
             CapabilityGrant.subject_type == "user", CapabilityGrant.subject_id == user_id
         )

@@ -118,6 +118,7 @@ class PrivacyService:
         """Delete across the kernel and every plugin; returns counts (empty when nothing).
 
         ``keep_run``: the agent run carrying out this deletion, which must be able to finish.
+        A guild-scoped deletion keeps the member's personal LLM keys (``kept``).
         """
         from gigi_core.store.audit import AuditRecord
 
@@ -125,6 +126,7 @@ class PrivacyService:
         kernel_counts = await delete_kernel(
             self.kernel.db, user_id, guild_id, self.pseudonym(user_id), keep_run=keep_run
         )
+        kept_keys = kernel_counts.pop("personal_llm_keys_kept", 0)
         self.kernel.views.clear()  # grants naming the member are gone
         plugins = {name: c for name, value in results.items() if (c := _counts(name, value))}
         total = sum(kernel_counts.values()) + sum(sum(c.values()) for c in plugins.values())
@@ -139,6 +141,8 @@ class PrivacyService:
         if keep_run is not None:  # once it has finished, the deleting run forgets the member too
             await self.kernel.jobs.defer(FORGET_RUN_JOB, {"run_id": keep_run}, key=keep_run)
         out: dict[str, Any] = {"kernel": kernel_counts, "plugins": plugins, "total": total}
+        if kept_keys:  # guild-scoped: personal keys serve the member in every server
+            out["kept"] = {"personal_llm_keys": kept_keys}
         if errors:
             out["errors"] = errors
         return out

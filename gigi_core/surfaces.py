@@ -22,7 +22,7 @@ if TYPE_CHECKING:
         Request,
         RequestKind,
     )
-    from gigi_core.agent.render import reply_chunks, run_footer, trace_lines
+    from gigi_core.agent.render import followed_job, reply_chunks, run_footer, trace_lines
     from gigi_core.commands import (
         CommandSpec,
         CommandTable,
@@ -49,6 +49,7 @@ _LAZY = {
     "reply_chunks": "gigi_core.agent.render",
     "run_footer": "gigi_core.agent.render",
     "trace_lines": "gigi_core.agent.render",
+    "followed_job": "gigi_core.agent.render",
     "CommandSpec": "gigi_core.commands",
     "CommandTable": "gigi_core.commands",
     "OptionSpec": "gigi_core.commands",
@@ -71,6 +72,7 @@ __all__ = [
     "Request",
     "RequestKind",
     "cap_text",
+    "followed_job",
     "parse_arguments",
     "reply_chunks",
     "run_footer",

@@ -241,3 +241,16 @@ def test_gigi_run_starts_the_console(tmp_path) -> None:
     assert 'dice.roll → {"faces": [' in result.stdout
     assert result.stdout.rstrip().endswith("Bye.")
     assert "Traceback" not in result.stderr
+
+
+async def test_a_command_result_naming_a_job_says_how_to_follow_it(env) -> None:
+    from gigi_core.agent.contracts import Citation, Reply
+
+    kernel, _ = env
+    console, out = surface(kernel, [])
+    job = {"id": "job_42", "follow": True}
+    console.show(Reply(text="Sync started.", citations=[Citation("x.sync", {"job": job})]))
+    console.show(Reply(text="Not followed.", citations=[Citation("x.sync", {"job": "job_1"})]))
+    text = out.getvalue()
+    assert "Job job_42 is queued; `gigi jobs wait job_42` follows its progress." in text
+    assert text.count("gigi jobs wait") == 1

@@ -43,3 +43,13 @@ def trace_lines(data: dict[str, Any]) -> list[str]:
     for c in data["confirmations"]:
         lines.append(f"  confirmation {c['id']} {c['action']}: {c['state']}")
     return lines
+
+
+def followed_job(reply: Any) -> str | None:
+    """The job a command's result asks the surface to follow (``{"job": {"id", "follow"}}``)."""
+    for citation in reply.citations:
+        result = citation.result
+        job = result.get("job") if isinstance(result, dict) else None
+        if isinstance(job, dict) and job.get("follow") is True and isinstance(job.get("id"), str):
+            return job["id"]
+    return None

@@ -327,13 +327,16 @@ class ConsoleSurface:
 
     def show(self, reply: Reply) -> None:
         """Text chunks, tool facts and confirmation prompts, then the run id and status."""
-        from gigi_core.surfaces import reply_chunks, run_footer
+        from gigi_core.surfaces import followed_job, reply_chunks, run_footer
 
         for chunk in reply_chunks(reply):
             self.say(chunk)
         footer = run_footer(reply)
         if footer:
             self.say(footer)
+        job = followed_job(reply)
+        if job is not None:
+            self.say(f"Job {job} is queued; `gigi jobs wait {job}` follows its progress.")
         if reply.status == "awaiting_confirmation":
             self.waiting = reply.run_id
         elif self.waiting == reply.run_id:

@@ -7,6 +7,8 @@ commands a few result shapes are conventions every surface understands:
 - ``{"file": "name.json", "data": ...}``: ``data`` is sent as a JSON file, never inlined;
   for the actions in ``DM_FILES`` (a member's own data export) the file goes by DM, with
   an ephemeral attachment only if the DM fails;
+- ``{"job": {"id": ..., "follow": true}}``: the reply is edited with the job's progress
+  until it ends (``gigi_discord.job_follow``);
 - the privacy statements (``gigi.privacy.info``) and deletion counts (``gigi.privacy.delete``)
   get readable listings. Any other result is shown as JSON, as ``/agent call`` does.
 """
@@ -22,7 +24,8 @@ from typing import Any
 
 import discord
 
-from gigi_core.surfaces import Citation, Reply
+from gigi_core.surfaces import Citation, Reply, followed_job
+from gigi_discord.job_follow import follow, poll_seconds
 
 log = logging.getLogger(__name__)
 
@@ -165,7 +168,7 @@ async def send_result(
         files = []
         notes.append("The result is too large to attach on Discord.")
     text = "\n\n".join([shown.reply.text, *notes]).strip()
-    await send_reply(
+    sent = await send_reply(
         interaction,
         replace(shown.reply, text=text),
         bot=bot,
@@ -173,3 +176,7 @@ async def send_result(
         files=_discord_files(files) if files else None,
         ephemeral=ephemeral,
     )
+    job_id = followed_job(reply)
+    if job_id is not None and sent:
+        last = sent[-1]
+        bot.spawn(follow(bot.kernel, last, last.content, job_id, every=poll_seconds()))

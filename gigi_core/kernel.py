@@ -21,6 +21,7 @@ from gigi_core.policy.view import ViewCache
 from gigi_core.registry import Registry
 from gigi_core.settings import Settings
 from gigi_core.store.audit import AuditLog, AuditRecord
+from gigi_core.store.changes import Change, ChangeFeed, clear_caches_on_changes
 from gigi_core.store.channels import ChannelChange, ChannelStateStore
 from gigi_core.store.db import Database, resolve_url
 from gigi_core.store.grants import GrantStore
@@ -58,10 +59,12 @@ class Kernel:
         self.plugin_state = PluginStateStore(
             db, self.secrets, on_by_default=on_by_default, on_change=self._facts_changed
         )
-        self.channels = ChannelStateStore(db, on_change=self.events.invalidate)
-        self.grants = GrantStore(db, on_change=self.views.clear)
+        self.changes = ChangeFeed(db)
+        self.channels = ChannelStateStore(db, on_change=self._channel_changed)
+        self.grants = GrantStore(db, on_change=self._facts_changed)
         self.audit = AuditLog(db)
         self.policy = PolicyEngine(self)
+        clear_caches_on_changes(self)
         self._closed = False
 
     @classmethod
@@ -170,6 +173,7 @@ class Kernel:
         if self._closed:
             return
         self._closed = True
+        await self.changes.close()
         await self.events.close()
         if "jobs" in self.__dict__:
             await self.jobs.close()
@@ -205,6 +209,9 @@ class Kernel:
         change = await self.channels.set(guild_id, channel_id, state, by=by)
         if change.after == "secure" and change.before != "secure":
             await self.publish(ChannelSecured(guild_id=guild_id, channel_id=channel_id, by=by))
+            self.changes.tell(
+                Change("channel.secured", guild_id, {"channel": channel_id, "by": by})
+            )
         await self.audit.record(
             AuditRecord(
                 kind="channel.state",
@@ -221,6 +228,11 @@ class Kernel:
     def _facts_changed(self) -> None:
         self.views.clear()
         self.events.invalidate()
+        self.changes.tell(Change("facts"))
+
+    def _channel_changed(self, guild_id: str) -> None:
+        self.events.invalidate(guild_id)
+        self.changes.tell(Change("channel", guild_id))
 
     async def actor_from_event(self, event: Any, surface: str) -> Actor | None:
         """Ask plugins (firstresult) who is behind a surface event; None if nobody knows."""

@@ -68,6 +68,7 @@ def run_command(state: CliState, surface: str | None, check: bool) -> None:
                 return
             if jobs.settings.worker_in_run:  # GIGI_JOBS_IN_RUN=0 leaves jobs to gigi worker
                 await jobs.start()
+            await kernel.changes.listen()  # other processes' changes clear our caches at once
             click.echo(f"Starting surface {chosen}.")
             await kernel.registry.surfaces[chosen](kernel).run()
         finally:

@@ -39,6 +39,7 @@ def worker_command(state: CliState, until_idle: bool) -> None:
                 with contextlib.suppress(NotImplementedError, RuntimeError):
                     loop.add_signal_handler(sig, stop.set)
             await kernel.jobs.start()
+            await kernel.changes.listen()
             click.echo(f"Worker {kernel.jobs.worker_id} running; Ctrl-C stops it.")
             await stop.wait()
             click.echo("Stopping: running jobs are asked to stop.")

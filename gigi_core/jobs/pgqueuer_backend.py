@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from gigi_core.jobs.errors import JobError
 from gigi_core.jobs.worker import utcnow
+from gigi_core.store.db import libpq_dsn
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection
@@ -39,12 +40,6 @@ def _require_pgqueuer() -> None:
             "background jobs on PostgreSQL need the pgqueuer package",
             hint="install the postgres extra (pip install pgqueuer, or -e '.[postgres]')",
         ) from None
-
-
-def libpq_dsn(url: str) -> str:
-    from sqlalchemy.engine import make_url
-
-    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
 class PgqueuerBackend:

@@ -33,6 +33,13 @@ def resolve_url(database_url: str | None, home: Path) -> str:
     )
 
 
+def libpq_dsn(url: str) -> str:
+    """The SQLAlchemy URL as libpq reads it, for connections psycopg opens itself."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
 def redact_url(url: str) -> str:
     """Hide a password in a URL before it reaches a message or a log."""
     from sqlalchemy.engine import make_url

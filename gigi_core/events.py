@@ -170,4 +170,9 @@ class HistoryUnavailable(GigiError):
 
 
 class HistoryForbidden(GigiError):
-    """The surface may not read that channel's history (gone, hidden, or no permission)."""
+    """The surface may not read that channel's history (gone, hidden, or no permission).
+
+    A job that raises it fails at once: retrying cannot help until an admin changes it.
+    """
+
+    retryable = False

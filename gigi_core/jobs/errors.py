@@ -13,3 +13,13 @@ class JobError(GigiError):
 
 class JobNotFound(JobError):
     """No job has that id."""
+
+
+class JobFailed(GigiError):
+    """Raise from a job to fail it at once, without its retries: retrying cannot help.
+
+    Any exception with ``retryable = False`` does the same (``HistoryForbidden`` does); the
+    record keeps the exception's class, as for every failure.
+    """
+
+    retryable = False

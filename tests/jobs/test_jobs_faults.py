@@ -42,6 +42,23 @@ async def test_a_raising_job_is_retried_with_backoff_then_failed(
     assert not any(r.exc_info for r in ours)
 
 
+async def test_a_job_that_raises_job_failed_is_not_retried(database_url, tmp_path) -> None:
+    from gigi_core.jobs import JobFailed
+
+    runs: list[int] = []
+
+    async def hopeless(ctx: JobContext) -> None:
+        runs.append(ctx.attempt)
+        raise JobFailed("the channel is gone")
+
+    async with jobs_kernel(
+        tmp_path, database_url, {"t.hopeless": (hopeless, {"retries": 3})}
+    ) as kernel:
+        job_id = await kernel.jobs.defer("t.hopeless")
+        info = await drain_until(kernel, job_id, "failed")
+        assert runs == [1] and info.attempts == 1 and info.error_class == "JobFailed"
+
+
 def test_backoff_doubles_with_jitter_and_is_capped() -> None:
     from gigi_core.jobs.settings import JobSettings
     from gigi_core.jobs.worker import Worker

@@ -36,7 +36,7 @@ def register_surfaces(register: Any) -> None:
 
 @hookspec
 def register_retrievers(register: Any) -> None:
-    """Call ``register(name, retriever)`` for each retrieval path over guild memory."""
+    """Call ``register(name, retriever)``: a ``gigi_core.retrieval.Retriever`` (docs/retrieval.md)."""
 
 
 @hookspec

@@ -126,6 +126,7 @@ def test_tools_list(gigi) -> None:
         "llm.usage.guild",
         "permissions.check",
         "plugins.enabled",
+        "plugins.plan",
     ]
     assert [r["name"] for r in rows] == ["dice.roll", *native]
     assert rows[0]["safety"] == "read_only" and rows[0]["capability"] == "dice.use"

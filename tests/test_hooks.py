@@ -187,7 +187,7 @@ class Lifecycle:
 async def test_hook_startup(tmp_path) -> None:
     life = Lifecycle()
     async with await open_with(tmp_path, ("life", life)):
-        assert life.events == ["startup:21"]  # box's 11, the 3 native tools, 7 native commands
+        assert life.events == ["startup:22"]  # box's 11, the 4 native tools, 7 native commands
 
 
 async def test_hook_shutdown(tmp_path) -> None:

@@ -33,13 +33,25 @@ PUBLIC = (
     "gigi_core.hookspecs",
     "gigi_core.jobs",
     "gigi_core.llm",
+    "gigi_core.retrieval",
     "gigi_core.surfaces",
     "gigi_core.testing",
 )
 # Public packages whose submodules are internal (gigi_core.testing's are public).
-PUBLIC_PACKAGES_WITH_INTERNALS = ("gigi_core.commands", "gigi_core.jobs", "gigi_core.llm")
+PUBLIC_PACKAGES_WITH_INTERNALS = (
+    "gigi_core.commands",
+    "gigi_core.jobs",
+    "gigi_core.llm",
+    "gigi_core.retrieval",
+)
 # Facades that re-export through a module ``__getattr__`` (names load on first use).
-LAZY_FACADES = ("gigi_core", "gigi_core.llm", "gigi_core.surfaces", "gigi_core.testing")
+LAZY_FACADES = (
+    "gigi_core",
+    "gigi_core.llm",
+    "gigi_core.retrieval",
+    "gigi_core.surfaces",
+    "gigi_core.testing",
+)
 HEAVY = ("pydantic", "httpx", "sqlalchemy", "alembic", "jsonschema_rs", "cryptography", "ruamel")
 # First-party code held to the public API: every plugin package and the default plugins.
 PLUGIN_ROOTS = sorted(
@@ -124,7 +136,7 @@ def test_lazy_modules_stay_cheap_to_import() -> None:
     code = (
         "import json, sys\n"
         "import gigi_core, gigi_core.llm, gigi_core.surfaces, gigi_core.testing\n"
-        "import gigi_core.events, gigi_core.hookspecs\n"
+        "import gigi_core.events, gigi_core.hookspecs, gigi_core.retrieval\n"
         f"heavy = [m for m in {HEAVY!r} if m in sys.modules]\n"
         "inner = sorted(m for m in sys.modules if m.startswith(('gigi_core.kernel',"
         " 'gigi_core.agent', 'gigi_core.store', 'gigi_core.policy', 'gigi_core.tools')))\n"

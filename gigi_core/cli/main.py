@@ -106,6 +106,7 @@ def _add_builtin_commands() -> None:
         "gigi_core.cli.jobs",
         "gigi_core.cli.worker",
         "gigi_core.cli.dev",
+        "gigi_core.cli.retrieve",
     )
     for optional in optional_modules:  # layers that land later
         try:

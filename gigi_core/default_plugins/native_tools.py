@@ -39,6 +39,9 @@ def register_tools(register: Any) -> None:
     register("plugins.enabled", plugins_enabled)
     register("permissions.check", permissions_check)
     register("llm.usage.guild", llm_usage_guild)
+    from gigi_core.default_plugins.native_plan import plugins_plan
+
+    register("plugins.plan", plugins_plan)
     from gigi_core.default_plugins import native_commands as c
 
     register("gigi.channel.pause", c.channel_pause)

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         fake_vector,
     )
     from gigi_core.testing.kernel import open_test_kernel
+    from gigi_core.testing.retrieval import FakeRetriever, RetrieverPlugin, assert_pack
     from gigi_core.testing.scripted import ScriptedModel, ScriptExhausted
 
 _FAKES = "gigi_core.testing.fake_providers"
@@ -42,6 +43,10 @@ _LAZY = {
     "AgentRuntime": "gigi_core.agent.runtime",
     # The provider-safe tool name the model sees for an action: wire_name("notes.count").
     "wire_name": "gigi_core.manifest.models",
+    # Retrieval paths and context packs: a scripted retriever, its plugin, a pack check.
+    "FakeRetriever": "gigi_core.testing.retrieval",
+    "RetrieverPlugin": "gigi_core.testing.retrieval",
+    "assert_pack": "gigi_core.testing.retrieval",
     "FakeAnthropic": _FAKES,
     "FakeGemini": _FAKES,
     "FakeOpenAI": _FAKES,
@@ -60,11 +65,14 @@ __all__ = [
     "FakeOpenAI",
     "FakeOpenRouter",
     "FakeProviderServer",
+    "FakeRetriever",
     "FakeToolCall",
     "RecordedRequest",
     "RecordingSleep",
+    "RetrieverPlugin",
     "ScriptExhausted",
     "ScriptedModel",
+    "assert_pack",
     "fake_vector",
     "load_test_plugins",
     "open_test_kernel",

@@ -13,6 +13,8 @@ import agent_turn
 import cold_start
 import events_publish
 import jobs_drain
+import offered_tools
+import retrieval_merge
 import validation
 
 
@@ -25,6 +27,8 @@ def main() -> None:
     events_publish.main()
     jobs_drain.main()
     agent_turn.main()
+    offered_tools.main()
+    retrieval_merge.main()
 
 
 if __name__ == "__main__":

@@ -84,7 +84,10 @@ class Kernel:
 
         settings = Settings.resolve(database_url, home)
         if plugins is None:
-            options = LoadOptions.from_env(load=frozenset(load) if load is not None else None)
+            options = LoadOptions.from_env(
+                load=frozenset(load) if load is not None else None,
+                cache_dir=settings.home / "cache" / "manifests",
+            )
             plugins = load_plugins(options, extra=extra_plugins or ())
         db = Database(resolve_url(settings.database_url, settings.home))
         try:

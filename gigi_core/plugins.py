@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import logging
 import os
+import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,7 +45,7 @@ class LoadOptions:
     block: frozenset[str] = frozenset()
     strict: bool = False
     defaults: tuple[str, ...] = DEFAULT_PLUGINS
-    cache_dir: Path | None = None  # validated-manifest cache; None disables it
+    cache_dir: Path | None = None  # validated manifests on disk; None: in memory only
 
     @classmethod
     def from_env(cls, **overrides: Any) -> LoadOptions:
@@ -105,13 +106,14 @@ def load_plugins(
     for ep in _entry_points():
         if options.wants(ep.name):
             dist = getattr(ep, "dist", None)
+            meta = dist.metadata if dist else None  # parsed once: .name and .version each parse
             loader.load(
                 ep.name,
                 ep.load,
                 "entrypoint",
                 ep.value,
-                distribution=dist.name if dist else None,
-                version=dist.version if dist else None,
+                distribution=meta["Name"] if meta else None,
+                version=meta["Version"] if meta else None,
             )
     for name, plugin in extra:
         loader.load(name, lambda p=plugin: p, "inline", getattr(plugin, "__name__", repr(plugin)))
@@ -165,11 +167,9 @@ class _Loader:
         self, pm: pluggy.PluginManager, registry: Registry, options: LoadOptions, known: set[str]
     ) -> None:
         self.pm, self.registry, self.options, self.known = pm, registry, options, known
-        self.cache = None
-        if options.cache_dir is not None:
-            from gigi_core.manifest.cache import ManifestCache
+        from gigi_core.manifest.cache import ManifestCache
 
-            self.cache = ManifestCache(options.cache_dir)
+        self.cache = ManifestCache(options.cache_dir)  # the memory layer even without a folder
 
     def load(
         self,
@@ -319,35 +319,81 @@ def _signature_problems(
     """A handler takes ``ctx`` then one keyword per schema property (or ``**kwargs``)."""
     if not callable(handler):
         return [f"handler for {action!r} is not callable"]
-    try:
-        params = list(inspect.signature(handler).parameters.values())
-    except (TypeError, ValueError):
+    params = _parameters(handler)
+    if params is None:
         return []
     if not params:
         return [f"handler for {action!r} must accept ctx as its first parameter"]
     rest = params[1:]
-    if any(p.kind is p.VAR_KEYWORD for p in rest):
+    if any(kind is _P.VAR_KEYWORD for _, kind, _ in rest):
         return []
     props = set((schema.get("properties") or {}).keys())
     required = set(schema.get("required") or [])
-    accepted = {p.name for p in rest if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    named = (_P.POSITIONAL_OR_KEYWORD, _P.KEYWORD_ONLY)
+    accepted = {name for name, kind, _ in rest if kind in named}
     problems = [
         f"handler for {action!r} does not accept argument {p!r} from its manifest"
         for p in sorted(props - accepted)
     ]
-    for p in rest:
-        if p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) or p.default is not p.empty:
+    for name, kind, has_default in rest:
+        if kind not in named or has_default:
             continue
-        if p.name not in props:
+        if name not in props:
             problems.append(
-                f"handler for {action!r} requires {p.name!r}, which the manifest does not declare"
+                f"handler for {action!r} requires {name!r}, which the manifest does not declare"
             )
-        elif p.name not in required and "default" not in schema["properties"][p.name]:
+        elif name not in required and "default" not in schema["properties"][name]:
             problems.append(
-                f"handler for {action!r} requires {p.name!r}, which the manifest makes optional "
+                f"handler for {action!r} requires {name!r}, which the manifest makes optional "
                 "without a default"
             )
     return problems
+
+
+_P = inspect.Parameter
+Param = tuple[str, Any, bool]  # name, kind, has a default
+
+
+def _parameters(handler: Callable[..., Any]) -> list[Param] | None:
+    """The handler's parameters as ``inspect.signature`` sees them, None when it cannot say.
+
+    Plain functions and their bound methods are read from the code object: the signature
+    objects cost ~20 us a handler, which thousands of actions feel at start-up.
+    """
+    function, bound = handler, False
+    if isinstance(handler, types.MethodType):
+        function, bound = handler.__func__, True
+    if type(function) is not types.FunctionType or any(
+        hasattr(function, a) for a in ("__wrapped__", "__signature__")
+    ):
+        try:
+            return [
+                (p.name, p.kind, p.default is not p.empty)
+                for p in inspect.signature(handler).parameters.values()
+            ]
+        except (TypeError, ValueError):
+            return None
+    code = function.__code__
+    names = code.co_varnames
+    positional, kwonly = code.co_argcount, code.co_kwonlyargcount
+    defaults = len(function.__defaults__ or ())
+    kwdefaults = function.__kwdefaults__ or {}
+    params: list[Param] = []
+    for i, name in enumerate(names[:positional]):
+        kind = _P.POSITIONAL_ONLY if i < code.co_posonlyargcount else _P.POSITIONAL_OR_KEYWORD
+        params.append((name, kind, i >= positional - defaults))
+    extra = positional + kwonly
+    if code.co_flags & inspect.CO_VARARGS:
+        params.append((names[extra], _P.VAR_POSITIONAL, False))
+        extra += 1
+    params += [(name, _P.KEYWORD_ONLY, name in kwdefaults) for name in names[positional:][:kwonly]]
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        params.append((names[extra], _P.VAR_KEYWORD, False))
+    if not bound:
+        return params
+    if params and params[0][1] in (_P.POSITIONAL_ONLY, _P.POSITIONAL_OR_KEYWORD):
+        return params[1:]  # the instance takes the first one
+    return params if params and params[0][1] is _P.VAR_POSITIONAL else None
 
 
 def _describe(exc: BaseException) -> str:

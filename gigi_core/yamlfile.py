@@ -2,6 +2,9 @@
 
 ruamel's round-trip nodes remember where each key and item came from, so a pydantic
 location can be turned into ``PATH:LINE: field: message`` for the person who wrote the file.
+That parse is slow (pure Python, ~15 ms for a ten-action manifest), so ``load_fast`` reads
+files that are fine through ruamel's C loader and the line-tracking parse runs only to
+report what is wrong.
 """
 
 from __future__ import annotations
@@ -50,6 +53,87 @@ def load_all(text: str) -> list[Any]:
     for document in documents:
         _check_expanded_size(document, max_nodes)
     return documents
+
+
+FAST_MAX_DEPTH = 64  # deeper documents take the line-tracking parse (the C composer recurses)
+
+
+def load_fast(text: str) -> list[Any] | None:
+    """Every non-empty document as plain values, through ruamel's C loader (about 10x faster).
+
+    None whenever the line-tracking parse must decide: a syntax error, a limit exceeded, a
+    ``%`` directive, nesting deeper than ``FAST_MAX_DEPTH``. The caller then runs
+    ``load_all``, so errors keep their lines and nothing is accepted that it refuses. Without
+    ``ruamel.yaml.clib`` the same safe loader runs in pure Python (correct, barely faster).
+    """
+    loader = _fast_loader()
+    if text.startswith("%") or "\n%" in text:
+        return None  # a %YAML directive changes the schema; the C loader would ignore it
+    try:
+        if not _shallow(text, loader, _limit("GIGI_YAML_MAX_ALIASES", DEFAULT_MAX_ALIASES)):
+            return None
+        documents = [d for d in loader.load_all(text) if d is not None]
+        max_nodes = _limit("GIGI_YAML_MAX_NODES", DEFAULT_MAX_NODES)
+        for document in documents:
+            _check_expanded_size(document, max_nodes)
+    except Exception:  # any refusal is reported by the line-tracking parse
+        return None
+    return documents
+
+
+def limits() -> tuple[int, int]:
+    """The YAML limits in force: a cached validation is only valid under the same ones."""
+    return (
+        _limit("GIGI_YAML_MAX_ALIASES", DEFAULT_MAX_ALIASES),
+        _limit("GIGI_YAML_MAX_NODES", DEFAULT_MAX_NODES),
+    )
+
+
+_RESOLVER: list[Any] = []  # the resolver class, built on first use
+
+
+def has_c_loader() -> bool:
+    """Whether ruamel.yaml.clib is installed (a dependency; without it start-up is slow)."""
+    return bool(_fast_loader().Parser.__name__ == "CParser")
+
+
+def _fast_loader() -> Any:
+    """A new safe loader each time: a YAML object keeps per-load state (not thread-safe)."""
+    from ruamel.yaml import YAML
+
+    if not _RESOLVER:
+        from ruamel.yaml.resolver import VersionedResolver
+
+        class Yaml12Resolver(VersionedResolver):
+            """YAML 1.2 always (directives are routed away): skips a lookup per scalar."""
+
+            @property
+            def processing_version(self) -> Any:
+                return (1, 2)
+
+        _RESOLVER.append(Yaml12Resolver)
+    yaml = YAML(typ="safe", pure=False)
+    yaml.Resolver = _RESOLVER[0]
+    return yaml
+
+
+def _shallow(text: str, loader: Any, max_aliases: int) -> bool:
+    """Nesting and aliases within bounds, read from the C parser's events (no recursion)."""
+    from ruamel.yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent
+
+    depth = aliases = 0
+    for event in loader.parse(text):
+        if isinstance(event, CollectionStartEvent):
+            depth += 1
+            if depth > FAST_MAX_DEPTH:
+                return False
+        elif isinstance(event, CollectionEndEvent):
+            depth -= 1
+        elif isinstance(event, AliasEvent):
+            aliases += 1
+            if aliases > max_aliases:
+                return False
+    return True
 
 
 def _limit(var: str, default: int) -> int:

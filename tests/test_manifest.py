@@ -244,15 +244,17 @@ def test_declared_capability_cannot_be_a_wildcard(tmp_path: Path) -> None:
 
 
 def test_cache_returns_the_same_manifest_and_ignores_corrupt_entries(tmp_path: Path) -> None:
-    from gigi_core.manifest.cache import ManifestCache
+    from gigi_core.manifest.cache import ManifestCache, clear_memory
 
     cache = ManifestCache(tmp_path / "cache")
     path = write(tmp_path, VALID)
     first = load_manifest(path, cache=cache).manifest
     [entry] = list((tmp_path / "cache").glob("*.json"))
+    clear_memory()  # read the file back, as a new process would
     second = load_manifest(path, cache=cache).manifest
     assert second == first and second.actions[0].safety is Safety.read_only
     assert second.plugin.capabilities[0].default == "everyone"
+    clear_memory()
     entry.write_text("{not json")
     assert load_manifest(path, cache=cache).manifest == first
     path.write_text(VALID.replace("safety: read_only", "safety: nope"))

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import bindparam, insert, update
 
+from gigi_core.agent.state import ToolNames
 from gigi_core.errors import ConfigError
 from gigi_core.store.agent_tables import AgentRun, AgentRunStep
 from gigi_core.store.tables import AuditEvent, utcnow
@@ -101,7 +102,9 @@ class RunJournal:
         self._stored = stored_status  # what the row's status is once queued writes land
         self._latest: RunState | None = None  # recorded, not yet serialised
         self._due = False
-        self._first: dict[str, Any] | None = None  # the first record, sealed, for the row
+        # The first record (values, state snapshot) for the row if the run waits; sealed only
+        # then, so a run that never waits never serialises its state (every offered tool).
+        self._first: tuple[dict[str, Any], dict[str, Any]] | None = None
         self._values: dict[str, Any] = {}
         self._steps: list[dict[str, Any]] = []
         self._audits: list[dict[str, Any]] = []
@@ -138,7 +141,7 @@ class RunJournal:
             )
         self._audits.extend({"created_at": now, **vars(a)} for a in audits)  # flat: no asdict
         if self._create is not None and self._first is None:  # the row, if the run waits
-            self._first = {**self._values, **self._sealed(json.dumps(state.to_json()))}
+            self._first = (self._values, state.snapshot())
         if self._due:
             self._due = False
             self._submit(self._batch())
@@ -209,7 +212,10 @@ class RunJournal:
         """Runs while the run waits, maybe mid-step: only its first row is written from here."""
         self._timer = None
         if self._create is not None:
-            row = {**self._create, **(self._first or {})}
+            row = dict(self._create)
+            if self._first is not None:
+                values, snapshot = self._first
+                row.update(values, **self._sealed(state_json(snapshot)))
             self._create = self._first = None
             self._submit(lambda conn: bool(conn.execute(_INSERT_RUN, row)))  # or it raises
             self._timer = asyncio.get_running_loop().call_later(self.flush_seconds, self._on_timer)
@@ -254,7 +260,7 @@ class RunJournal:
         else:
             assert self._latest is not None  # every batch but the last follows a record()
             query = _CHECKPOINT
-            values.update(self._sealed(json.dumps(self._latest.to_json())))
+            values.update(self._sealed(state_json(self._latest.to_json())))
         run_id, create, expect = self.run_id, self._create, ACTIVE if final else (self._stored,)
         steps, audits = self._steps, self._audits
         self._create = self._first = self._latest = None
@@ -279,6 +285,16 @@ class RunJournal:
             return applied
 
         return write
+
+
+def state_json(data: dict[str, Any]) -> str:
+    """A state as JSON. A toolset's frozen names (shared by its runs) are encoded once."""
+    tools = data.get("tools")
+    if not isinstance(tools, ToolNames):
+        return json.dumps(data)
+    rest = json.dumps({k: v for k, v in data.items() if k != "tools"})
+    member = tools.json_member
+    return f"{rest[:-1]}, {member}}}" if rest != "{}" else f"{{{member}}}"
 
 
 def _landed(future: asyncio.Future[Any]) -> bool:

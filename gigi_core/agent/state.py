@@ -2,11 +2,51 @@
 
 from __future__ import annotations
 
+import base64
+import copy
+import functools
+import json
+import zlib
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from gigi_core.agent.contracts import Request
 from gigi_core.policy.actor import Actor
+
+COMPRESS_AT = 64  # offered tools; below this the names are stored as plain JSON
+
+
+class ToolNames(dict[str, str]):
+    """Wire name -> action, frozen: one toolset's names are shared by every run it offers.
+
+    Built once per toolset (not per turn), and encoded for the sealed state once.
+    """
+
+    @functools.cached_property
+    def json_member(self) -> str:
+        """The state's JSON member for these names: ``"tools": {...}``, or for a large offer
+        ``"tools_z"``, zlib and base64 (142 KB of names at 3,000 tools become 22 KB)."""
+        plain = json.dumps(self)
+        if len(self) < COMPRESS_AT:
+            return f'"tools": {plain}'
+        packed = base64.b64encode(zlib.compress(plain.encode(), 1)).decode("ascii")
+        return f'"tools_z": "{packed}"'
+
+    def _frozen(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("a toolset's names are shared by its runs; build a new mapping")
+
+    __setitem__ = __delitem__ = _frozen  # type: ignore[assignment]
+    clear = pop = popitem = setdefault = update = _frozen  # type: ignore[assignment]
+    __ior__ = _frozen  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ToolNames, (dict(self),))
+
+    def __copy__(self) -> ToolNames:
+        return self  # frozen, and its values are strings
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ToolNames:
+        return self
 
 
 @dataclass
@@ -33,8 +73,27 @@ class RunState:
         """Shallow on purpose: it is serialised right away, and asdict's deep copy is slow."""
         return {name: getattr(self, name) for name in _FIELDS}
 
+    def snapshot(self) -> dict[str, Any]:
+        """``to_json`` as of now, serialised later: what the loop changes in place is copied.
+
+        Lists and ``retries`` grow in place and the pending calls' arguments reach tool
+        handlers, so those are copied; ``tools``, ``awaiting`` and ``in_flight`` are only ever
+        replaced, so they are shared (``tools`` can hold thousands of names).
+        """
+        data = self.to_json()
+        data["messages"] = list(self.messages)
+        data["pending"] = copy.deepcopy(self.pending)
+        data["citations"] = list(self.citations)
+        data["retries"] = dict(self.retries)
+        return data
+
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunState:
+        data = dict(data)
+        packed = data.pop("tools_z", None)
+        if packed is not None:  # sealed by us, so authenticated: no bound on the unpacking
+            data["tools"] = json.loads(zlib.decompress(base64.b64decode(packed)))
+        data["tools"] = ToolNames(data.get("tools") or {})  # only ever replaced, never changed
         return cls(**data)
 
     def counters(self) -> dict[str, int]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
+from gigi_core.agent.state import ToolNames
 from gigi_core.llm.types import ChatRequest, Tool
 from gigi_core.manifest.models import ActionSpec, wire_name
 
@@ -29,16 +30,13 @@ class Toolset:
         return toolset
 
     def wire_for(self, action: str) -> str | None:
-        for wire, spec in self.by_wire.items():
-            if spec.name == action:
-                return wire
-        return None
+        return self._by_action.get(action)
 
     def resolve(self, name: str) -> ActionSpec | None:
         """Map a proposed tool name back; the dotted name is accepted too (models do that)."""
         spec = self.by_wire.get(name)
-        if spec is None:
-            spec = next((s for s in self.by_wire.values() if s.name == name), None)
+        if spec is None and (wire := self._by_action.get(name)) is not None:
+            spec = self.by_wire[wire]
         return spec
 
     def without(self, action: str) -> Toolset:
@@ -61,8 +59,20 @@ class Toolset:
         """A chat request offering these tools; each model call copies it with its messages."""
         return ChatRequest(model="profile", messages=[], tools=self.tools)
 
-    def names(self) -> dict[str, str]:
-        return {wire: spec.name for wire, spec in self.by_wire.items()}
+    def names(self) -> ToolNames:
+        """Built once per toolset; the runtime's toolsets are shared by the runs they offer."""
+        return self._names
+
+    @functools.cached_property
+    def _names(self) -> ToolNames:
+        return ToolNames({wire: spec.name for wire, spec in self.by_wire.items()})
+
+    @functools.cached_property
+    def _by_action(self) -> dict[str, str]:
+        by_action: dict[str, str] = {}
+        for wire, spec in self.by_wire.items():
+            by_action.setdefault(spec.name, wire)
+        return by_action
 
     @classmethod
     def from_names(cls, names: dict[str, str], actions: dict[str, ActionSpec]) -> Toolset:

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from gigi_core.cli.common import echo_json, table, with_kernel
-from gigi_core.context.broker import MODES
+from gigi_core.context.modes import MODES
 
 
 @click.command("retrieve")

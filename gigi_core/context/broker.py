@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from gigi_core.context.modes import MODES
 from gigi_core.context.pack import Candidate, ContextPack, PackState, assemble
 from gigi_core.retrieval.engine import Path, permitted_paths, retrieve
 from gigi_core.retrieval.port import Citation, Hit, RetrievalError, Scope, as_hit
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MODES = ("none", "channel", "memory", "knowledge", "catalog", "auto")
 _CATALOG = re.compile(
     r"\b(what can you do|what do you do|can you|are you able|which (?:tools|commands|plugins)|"
     r"how do i|help me with)\b",

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from gigi_core.errors import ManifestError
 from gigi_core.manifest.cache import ManifestCache
 from gigi_core.manifest.checks import semantic_problems
 from gigi_core.manifest.models import Manifest
-from gigi_core.yamlfile import YamlSyntaxError, load_all, plain, problem
+from gigi_core.yamlfile import YamlSyntaxError, load_all, load_fast, plain, problem
 
 
 class Readable(Protocol):
@@ -52,6 +52,31 @@ def load_manifest(
 
 
 def _validate(
+    name: str, text: str, known_capabilities: Iterable[str], kernel_version: str
+) -> LoadedManifest:
+    """The fast parse for a manifest that is fine; the line-tracking one to say what is wrong."""
+    documents = load_fast(text)
+    if documents is not None and len(documents) == 1 and isinstance(documents[0], dict):
+        try:
+            manifest = _checked(documents[0], known_capabilities, kernel_version)
+        except Exception:  # reported below, with file, line and field
+            manifest = None
+        if manifest is not None:
+            return LoadedManifest(manifest=manifest, source=name)
+    return _validate_with_lines(name, text, known_capabilities, kernel_version)
+
+
+def _checked(data: Any, known_capabilities: Iterable[str], kernel_version: str) -> Manifest | None:
+    """The manifest when it passes every check, else None; the problems are not described."""
+    from gigi_core.manifest.validation import Manifest as ManifestModel
+
+    manifest = Manifest.from_dict(ManifestModel.model_validate(plain(data)).model_dump())
+    if semantic_problems(manifest, known_capabilities, kernel_version):
+        return None
+    return manifest
+
+
+def _validate_with_lines(
     name: str, text: str, known_capabilities: Iterable[str], kernel_version: str
 ) -> LoadedManifest:
     from pydantic import ValidationError

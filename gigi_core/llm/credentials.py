@@ -9,7 +9,8 @@ provider call uses it.
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from sqlalchemy import select
@@ -83,6 +84,46 @@ def info(row: LlmCredential) -> CredentialInfo:
     )
 
 
+@dataclass(frozen=True)
+class CredentialMeta:
+    """What a call needs to know about its credential: the listing plus the fingerprint
+    (a keyed hash of the secret, never shown) that tells a rotated key from the old one."""
+
+    info: CredentialInfo
+    fingerprint: str
+
+    def outcome(self, error_class: str | None, *, tested: bool) -> dict[str, Any] | None:
+        """The credential's new status columns after a call, or None when nothing changed.
+
+        Auth and permission errors mark it failing, a success active again; other errors
+        are only noted. Tests always record their time and result.
+        """
+        info = self.info
+        status = info.status
+        if error_class is None:
+            status = "active"
+        elif error_class in ("auth", "permission"):
+            status = "failing"
+        last_error = error_class if error_class is not None else info.last_error_class
+        if not tested and status == info.status and last_error == info.last_error_class:
+            return None
+        now = utcnow()
+        values: dict[str, Any] = {
+            "status": status,
+            "last_error_class": last_error,
+            "updated_at": now,
+        }
+        if tested:
+            values["last_test_status"] = "ok" if error_class is None else "error"
+            values["last_tested_at"] = now
+        return values
+
+    def after(self, values: dict[str, Any]) -> CredentialMeta:
+        """This metadata once ``values`` (from ``outcome``) are written."""
+        keep = {k: v for k, v in values.items() if k != "updated_at"}
+        return CredentialMeta(replace(self.info, **keep), self.fingerprint)
+
+
 class CredentialStore:
     """Add, list, revoke and update credentials; open a secret only for a provider call."""
 
@@ -152,8 +193,39 @@ class CredentialStore:
             row = await s.get(LlmCredential, credential_id)
             return info(row) if row is not None else None
 
+    async def meta(self, credential_id: str) -> CredentialMeta | None:
+        async with self.db.session() as s:
+            row = await s.get(LlmCredential, credential_id)
+            return CredentialMeta(info(row), row.fingerprint) if row is not None else None
+
+    async def rotate(
+        self, owner: Owner, label: str, secret: str, *, by: str | None = None
+    ) -> CredentialInfo:
+        """Replace the key of an active credential in place: its profiles keep pointing at it.
+
+        The new key is sealed under the same row (same associated data), gets a new
+        fingerprint, and the credential is active again with its last error cleared.
+        """
+        self.sealer.require_key()
+        if not secret or not secret.strip():
+            raise LlmConfigError("the API key is empty", hint="pass a non-empty key")
+        async with self.db.session() as s:
+            row = await self._require_active(s, owner, label)
+            sealed = self.sealer.seal(secret.strip(), associated_data(row))
+            row.key_id, row.nonce, row.ciphertext = sealed.key_id, sealed.nonce, sealed.ciphertext
+            row.fingerprint = sealed.fingerprint
+            row.status, row.last_error_class = "active", None
+            row.updated_at, row.updated_by = utcnow(), by
+            return info(row)
+
     async def revoke(self, owner: Owner, label: str, *, by: str | None = None) -> list[str]:
         """Revoke and destroy the sealed secret; returns purposes of profiles now unusable."""
+        return (await self.revoke_returning_id(owner, label, by=by))[1]
+
+    async def revoke_returning_id(
+        self, owner: Owner, label: str, *, by: str | None = None
+    ) -> tuple[str, list[str]]:
+        """``revoke``, also naming the credential's id (the cache drops its key by id)."""
         async with self.db.session() as s:
             row = await self._require_active(s, owner, label)
             now = utcnow()
@@ -162,30 +234,14 @@ class CredentialStore:
             purposes = await s.scalars(
                 select(LlmModelProfile.purpose).where(LlmModelProfile.credential_id == row.id)
             )
-            return sorted(purposes)
-
-    async def record_outcome(
-        self, credential_id: str, *, error_class: str | None, tested: bool = False
-    ) -> None:
-        """Mark failing on auth/permission errors, active again on success; note tests."""
-        async with self.db.session() as s:
-            row = await s.get(LlmCredential, credential_id)
-            if row is None or row.revoked_at is not None:
-                return
-            now = utcnow()
-            if error_class is None:
-                row.status = "active"
-            elif error_class in ("auth", "permission"):
-                row.status = "failing"
-            if error_class is not None:
-                row.last_error_class = error_class
-            if tested:
-                row.last_test_status = "ok" if error_class is None else "error"
-                row.last_tested_at = now
-            row.updated_at = now
+            return row.id, sorted(purposes)
 
     async def open_secret(self, credential_id: str) -> str:
         """The plaintext key, for the provider call only. Never log or return it elsewhere."""
+        return (await self.open_secret_and_fingerprint(credential_id))[0]
+
+    async def open_secret_and_fingerprint(self, credential_id: str) -> tuple[str, str]:
+        """The plaintext key and the fingerprint it was sealed with (to cache it by both)."""
         async with self.db.session() as s:
             row = await s.get(LlmCredential, credential_id)
             if row is None or row.revoked_at is not None or row.ciphertext is None:
@@ -195,7 +251,7 @@ class CredentialStore:
                 )
             sealed = Sealed(row.key_id or "", row.nonce or b"", row.ciphertext, row.fingerprint)
             try:
-                return self.sealer.open(sealed, associated_data(row))
+                return self.sealer.open(sealed, associated_data(row)), row.fingerprint
             except SecretsError as exc:
                 raise CredentialUnusable(
                     f"credential {row.label!r} cannot be unsealed: {exc.message}", hint=exc.hint

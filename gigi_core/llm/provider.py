@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from gigi_core.llm.errors import ProviderError
 from gigi_core.llm.types import ChatRequest, ChatResponse, EmbeddingRequest, EmbeddingResponse
@@ -36,6 +36,8 @@ class Provider(ABC):
     """Base of every LLM provider. ``name`` is the id credentials and profiles refer to.
 
     ``http`` is created lazily so importing a plugin never imports httpx (CLI cold start).
+    A keyless provider (``requires_key = False``, e.g. a local model) is called with
+    ``api_key=""``; its ``default_models`` serve purposes no owner configured a profile for.
     """
 
     name: str = ""
@@ -43,6 +45,10 @@ class Provider(ABC):
     supports: Supports = Supports()
     default_base_url: str | None = None
     requires_base_url: bool = False
+    #: False: never needs a stored credential; every call gets ``api_key=""``.
+    requires_key: bool = True
+    #: purpose -> model id this provider serves when no profile exists (keyless providers only).
+    default_models: ClassVar[dict[str, str]] = {}
 
     def __init__(self, *, http: LlmHttpClient | None = None) -> None:
         self._http = http
@@ -93,4 +99,6 @@ class Provider(ABC):
             "description": self.description,
             "supports": self.supports.as_dict(),
             "default_base_url": self.default_base_url,
+            "requires_key": self.requires_key,
+            "default_models": dict(self.default_models),
         }

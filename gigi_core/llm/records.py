@@ -152,6 +152,8 @@ class Resolution:
     credential_label: str
     base_url: str | None
     params: dict[str, Any] = field(default_factory=dict)
+    #: Served by a keyless provider's default model: no credential, called with ``api_key=""``.
+    keyless: bool = False
 
 
 @dataclass(frozen=True)

@@ -12,14 +12,21 @@ The first owner that *has* an enabled profile wins, whatever the state of its ke
 failing or revoked guild credential is an error for the guild admin, never a reason to
 bill the tenant or the user instead (and the reverse). ``billing="me"`` asks for the
 personal profile only, ``billing="server"`` for guild then tenant.
+
+When no permitted owner has a profile for the purpose (``auto`` or ``server``), a
+registered keyless provider (``requires_key = False``) whose ``default_models`` lists the
+purpose serves it as a tenant-owned resolution; with several, the lowest ``name`` wins.
+An explicit profile always wins over it; ``billing="me"`` never falls back to it.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Literal
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Literal
 
-from gigi_core.llm.credentials import CredentialStore
+from gigi_core.llm.cache import MISSING, LlmCache
+from gigi_core.llm.credentials import CredentialMeta, CredentialStore
 from gigi_core.llm.profiles import PolicyStore, ProfileStore
 from gigi_core.llm.records import (
     CredentialUnusable,
@@ -31,6 +38,9 @@ from gigi_core.llm.records import (
     Resolution,
     check_purpose,
 )
+
+if TYPE_CHECKING:
+    from gigi_core.llm.provider import Provider
 
 Billing = Literal["auto", "server", "me"]
 TENANT_FALLBACK_ENV = "GIGI_TENANT_FALLBACK"
@@ -44,19 +54,82 @@ def personal_allowed(policy: GuildPolicy, dm: bool) -> bool:
     return policy.personal_keys == "guild-allowed" or (dm and policy.personal_keys == "dm-only")
 
 
+def keyless_default(providers: Sequence[Provider], purpose: str) -> Resolution | None:
+    """The keyless provider (lowest name) that serves ``purpose`` with no profile, if any."""
+    for provider in sorted(providers, key=lambda p: p.name):
+        model = provider.default_models.get(purpose) if not provider.requires_key else None
+        if model:
+            return Resolution(
+                owner=Owner.tenant(),
+                purpose=purpose,
+                provider=provider.name,
+                model=model,
+                fallback_model=None,
+                credential_id="",
+                credential_label="",
+                base_url=None,
+                keyless=True,
+            )
+    return None
+
+
 class Resolver:
+    """Decides from cached facts (``gigi_core.llm.cache``); a miss reads one fact."""
+
     def __init__(
-        self, profiles: ProfileStore, policies: PolicyStore, credentials: CredentialStore
+        self,
+        profiles: ProfileStore,
+        policies: PolicyStore,
+        credentials: CredentialStore,
+        keyless: Callable[[], Sequence[Provider]] = tuple,
+        cache: LlmCache | None = None,
     ) -> None:
         self.profiles = profiles
         self.policies = policies
         self.credentials = credentials
+        self.keyless = keyless  # the registered providers with requires_key = False
+        self.cache = cache or LlmCache()
+
+    # -- cached facts --------------------------------------------------------------------
+
+    async def policy(self, guild_id: str) -> GuildPolicy:
+        key = ("policy", guild_id)
+        found = self.cache.get(key)
+        if found is MISSING:
+            generation = self.cache.generation
+            found = await self.policies.get(guild_id)
+            self.cache.put(key, found, generation)
+        return found  # type: ignore[no-any-return]
+
+    async def profile(self, owner: Owner, purpose: str) -> ProfileInfo | None:
+        key = ("profile", owner.type, owner.id, purpose)
+        found = self.cache.get(key)
+        if found is MISSING:
+            generation = self.cache.generation
+            found = await self.profiles.get(owner, purpose)
+            self.cache.put(key, found, generation)
+        return found  # type: ignore[no-any-return]
+
+    async def credential(self, credential_id: str) -> CredentialMeta | None:
+        key = ("credential", credential_id)
+        found = self.cache.get(key)
+        if found is MISSING:
+            generation = self.cache.generation
+            found = await self.credentials.meta(credential_id)
+            self.cache.put(key, found, generation)
+        return found  # type: ignore[no-any-return]
+
+    def noted(self, meta: CredentialMeta) -> None:
+        """This process wrote the credential's new status: later calls see it without a read."""
+        self.cache.replace(("credential", meta.info.id), meta)
+
+    # -- resolution ----------------------------------------------------------------------
 
     async def candidates(
         self, guild_id: str | None, actor_id: str | None, *, dm: bool, billing: Billing
     ) -> tuple[list[Owner], GuildPolicy, bool]:
         """Owners to consult, in order, plus the policy and tenant switch that decided them."""
-        policy = await self.policies.get(guild_id) if guild_id else GuildPolicy("")
+        policy = await self.policy(guild_id) if guild_id else GuildPolicy("")
         tenant_on = tenant_fallback_from_env() or policy.tenant_fallback
         personal = actor_id is not None and personal_allowed(policy, dm)
         if billing == "me":
@@ -92,20 +165,20 @@ class Resolver:
             guild_id, actor_id, dm=dm, billing=billing
         )
         for owner in owners:
-            profile = await self.profiles.get(owner, purpose)
+            profile = await self.profile(owner, purpose)
             if profile is not None:
                 return await self._resolution(profile)
+        if billing != "me":
+            default = keyless_default(self.keyless(), purpose)
+            if default is not None:
+                return default
         raise nothing_to_resolve(guild_id, purpose, owners, policy, tenant_on)
 
     async def _resolution(self, profile: ProfileInfo) -> Resolution:
-        cred = await self.credentials.get_by_id(profile.credential_id)
-        if cred is None or cred.revoked_at is not None:
-            raise CredentialUnusable(
-                f"the {profile.purpose} profile of {profile.owner} uses credential "
-                f"{profile.credential_label!r}, which was revoked",
-                hint=f"run `gigi llm profile set --owner {profile.owner} --purpose "
-                f"{profile.purpose} --credential <active label> --model {profile.model}`",
-            )
+        meta = await self.credential(profile.credential_id)
+        if meta is None or meta.info.revoked_at is not None:
+            raise revoked(profile)
+        cred = meta.info
         return Resolution(
             owner=profile.owner,
             purpose=profile.purpose,
@@ -117,6 +190,15 @@ class Resolver:
             base_url=cred.base_url,
             params=profile.params,
         )
+
+
+def revoked(profile: ProfileInfo) -> CredentialUnusable:
+    return CredentialUnusable(
+        f"the {profile.purpose} profile of {profile.owner} uses credential "
+        f"{profile.credential_label!r}, which was revoked",
+        hint=f"run `gigi llm profile set --owner {profile.owner} --purpose "
+        f"{profile.purpose} --credential <active label> --model {profile.model}`",
+    )
 
 
 def nothing_to_resolve(

@@ -3,20 +3,22 @@
 Everything that spends money goes through ``chat`` / ``embed`` here: they resolve which
 owner pays (``resolve.py``), unseal that owner's key just for the call, try the profile's
 explicit fallback model on the *same* credential when the first model fails in a way a
-different model could fix, and write a usage event for every provider call.
+different model could fix, and write a usage event for every provider call. The facts a
+call needs are cached (``cache.py``) and every change made here clears them at once; the
+call itself runs in ``caller.py``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
-import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from gigi_core.llm import calls
+from gigi_core.llm.cache import LlmCache
+from gigi_core.llm.caller import Call, Caller, chat_fn, check_durability, embed_fn
 from gigi_core.llm.credentials import CredentialStore
 from gigi_core.llm.errors import ProviderError
 from gigi_core.llm.profiles import PolicyStore, ProfileStore
@@ -38,7 +40,7 @@ from gigi_core.llm.types import (
     Message,
     UserMessage,
 )
-from gigi_core.llm.usage import UsageLog, UsageRecord
+from gigi_core.llm.usage import UsageLog
 from gigi_core.store.audit import AuditRecord
 
 if TYPE_CHECKING:
@@ -49,7 +51,6 @@ if TYPE_CHECKING:
     from gigi_core.policy.actor import Actor
 
 log = logging.getLogger(__name__)
-T = TypeVar("T", ChatResponse, EmbeddingResponse)
 
 TEST_PROMPT = "Reply with the single word OK."
 
@@ -80,7 +81,12 @@ class LlmService:
         self.profiles = ProfileStore(kernel.db)
         self.policies = PolicyStore(kernel.db)
         self.usage_log = UsageLog(kernel.db)
-        self.resolver = Resolver(self.profiles, self.policies, self.credentials)
+        self.cache = LlmCache()
+        self.resolver = Resolver(
+            self.profiles, self.policies, self.credentials, self.keyless_providers, self.cache
+        )
+        self.caller = Caller(kernel, self.resolver, self.credentials, self.cache, self.provider)
+        self._keyless: tuple[Provider, ...] | None = None
 
     # -- providers ---------------------------------------------------------------------
 
@@ -96,6 +102,16 @@ class LlmService:
                 hint="install and load the provider's plugin, e.g. gigi-openai",
             )
         return provider
+
+    def keyless_providers(self) -> tuple[Provider, ...]:
+        """Registered providers with ``requires_key = False`` (loaded once, then kept)."""
+        if self._keyless is None:
+            self._keyless = tuple(
+                p
+                for p in self.kernel.registry.all_providers()
+                if not getattr(p, "requires_key", True)
+            )
+        return self._keyless
 
     def describe_providers(self) -> list[dict[str, Any]]:
         return [p.describe() for p in self.kernel.registry.all_providers()]
@@ -120,6 +136,7 @@ class LlmService:
                 f"provider {provider!r} needs a base URL", hint="pass --base-url URL"
             )
         cred = await self.credentials.add(owner, provider, label, api_key, base_url=base_url, by=by)
+        self.cache.clear()
         await self._audit("llm.credential.add", owner, by, f"{provider}:{cred.label}")
         return cred
 
@@ -135,9 +152,21 @@ class LlmService:
     ) -> list[str]:
         """Revoke (the sealed key is destroyed); returns purposes of profiles left unusable."""
         owner = _owner(owner)
-        purposes = await self.credentials.revoke(owner, label, by=by)
+        credential_id, purposes = await self.credentials.revoke_returning_id(owner, label, by=by)
+        self.cache.retire(credential_id)  # before returning: no later call gets the key
         await self._audit("llm.credential.revoke", owner, by, label)
         return purposes
+
+    async def rotate_credential(
+        self, owner: Owner | str, label: str, api_key: str, *, by: str | None = None
+    ) -> CredentialInfo:
+        """Replace a credential's key in place; no call that starts after this returns uses
+        the old key (in this process; in others once their cache expires)."""
+        owner = _owner(owner)
+        cred = await self.credentials.rotate(owner, label, api_key, by=by)
+        self.cache.retire(cred.id)
+        await self._audit("llm.credential.rotate", owner, by, label)
+        return cred
 
     async def test_credential(
         self, owner: Owner | str, label: str, *, model: str | None = None, by: str | None = None
@@ -172,14 +201,15 @@ class LlmService:
         try:
             if embed:
                 request = EmbeddingRequest(model=chosen_model, inputs=["ok"])
-                await self._attempt(resolution, chosen_model, self._embed_fn(request), {}, True)
+                call = embed_fn(request)
             else:
                 chat = ChatRequest(
                     model=chosen_model,
                     messages=[UserMessage(content=TEST_PROMPT)],
                     max_output_tokens=16,
                 )
-                await self._attempt(resolution, chosen_model, self._chat_fn(chat), {}, True)
+                call = chat_fn(chat)
+            await self.caller.attempt(resolution, chosen_model, call, {}, tested=True)
         except ProviderError as err:
             return CredentialTest(
                 False,
@@ -224,6 +254,7 @@ class LlmService:
             enabled=enabled,
             by=by,
         )
+        self.cache.clear()
         await self._audit("llm.profile.set", owner, by, purpose)
         return profile
 
@@ -244,6 +275,7 @@ class LlmService:
         policy = await self.policies.set(
             guild_id, personal_keys=personal_keys, tenant_fallback=tenant_fallback, by=by
         )
+        self.cache.clear()
         await self._audit("llm.policy.set", Owner.guild(guild_id), by, None)
         return policy
 
@@ -274,8 +306,15 @@ class LlmService:
         dm: bool = False,
         billing: Billing = "auto",
         request_id: str | None = None,
+        durability: str | None = None,
     ) -> ChatResponse:
-        """Resolve, call, maybe fall back on the same key, record usage; the profile's model wins."""
+        """Resolve, call, maybe fall back on the same key, record usage; the profile's model wins.
+
+        ``durability`` is the calling run's (``step``, ``turn``, ``deferred``): it decides
+        when the usage rows are written (``gigi_core.llm.caller``). Without it they are
+        committed before this returns.
+        """
+        durability = check_durability(durability)
         resolution = await self.resolve(guild_id, purpose, actor, dm=dm, billing=billing)
         if isinstance(request_or_messages, ChatRequest):
             request = request_or_messages.model_copy(update={"model": resolution.model})
@@ -284,10 +323,10 @@ class LlmService:
         request = calls.apply_params(request, resolution.params)
         where = calls.where(request_id, actor, guild_id, channel_id)
 
-        def make(model: str) -> Callable[[Provider, str, str | None], Awaitable[ChatResponse]]:
-            return self._chat_fn(request.model_copy(update={"model": model}))
+        def make(model: str) -> Call:
+            return chat_fn(request.model_copy(update={"model": model}))
 
-        return await self._with_fallback(resolution, make, where)
+        return await self.caller.with_fallback(resolution, make, where, durability)  # type: ignore[no-any-return]
 
     async def embed(
         self,
@@ -300,8 +339,10 @@ class LlmService:
         dm: bool = False,
         billing: Billing = "auto",
         request_id: str | None = None,
+        durability: str | None = None,
     ) -> EmbeddingResponse:
         """Embed with the resolved embedding profile; same fallback and usage rules as chat."""
+        durability = check_durability(durability)
         resolution = await self.resolve(guild_id, purpose, actor, dm=dm, billing=billing)
         if isinstance(texts_or_request, EmbeddingRequest):
             base = texts_or_request
@@ -309,119 +350,15 @@ class LlmService:
             base = EmbeddingRequest(model=resolution.model, inputs=list(texts_or_request))
         where = calls.where(request_id, actor, guild_id, channel_id)
 
-        def make(model: str) -> Callable[[Provider, str, str | None], Awaitable[Any]]:
-            return self._embed_fn(base.model_copy(update={"model": model}))
+        def make(model: str) -> Call:
+            return embed_fn(base.model_copy(update={"model": model}))
 
-        return await self._with_fallback(resolution, make, where)
+        return await self.caller.with_fallback(resolution, make, where, durability)  # type: ignore[no-any-return]
 
     async def usage(self, guild_id: str, since: datetime | None = None) -> list[UsageRow]:
         return await self.usage_log.summary(guild_id, since)
 
     # -- internals ---------------------------------------------------------------------
-
-    @staticmethod
-    def _chat_fn(request: ChatRequest) -> Callable[..., Awaitable[ChatResponse]]:
-        async def call(provider: Provider, key: str, base_url: str | None) -> ChatResponse:
-            return await provider.chat(request, api_key=key, base_url=base_url)
-
-        return call
-
-    @staticmethod
-    def _embed_fn(request: EmbeddingRequest) -> Callable[..., Awaitable[EmbeddingResponse]]:
-        async def call(provider: Provider, key: str, base_url: str | None) -> EmbeddingResponse:
-            return await provider.embed(request, api_key=key, base_url=base_url)
-
-        return call
-
-    async def _with_fallback(
-        self,
-        resolution: Resolution,
-        make: Callable[[str], Callable[..., Awaitable[T]]],
-        where: dict[str, Any],
-    ) -> T:
-        try:
-            return await self._attempt(resolution, resolution.model, make(resolution.model), where)
-        except ProviderError as first:
-            fallback = resolution.fallback_model
-            if (
-                not fallback
-                or fallback == resolution.model
-                or first.error_class not in calls.FALLBACK_ON
-            ):
-                raise
-            log.info(
-                "llm fallback: %s -> %s on the same credential (%s)",
-                resolution.model,
-                fallback,
-                first.error_class,
-            )
-            try:
-                return await self._attempt(resolution, fallback, make(fallback), where)
-            except ProviderError as second:
-                first.hint = f"fallback model {fallback} also failed: {second.provider_message}"
-                raise first from second
-
-    async def _attempt(
-        self,
-        resolution: Resolution,
-        model: str,
-        call: Callable[[Provider, str, str | None], Awaitable[T]],
-        where: dict[str, Any],
-        tested: bool = False,
-    ) -> T:
-        """One provider call with the resolution's key: usage row and credential status."""
-        provider = self.provider(resolution.provider)
-        key = await self.credentials.open_secret(resolution.credential_id)
-        record = UsageRecord(
-            request_id=where.get("request_id") or uuid.uuid4().hex,
-            provider=resolution.provider,
-            model=model,
-            purpose=resolution.purpose,
-            billing_owner_type=resolution.owner.type,
-            billing_owner_id=resolution.owner.id,
-            status="ok",
-            actor_id=where.get("actor_id"),
-            guild_id=where.get("guild_id")
-            or (resolution.owner.id if resolution.owner.type == "guild" else None),
-            channel_id=where.get("channel_id"),
-        )
-        started = time.perf_counter()
-        error_class: str | None = None
-        result: Any = None
-        try:
-            result = await calls.scrubbed_reply(await call(provider, key, resolution.base_url), key)
-        except ProviderError as err:
-            error_class = err.error_class
-            raise calls.scrubbed(err, key) from None
-        except Exception as exc:  # a provider bug: still one call, still one usage row
-            error_class = "internal"
-            raise calls.scrubbed_any(exc, key) from None
-        except BaseException:  # cancelled mid-call: the attempt is still recorded
-            error_class = "cancelled"
-            raise
-        finally:
-            latency = calls.ms(started)
-            done = record if error_class is None else calls.failed(record, error_class)
-            done = UsageRecord(**{**done.__dict__, "latency_ms": latency})
-            if error_class is None and result is not None:
-                done = done.with_usage(result.usage)
-            await asyncio.shield(self.usage_log.record(done))
-            if error_class != "internal":
-                await self.credentials.record_outcome(
-                    resolution.credential_id, error_class=error_class, tested=tested
-                )
-            log.info(
-                "llm call provider=%s model=%s purpose=%s billing=%s status=%s "
-                "error_class=%s latency_ms=%.0f",
-                resolution.provider,
-                model,
-                resolution.purpose,
-                resolution.owner,
-                done.status,
-                error_class,
-                latency,
-            )
-        return result
 
     async def _audit(self, kind: str, owner: Owner, by: str | None, action: str | None) -> None:
         await self.kernel.audit.record(

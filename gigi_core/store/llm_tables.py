@@ -1,4 +1,5 @@
-"""LLM tables: credentials, model profiles, guild policies, usage events (revision kernel_0002).
+"""LLM tables: credentials, model profiles, guild policies, usage events (revision kernel_0002)
+and the usage rollup (kernel_0007).
 
 Secrets live only in ``llm_credentials.ciphertext`` (AES-GCM, associated data bound to the
 row id and owner). Usage rows are metadata: no prompts, completions, bodies or secrets.
@@ -11,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     DateTime,
     Float,
@@ -106,6 +108,8 @@ class LlmUsageEvent(Base):
     """One provider call, success or failure: who, where, which model, tokens, latency."""
 
     __tablename__ = "llm_usage_events"
+    # A report's partial first day reads one guild's events of one day (kernel_0007).
+    __table_args__ = (Index("ix_llm_usage_events_guild_created", "guild_id", "created_at"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     request_id: Mapped[str] = mapped_column(String(64))
@@ -127,3 +131,30 @@ class LlmUsageEvent(Base):
     created_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), default=utcnow, index=True
     )
+
+
+class LlmUsageRollup(Base):
+    """Usage events summed per guild, UTC day *and* UTC hour, provider, model, purpose, status.
+
+    Written in the same transaction as the events (``gigi_core.llm.usage``): a report reads
+    whole days here, the whole hours of a partial first day here too, and only the events
+    of its first partial hour, so it costs O(days), not O(calls).
+    """
+
+    __tablename__ = "llm_usage_rollup"
+    # SQLite: rows stored in key order, so a guild's days are one range read (no row-id hop).
+    __table_args__ = {"sqlite_with_rowid": False}
+
+    guild_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    period: Mapped[str] = mapped_column(String(4), primary_key=True)  # day | hour
+    bucket: Mapped[datetime] = mapped_column(DateTime(timezone=True), primary_key=True)
+    provider: Mapped[str] = mapped_column(String(64), primary_key=True)
+    model: Mapped[str] = mapped_column(String(200), primary_key=True)
+    purpose: Mapped[str] = mapped_column(String(16), primary_key=True)
+    status: Mapped[str] = mapped_column(String(16), primary_key=True)
+    # Sums can pass 2**31 for a busy guild's day: 64-bit on PostgreSQL.
+    calls: Mapped[int] = mapped_column(BigInteger, default=0)
+    input_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    output_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    reasoning_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    cached_tokens: Mapped[int] = mapped_column(BigInteger, default=0)

@@ -5,14 +5,22 @@ thread (about 0.6 ms each here), so a run's dozen rows took 2.5 ms; as one synch
 transaction on a dedicated writer thread (datasette's write-thread pattern) they take about
 1 ms. PostgreSQL goes through the async engine instead.
 Writes queued while a batch commits are committed together in the next one (group commit).
+
+``attach`` queues a write that must not cost its caller a commit of its own: it joins
+the next write made from the same task (the run journal's, in ``turn`` durability), in
+that write's transaction, or goes out alone after ``within`` seconds. An awaited
+``write`` from that task first makes sure every write attached there earlier landed, and
+raises if one failed: what the caller attached is never dropped without it knowing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -23,6 +31,36 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 WriteFn = Callable[["Connection"], Any]
+Combine = Callable[[list[Any]], WriteFn]
+
+
+@dataclass(eq=False)
+class _Attached:
+    fn: WriteFn
+    future: asyncio.Future[Any]
+    combine: Combine | None = None  # merges writes of its kind into one (fewer statements)
+    taken: bool = False  # queued, alone or inside another write
+    reported: bool = False  # taken by an awaited write: its caller saw any failure
+
+
+# The writes attached from the current task. A task created from it copies its context,
+# so the list is paired with the task that made it and another task starts its own.
+_ATTACHED: contextvars.ContextVar[tuple[asyncio.Task[Any] | None, list[_Attached]] | None] = (
+    contextvars.ContextVar("gigi_writer_attached", default=None)
+)
+
+
+def _mine(*, create: bool = False) -> list[_Attached] | None:
+    """This task's attached writes (made now when ``create``), or None."""
+    task = asyncio.current_task()
+    held = _ATTACHED.get()
+    if held is not None and held[0] is task:
+        return held[1]
+    if not create:
+        return None
+    entries: list[_Attached] = []
+    _ATTACHED.set((task, entries))
+    return entries
 
 
 class Writer:
@@ -38,12 +76,75 @@ class Writer:
         self._engine: Engine | None = None
         self._conn: Connection | None = None  # held by the writer thread for its lifetime
         self._closed = False
+        self._waiting: set[_Attached] = set()  # attached, not yet queued
 
     async def write(self, fn: Callable[[Connection], T]) -> T:
-        """Run ``fn(connection)`` inside a write transaction and return what it returns."""
+        """Run ``fn(connection)`` inside a write transaction and return what it returns.
+
+        Raises, without writing, if a write attached from this task earlier failed.
+        """
+        await self._attached_landed()
         # Shielded: a caller that gives up does not cancel the write, and drain() still
         # waits for it to land.
-        return await asyncio.shield(self._enqueue(fn))  # type: ignore[no-any-return]
+        return await asyncio.shield(self._enqueue(fn, awaited=True))  # type: ignore[no-any-return]
+
+    def attach(
+        self, fn: WriteFn, *, within: float, combine: Combine | None = None
+    ) -> asyncio.Future[Any]:
+        """Queue ``fn`` with the next write from this task, or alone after ``within`` s.
+
+        Writes attached with the same ``combine`` that go out together are handed to it
+        as a list and written as the one write it returns. The future settles when it
+        landed (or failed); a failure is also logged.
+        """
+        if self._closed:
+            raise RuntimeError("the database is closed")
+        loop = asyncio.get_running_loop()
+        entries = _mine(create=True)
+        assert entries is not None
+        entries[:] = [e for e in entries if not (e.taken and _landed(e.future))]
+        entry = _Attached(fn, loop.create_future(), combine)
+        entry.future.add_done_callback(lambda f: _settled(f, None))
+        entries.append(entry)
+        self._waiting.add(entry)
+        loop.call_later(within, self._alone, [entry])
+        return entry.future
+
+    async def _attached_landed(self) -> None:
+        entries = _mine()
+        if not entries:
+            return
+        while queued := [e.future for e in entries if e.taken and not e.future.done()]:
+            await asyncio.wait(queued)  # queued before this write: they settle first anyway
+        failed = [
+            e.future.exception()
+            for e in entries
+            if e.taken and not e.reported and not e.future.cancelled() and e.future.exception()
+        ]
+        entries[:] = [e for e in entries if not e.taken]
+        if failed:
+            raise RuntimeError(
+                f"{len(failed)} write(s) queued earlier from this task failed: "
+                f"{type(failed[0]).__name__}"
+            ) from failed[0]
+
+    def _take(self, entries: list[_Attached]) -> list[_Attached]:
+        taken = [e for e in entries if not e.taken]
+        for entry in taken:
+            entry.taken = True
+            self._waiting.discard(entry)
+        return taken
+
+    def _alone(self, entries: list[_Attached]) -> None:
+        """Nobody wrote from the attaching task in time: the writes go out on their own."""
+        taken = self._take(entries)
+        if not taken:
+            return
+        if self._closed:  # cannot happen after close() (it flushes); kept for safety
+            for entry in taken:
+                _settle(entry.future, exc=RuntimeError("the database is closed"))
+            return
+        self._enqueue(_run_all(_combined(taken)), attached=taken, take=False)
 
     def submit(
         self, fn: WriteFn, *, on_result: Callable[[Any], None] | None = None
@@ -59,11 +160,27 @@ class Writer:
         future.add_done_callback(lambda f: _settled(f, on_result))
         return future
 
-    def _enqueue(self, fn: WriteFn) -> asyncio.Future[Any]:
+    def _enqueue(
+        self,
+        fn: WriteFn,
+        *,
+        attached: list[_Attached] | None = None,
+        take: bool = True,
+        awaited: bool = False,
+    ) -> asyncio.Future[Any]:
         if self._closed:
             raise RuntimeError("the database is closed")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
+        entries = _mine() if take else None
+        if entries:  # writes attached from this task ride along
+            attached = self._take(entries)
+            if attached:
+                fn = _with_attached(_combined(attached), fn)
+                for entry in attached:
+                    entry.reported = awaited
+        if attached:
+            future.add_done_callback(lambda f: _pass_on(f, attached))
         self._queue.append((fn, future))
         if self._task is None or self._task.done():
             self._task = loop.create_task(self._run())
@@ -72,13 +189,18 @@ class Writer:
     async def drain(self) -> None:
         """Wait until everything queued so far is committed or failed (read-your-writes).
 
-        Writes queued meanwhile are not waited for, so steady load cannot starve a reader.
+        Attached writes still waiting for a partner go out now. Writes queued meanwhile
+        are not waited for, so steady load cannot starve a reader.
         """
+        if self._waiting:
+            self._alone(list(self._waiting))
         pending = [f for _, f in self._queue] + self._committing
         if pending:
             await asyncio.wait(pending)
 
     async def close(self) -> None:
+        if self._waiting:
+            self._alone(list(self._waiting))
         while self._task is not None and not self._task.done():
             await asyncio.shield(self._task)
         self._closed = True
@@ -153,6 +275,51 @@ def _settle(
 
 def _all(fns: list[WriteFn]) -> WriteFn:
     return lambda conn: [fn(conn) for fn in fns]
+
+
+def _combined(entries: list[_Attached]) -> list[WriteFn]:
+    """The entries' writes, those of one kind merged by their ``combine``."""
+    plain: list[WriteFn] = []
+    kinds: dict[Combine, list[WriteFn]] = {}
+    for entry in entries:
+        if entry.combine is None:
+            plain.append(entry.fn)
+        else:
+            kinds.setdefault(entry.combine, []).append(entry.fn)
+    return plain + [combine(fns) if len(fns) > 1 else fns[0] for combine, fns in kinds.items()]
+
+
+def _run_all(fns: list[WriteFn]) -> WriteFn:
+    def write(conn: Connection) -> None:
+        for fn in fns:
+            fn(conn)
+
+    return write
+
+
+def _with_attached(fns: list[WriteFn], fn: WriteFn) -> WriteFn:
+    """The attached writes first, then ``fn``, in one transaction; ``fn``'s result."""
+
+    def write(conn: Connection) -> Any:
+        for attached in fns:
+            attached(conn)
+        return fn(conn)
+
+    return write
+
+
+def _pass_on(future: asyncio.Future[Any], attached: list[_Attached]) -> None:
+    """The attached writes share the fate of the transaction that carried them."""
+    exc = future.exception() if not future.cancelled() else RuntimeError("write cancelled")
+    for entry in attached:
+        if isinstance(exc, Exception):
+            _settle(entry.future, exc=exc)
+        else:
+            _settle(entry.future, None)
+
+
+def _landed(future: asyncio.Future[Any]) -> bool:
+    return future.done() and not future.cancelled() and future.exception() is None
 
 
 def _settled(future: asyncio.Future[Any], on_result: Callable[[Any], None] | None) -> None:

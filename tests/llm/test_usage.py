@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -103,11 +104,9 @@ async def test_usage_aggregates_by_provider_model_purpose_status(database_url, t
             event("a", "ok", 100, guild="g2"),
         ):
             await log.record(record)
-        async with kernel.db.session() as s:  # one old row outside the window
-            old = LlmUsageEvent(
-                **event("a", "ok", 1000).__dict__, created_at=datetime.now(UTC) - timedelta(days=30)
-            )
-            s.add(old)
+        # One old row outside the window (the log takes an explicit time for imports).
+        old = datetime.now(UTC) - timedelta(days=30)
+        await log.record(replace(event("a", "ok", 1000), created_at=old))
         rows = [r.as_dict() for r in await kernel.llm.usage("g1", parse_since("7d"))]
         assert [(r["model"], r["purpose"], r["status"], r["calls"]) for r in rows] == [
             ("a", "chat", "error", 1),

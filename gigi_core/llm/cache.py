@@ -1,0 +1,127 @@
+"""What a model call needs to know, kept for a few seconds: policy, profiles, credentials, keys.
+
+Without it every call opened six ORM sessions (policy, profile, credential, unseal, usage,
+outcome). Facts (a guild's policy, an owner's profile for a purpose, a credential's
+metadata) live ``GIGI_LLM_CACHE_SECONDS`` (default 2); a change made through this
+process's ``kernel.llm`` clears them at once, one made by another process applies within
+that time. A generation counter, bumped by every clear, keeps a read that began before a
+change from storing what it read.
+
+Unsealed keys live ``GIGI_LLM_SECRET_SECONDS`` (default 60) in this process's memory only,
+keyed by credential id *and* fingerprint: a key rotated elsewhere has a new fingerprint, so
+the old plaintext is never matched once the credential's metadata was read again. Revoking
+or rotating through this kernel drops the key and bumps the credential's epoch, which a
+call checks right before it hands the key to the provider.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from gigi_core.errors import ConfigError
+
+CACHE_ENV = "GIGI_LLM_CACHE_SECONDS"
+SECRET_ENV = "GIGI_LLM_SECRET_SECONDS"
+_MISSING = object()
+
+
+def seconds_from_env(name: str, default: float) -> float:
+    """A number of seconds, 0 or more (0 turns the cache off); the error names the variable."""
+    raw = os.environ.get(name) or ""
+    if not raw.strip():
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise ConfigError(
+            f"{name}: {raw!r} is not a number of seconds (0 or more)",
+            hint=f"unset {name} or fix it",
+        )
+    return value
+
+
+@dataclass
+class _Secret:
+    expires: float
+    fingerprint: str
+    plaintext: str
+
+
+class LlmCache:
+    """Facts by key and unsealed keys by credential, each with its own lifetime."""
+
+    max_entries = 10_000
+
+    def __init__(self, ttl: float | None = None, secret_ttl: float | None = None) -> None:
+        self.ttl = seconds_from_env(CACHE_ENV, 2.0) if ttl is None else ttl
+        self.secret_ttl = seconds_from_env(SECRET_ENV, 60.0) if secret_ttl is None else secret_ttl
+        self.generation = 0  # bumped by every clear: a read begun before it is not kept
+        self._facts: dict[tuple[Any, ...], tuple[float, Any]] = {}
+        self._secrets: dict[str, _Secret] = {}
+        self._epochs: dict[str, int] = {}  # credential id -> revocations/rotations here
+
+    # -- facts -------------------------------------------------------------------------
+
+    def get(self, key: tuple[Any, ...]) -> Any:
+        """The cached value (which may be None), or ``MISSING``."""
+        entry = self._facts.get(key)
+        if entry is None or entry[0] < time.monotonic():
+            return _MISSING
+        return entry[1]
+
+    def put(self, key: tuple[Any, ...], value: Any, generation: int) -> None:
+        if self.ttl <= 0 or generation != self.generation:
+            return
+        if len(self._facts) >= self.max_entries:
+            self._facts.clear()
+        self._facts[key] = (time.monotonic() + self.ttl, value)
+
+    def replace(self, key: tuple[Any, ...], value: Any) -> None:
+        """Update a cached fact in place (what this process just wrote), keeping its expiry."""
+        entry = self._facts.get(key)
+        if entry is not None:
+            self._facts[key] = (entry[0], value)
+
+    def clear(self) -> None:
+        """Something changed through this kernel: every fact is read again."""
+        self.generation += 1
+        self._facts.clear()
+
+    # -- keys --------------------------------------------------------------------------
+
+    def secret(self, credential_id: str, fingerprint: str) -> str | None:
+        entry = self._secrets.get(credential_id)
+        if entry is None or entry.fingerprint != fingerprint:
+            return None
+        if entry.expires < time.monotonic():
+            del self._secrets[credential_id]
+            return None
+        return entry.plaintext
+
+    def keep_secret(self, credential_id: str, fingerprint: str, plaintext: str, epoch: int) -> None:
+        """Keep an unsealed key, unless the credential was revoked or rotated meanwhile."""
+        if self.secret_ttl <= 0 or epoch != self.epoch(credential_id):
+            return
+        if len(self._secrets) >= self.max_entries:
+            self._secrets.clear()
+        self._secrets[credential_id] = _Secret(
+            time.monotonic() + self.secret_ttl, fingerprint, plaintext
+        )
+
+    def epoch(self, credential_id: str) -> int:
+        return self._epochs.get(credential_id, 0)
+
+    def retire(self, credential_id: str) -> None:
+        """The credential was revoked or rotated here: drop its key and every fact."""
+        self._epochs[credential_id] = self.epoch(credential_id) + 1
+        self._secrets.pop(credential_id, None)
+        self.clear()
+
+
+MISSING = _MISSING

@@ -1,0 +1,248 @@
+"""One model call on a resolution: the key, the provider, the fallback model, the usage row.
+
+The fast path every production turn pays: the credential's metadata and its unsealed key
+come from ``LlmCache``; the usage row, its rollup and (only when it changed) the
+credential's outcome go out in one write through the batching writer. The caller's run
+durability decides when:
+
+- ``step``, or no durability (a plain caller): committed before the call returns; a
+  failed write fails the call with ``UsageNotRecorded`` (no answer without its usage row).
+- ``turn``: attached to the next write the calling task makes (the run journal's, which
+  the reply waits for), in the same transaction, or committed alone within
+  ``ATTACH_SECONDS``; the run's next awaited write raises if it failed.
+- ``deferred``: queued behind the reply, like the run journal's own writes.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from gigi_core.errors import GigiError
+from gigi_core.llm import calls
+from gigi_core.llm.errors import ProviderError
+from gigi_core.llm.records import CredentialUnusable, LlmConfigError, Resolution
+from gigi_core.llm.types import ChatRequest, ChatResponse, EmbeddingRequest, EmbeddingResponse
+from gigi_core.llm.usage import UsageRecord, UsageWrite, event_row, usage_write
+
+if TYPE_CHECKING:
+    from gigi_core.kernel import Kernel
+    from gigi_core.llm.cache import LlmCache
+    from gigi_core.llm.credentials import CredentialMeta, CredentialStore
+    from gigi_core.llm.provider import Provider
+    from gigi_core.llm.resolve import Resolver
+
+log = logging.getLogger(__name__)
+T = TypeVar("T", ChatResponse, EmbeddingResponse)
+Call = Callable[["Provider", str, "str | None"], Awaitable[Any]]
+DURABILITIES = ("step", "turn", "deferred")
+#: How long a ``turn`` usage row waits for the run's next write before going alone.
+ATTACH_SECONDS = 0.2
+
+
+class UsageNotRecorded(GigiError):
+    """The call's usage row could not be written; its answer is withheld rather than unbilled."""
+
+
+def chat_fn(request: ChatRequest) -> Call:
+    async def call(provider: Provider, key: str, base_url: str | None) -> ChatResponse:
+        return await provider.chat(request, api_key=key, base_url=base_url)
+
+    return call
+
+
+def embed_fn(request: EmbeddingRequest) -> Call:
+    async def call(provider: Provider, key: str, base_url: str | None) -> EmbeddingResponse:
+        return await provider.embed(request, api_key=key, base_url=base_url)
+
+    return call
+
+
+def check_durability(durability: str | None) -> str:
+    if durability is None:
+        return "step"
+    if durability not in DURABILITIES:
+        raise LlmConfigError(
+            f"unknown durability {durability!r}", hint=f"use one of {', '.join(DURABILITIES)}"
+        )
+    return durability
+
+
+class Caller:
+    """Runs attempts for ``LlmService``; holds nothing but references to its collaborators."""
+
+    def __init__(
+        self,
+        kernel: Kernel,
+        resolver: Resolver,
+        credentials: CredentialStore,
+        cache: LlmCache,
+        provider: Callable[[str], Provider],
+    ) -> None:
+        self.kernel = kernel
+        self.resolver = resolver
+        self.credentials = credentials
+        self.cache = cache
+        self.provider = provider
+
+    async def key(self, credential_id: str) -> tuple[str, CredentialMeta]:
+        """The credential's key, checked against revocation and rotation right before use.
+
+        The epoch check comes after the last await: no call that starts after a revoke or
+        rotation through this kernel returned gets the old key.
+        """
+        for _ in range(3):
+            epoch = self.cache.epoch(credential_id)
+            meta = await self.resolver.credential(credential_id)
+            if meta is None or meta.info.revoked_at is not None:
+                raise CredentialUnusable(
+                    "the credential was revoked",
+                    hint="add a new credential and point the profile at it",
+                )
+            key = self.cache.secret(credential_id, meta.fingerprint)
+            if key is None:
+                key, fingerprint = await self.credentials.open_secret_and_fingerprint(credential_id)
+                if fingerprint != meta.fingerprint:  # rotated elsewhere since the read
+                    self.cache.clear()
+                    continue
+                self.cache.keep_secret(credential_id, fingerprint, key, epoch)
+            if self.cache.epoch(credential_id) == epoch:
+                return key, meta
+        raise CredentialUnusable(
+            "the credential changed three times while this call was starting",
+            hint="try again once the credential is no longer being rotated",
+        )
+
+    async def with_fallback(
+        self,
+        resolution: Resolution,
+        make: Callable[[str], Call],
+        where: dict[str, Any],
+        durability: str,
+    ) -> Any:
+        try:
+            return await self.attempt(
+                resolution, resolution.model, make(resolution.model), where, durability=durability
+            )
+        except ProviderError as first:
+            fallback = resolution.fallback_model
+            if (
+                not fallback
+                or fallback == resolution.model
+                or first.error_class not in calls.FALLBACK_ON
+            ):
+                raise
+            log.info(
+                "llm fallback: %s -> %s on the same credential (%s)",
+                resolution.model,
+                fallback,
+                first.error_class,
+            )
+            try:
+                return await self.attempt(
+                    resolution, fallback, make(fallback), where, durability=durability
+                )
+            except ProviderError as second:
+                first.hint = f"fallback model {fallback} also failed: {second.provider_message}"
+                raise first from second
+
+    async def attempt(
+        self,
+        resolution: Resolution,
+        model: str,
+        call: Call,
+        where: dict[str, Any],
+        *,
+        tested: bool = False,
+        durability: str = "step",
+    ) -> Any:
+        """One provider call with the resolution's key: usage row and credential outcome."""
+        provider = self.provider(resolution.provider)
+        meta: CredentialMeta | None = None
+        if resolution.keyless or not getattr(provider, "requires_key", True):
+            key = ""  # a keyless provider never needs (nor gets) a stored secret
+        else:
+            key, meta = await self.key(resolution.credential_id)
+        record = UsageRecord(
+            request_id=where.get("request_id") or uuid.uuid4().hex,
+            provider=resolution.provider,
+            model=model,
+            purpose=resolution.purpose,
+            billing_owner_type=resolution.owner.type,
+            billing_owner_id=resolution.owner.id,
+            status="ok",
+            actor_id=where.get("actor_id"),
+            guild_id=where.get("guild_id")
+            or (resolution.owner.id if resolution.owner.type == "guild" else None),
+            channel_id=where.get("channel_id"),
+        )
+        started = time.perf_counter()
+        error_class: str | None = None
+        result: Any = None
+        try:
+            result = await calls.scrubbed_reply(await call(provider, key, resolution.base_url), key)
+        except ProviderError as err:
+            error_class = err.error_class
+            raise calls.scrubbed(err, key) from None
+        except Exception as exc:  # a provider bug: still one call, still one usage row
+            error_class = "internal"
+            raise calls.scrubbed_any(exc, key) from None
+        except BaseException:  # cancelled mid-call: the attempt is still recorded
+            error_class = "cancelled"
+            raise
+        finally:
+            latency = calls.ms(started)
+            row = event_row(record)
+            row["latency_ms"] = latency
+            if error_class is not None:
+                row["status"], row["error_class"] = "error", error_class
+            elif result is not None:
+                usage = result.usage
+                row["input_tokens"], row["output_tokens"] = usage.input_tokens, usage.output_tokens
+                row["reasoning_tokens"] = usage.reasoning_tokens
+                row["cached_tokens"] = usage.cached_input_tokens
+            outcome = None
+            if meta is not None and error_class != "internal":
+                values = meta.outcome(error_class, tested=tested)
+                if values is not None:
+                    outcome = {"id": meta.info.id, "values": values}
+                    self.resolver.noted(meta.after(values))
+            await self._record(usage_write([row], outcome), durability)
+            log.info(
+                "llm call provider=%s model=%s purpose=%s billing=%s status=%s "
+                "error_class=%s latency_ms=%.0f",
+                resolution.provider,
+                model,
+                resolution.purpose,
+                resolution.owner,
+                row["status"],
+                error_class,
+                latency,
+            )
+        return result
+
+    async def _record(self, write: Any, durability: str) -> None:
+        writer = self.kernel.db.writer
+        if durability == "deferred":  # behind the reply; a failure is logged by the writer
+            if writer.submit(write) is None:
+                raise UsageNotRecorded("the usage row arrived after the database was closed")
+            return
+        if durability == "turn":  # with the run's next write, which the reply waits for
+            try:
+                writer.attach(write, within=ATTACH_SECONDS, combine=UsageWrite.combine)
+            except RuntimeError as exc:  # the database is closed
+                raise UsageNotRecorded(str(exc)) from None
+            return
+        try:
+            await writer.write(write)  # shielded: a caller giving up does not cancel it
+        except Exception as exc:
+            self.cache.clear()  # the outcome noted in the cache may not have landed
+            log.error("llm usage row not recorded: %s", type(exc).__name__)
+            raise UsageNotRecorded(
+                f"the usage of this model call could not be recorded "
+                f"({type(exc).__name__}), so its answer was withheld",
+                hint="check that the database is reachable and has space",
+            ) from exc

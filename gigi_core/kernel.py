@@ -25,6 +25,7 @@ from gigi_core.store.changes import Change, ChangeFeed, clear_caches_on_changes
 from gigi_core.store.channels import ChannelChange, ChannelStateStore
 from gigi_core.store.db import Database, resolve_url
 from gigi_core.store.grants import GrantStore
+from gigi_core.store.limits import RateLimits
 from gigi_core.store.plugin_state import PluginStateStore
 from gigi_core.store.sealing import Sealer
 from gigi_core.store.secrets import SecretStore
@@ -63,6 +64,7 @@ class Kernel:
         self.channels = ChannelStateStore(db, on_change=self._channel_changed)
         self.grants = GrantStore(db, on_change=self._facts_changed)
         self.audit = AuditLog(db)
+        self.limits = RateLimits(db, hasher=lambda data: self.state_sealer.keyed_hash(data))
         self.policy = PolicyEngine(self)
         clear_caches_on_changes(self)
         self._closed = False

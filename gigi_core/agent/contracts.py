@@ -32,6 +32,10 @@ class Request:
     channel_visible: ChannelCheck | None = None  # may this actor view a given channel?
     visible_channels: ChannelLister | None = None  # every channel this actor may view now
     forced_tool: str | None = None  # an action the first model call must use
+    # What context the broker adds (none|channel|memory|knowledge|catalog|auto); None: the
+    # guild's default (auto once a plugin with a retrieval path is enabled there, else none).
+    context: str | None = None
+    follows_run: str | None = None  # the run this request follows up in one conversation
     request_id: str = field(default_factory=lambda: new_id("req"))
 
 
@@ -79,6 +83,7 @@ class Reply:
     citations: list[Citation] = field(default_factory=list)
     components: list[ConfirmationPrompt] = field(default_factory=list)
     ephemeral: bool = False
+    sources: dict[str, str] = field(default_factory=dict)  # context label "1" -> jump URL
 
     def chunks(self, limit: int = 2000) -> list[str]:
         """Split for surfaces with a message limit, on paragraph, line, then word boundaries."""

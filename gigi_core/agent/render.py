@@ -42,6 +42,35 @@ def trace_lines(data: dict[str, Any]) -> list[str]:
         )
     for c in data["confirmations"]:
         lines.append(f"  confirmation {c['id']} {c['action']}: {c['state']}")
+    if data.get("context"):
+        lines += context_lines(data["context"])
+    return lines
+
+
+def context_lines(ctx: dict[str, Any]) -> list[str]:
+    """What the context broker did for a run: paths, hits, what the pack kept (ids only)."""
+    lines = [f"  context {ctx.get('mode')}: sources {', '.join(ctx.get('sources') or []) or '-'}"]
+    channel = ctx.get("channel")
+    if channel:
+        why = f" ({channel['reason']})" if channel.get("reason") else ""
+        lines.append(f"    channel: {channel.get('hits', 0)} messages{why}")
+    for name, path in ((ctx.get("retrieval") or {}).get("paths") or {}).items():
+        extra = "".join(
+            f", {path[k]} {k.replace('_', ' ')}"
+            for k in ("out_of_scope", "malformed")
+            if path.get(k)
+        )
+        lines.append(f"    path {name}: {path.get('status')}, {path.get('hits', 0)} hits{extra}")
+    tokens = ctx.get("tokens") or {}
+    lines.append(
+        f"    kept {len(ctx.get('kept') or [])}, dropped {len(ctx.get('dropped') or [])}, "
+        f"unchanged {len(ctx.get('unchanged') or [])}, withdrawn {len(ctx.get('withdrawn') or [])}"
+        f"; {tokens.get('used', 0)}/{tokens.get('budget', 0)} tokens"
+    )
+    if ctx.get("kept"):
+        lines.append(f"    kept: {', '.join(ctx['kept'])}")
+    if ctx.get("dropped"):
+        lines.append(f"    dropped: {', '.join(ctx['dropped'])}")
     return lines
 
 

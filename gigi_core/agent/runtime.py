@@ -7,6 +7,7 @@ import os
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from gigi_core.agent import context_step
 from gigi_core.agent.confirmations import ConfirmationError, ConfirmationStore
 from gigi_core.agent.contracts import Budgets, ChannelCheck, Reply, Request, new_id
 from gigi_core.agent.journal import RunJournal, durability_from
@@ -65,6 +66,7 @@ class AgentRuntime:
             purpose="chat",
             dm=origin.kind == "dm",
             request_id=origin.request_id,
+            durability=self.durability,  # the usage row rides with the run's own writes
         )
 
     # -- entry points --------------------------------------------------------------------
@@ -74,12 +76,18 @@ class AgentRuntime:
         view = await guild_view(self.kernel, request.actor, request.guild_id)
         actions = await self.kernel.policy.offerable(request.actor, request.guild_id, view)
         toolset = self._toolset(tuple(actions))
+        pack = await context_step.gather(self.kernel, request, view.enabled)
         messages = [
             {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": request.text},
+            {"role": "user", "content": context_step.prompt_text(request, pack)},
         ]
         state, journal = await self._start(request, "agent", toolset, messages=messages)
-        return await Runner(self, state, request, self.budgets, journal, view, toolset).run()
+        if pack is not None:
+            await context_step.save(self.kernel, state.run_id, request, pack)
+        reply = await Runner(self, state, request, self.budgets, journal, view, toolset).run()
+        if pack is not None:
+            reply.sources = {str(n): c.url for n, c in pack.citations.items() if c.url}
+        return reply
 
     async def direct(self, request: Request, action: str, args: Any) -> Reply:
         """An exact command (``/call``, a slash command, ``gigi tools call``): no model at all."""
@@ -203,7 +211,11 @@ class AgentRuntime:
         return cancelled
 
     async def trace(self, run_id: str) -> dict[str, Any]:
-        return await self.runs.trace(run_id)
+        data = await self.runs.trace(run_id)
+        context = await context_step.trace_of(self.kernel, run_id)
+        if context is not None:
+            data["context"] = context
+        return data
 
     # -- internals -----------------------------------------------------------------------
 

@@ -11,7 +11,12 @@ from typing import Any
 
 from sqlalchemy import delete, func, or_, select, update
 
-from gigi_core.store.agent_tables import AgentRun, AgentRunConfirmation, AgentRunStep
+from gigi_core.store.agent_tables import (
+    AgentRun,
+    AgentRunConfirmation,
+    AgentRunContext,
+    AgentRunStep,
+)
 from gigi_core.store.channel_tables import ChannelObservation, SecureRange
 from gigi_core.store.db import Database
 from gigi_core.store.llm_tables import (
@@ -206,6 +211,7 @@ async def delete_kernel(
             )
         ).rowcount
         await s.execute(delete(AgentRunStep).where(AgentRunStep.run_id.in_(runs)))
+        await s.execute(delete(AgentRunContext).where(AgentRunContext.run_id.in_(runs)))
         counts["agent_runs"] = (
             await s.execute(delete(AgentRun).where(AgentRun.id.in_(runs)))
         ).rowcount
@@ -266,6 +272,7 @@ async def forget_run(db: Database, run_id: str, pseudonym: Any) -> int:
             update(AuditEvent)
             .where(AuditEvent.run_id == run_id, AuditEvent.actor_id == user_id)
             .values(actor_id=alias),
+            update(AgentRunContext).where(AgentRunContext.run_id == run_id).values(actor_id=alias),
             update(LlmUsageEvent)
             .where(LlmUsageEvent.request_id == run.request_id, LlmUsageEvent.actor_id == user_id)
             .values(actor_id=alias),
@@ -281,6 +288,7 @@ async def purge_kernel_guild(db: Database, guild_id: str) -> dict[str, int]:
         runs = select(AgentRun.id).where(AgentRun.guild_id == guild_id)
         await s.execute(delete(AgentRunConfirmation).where(AgentRunConfirmation.run_id.in_(runs)))
         await s.execute(delete(AgentRunStep).where(AgentRunStep.run_id.in_(runs)))
+        await s.execute(delete(AgentRunContext).where(AgentRunContext.guild_id == guild_id))
         counts["agent_runs"] = (
             await s.execute(delete(AgentRun).where(AgentRun.guild_id == guild_id))
         ).rowcount

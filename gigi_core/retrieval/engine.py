@@ -82,6 +82,28 @@ def owner_plugin(kernel: Kernel, name: str, retriever: Any) -> str | None:
     return None
 
 
+def retrievers_of(kernel: Kernel) -> dict[str, Any]:
+    """The registered retrievers, with factories built once per kernel: ``register(name,
+    factory)`` where ``factory(kernel)`` returns the retriever, for one that needs the kernel
+    (its store, its service) to answer."""
+    built: dict[str, Any] | None = kernel.__dict__.get("_gigi_retrievers")
+    if built is None:
+        built = {}
+        for name, value in kernel.registry.retrievers.items():
+            factory = isinstance(value, type) or (
+                callable(value) and not hasattr(value, "retrieve")
+            )
+            if not factory:
+                built[name] = value
+                continue
+            try:
+                built[name] = value(kernel)
+            except Exception:  # reported as not permitted below, never asked
+                log.exception("retriever factory %s failed", name)
+        kernel.__dict__["_gigi_retrievers"] = built
+    return built
+
+
 def permitted_paths(
     kernel: Kernel, actor: Actor, view: GuildView
 ) -> tuple[list[Path], dict[str, PathReport]]:
@@ -92,8 +114,9 @@ def permitted_paths(
     from gigi_core.policy.engine import base_decision, facts_from
 
     paths, refused = [], {}
+    built = retrievers_of(kernel)
     for name in sorted(kernel.registry.retrievers):
-        retriever = kernel.registry.retrievers[name]
+        retriever = built.get(name)
         plugin = owner_plugin(kernel, name, retriever)
         capability = getattr(retriever, "capability", None)
         if plugin is None or not isinstance(capability, str) or not capability:

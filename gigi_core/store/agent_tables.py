@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import DateTime, Float, ForeignKey, Index, Integer, LargeBinary, String
+from sqlalchemy import DateTime, Float, ForeignKey, Index, Integer, LargeBinary, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from gigi_core.store.tables import Base, utcnow
@@ -75,3 +75,17 @@ class AgentRunConfirmation(Base):
     expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class AgentRunContext(Base):
+    """The context pack a run was given (revision kernel_0009): its trace (ids, counts and
+    scores, never text) for ``/agent trace``, and its restore state for a follow-up turn."""
+
+    __tablename__ = "agent_run_context"
+
+    run_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    guild_id: Mapped[str] = mapped_column(String(64), index=True)
+    actor_id: Mapped[str] = mapped_column(String(64))
+    trace_json: Mapped[str] = mapped_column(Text)
+    state_json: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -18,6 +18,7 @@ from gigi_discord.settings import DiscordSettings
 from gigi_discord.throttle import RunThrottle
 
 log = logging.getLogger(__name__)
+IDENTIFY_SPACING = 5.0  # seconds between IDENTIFYs of one bucket (Discord's rule)
 
 
 def make_intents(settings: DiscordSettings) -> discord.Intents:
@@ -63,7 +64,7 @@ class GigiBot(Publisher, discord.AutoShardedClient):
         shard_count: int | None = None,
     ) -> None:
         self.settings = settings or DiscordSettings()
-        self.throttle = RunThrottle(self.settings.runs_per_minute)
+        self.throttle = RunThrottle(self.settings.runs_per_minute, kernel.limits)
         ids = shard_ids if shard_ids is not None else self.settings.shard_ids
         count = shard_count if shard_count is not None else self.settings.shard_count
         super().__init__(
@@ -81,6 +82,10 @@ class GigiBot(Publisher, discord.AutoShardedClient):
         self._send_warned: dict[int, float] = {}
         self._ready_once = False
         self._unregister_history: Any = None
+        self._max_concurrency: int | None = None
+        from gigi_discord.followups import AnsweredMessages
+
+        self.answered = AnsweredMessages()  # Gigi's reply message -> the run that wrote it
         self.content_notice = ContentNotice(self)
         from gigi_discord.prompts import PromptBook
 
@@ -124,6 +129,18 @@ class GigiBot(Publisher, discord.AutoShardedClient):
             from gigi_discord.prompts import refresh_prompts
 
             self.spawn(refresh_prompts(self))
+
+    async def before_identify_hook(self, shard_id: int | None, *, initial: bool = False) -> None:
+        """One IDENTIFY per rate-limit bucket (``shard_id % max_concurrency``) every 5 s for
+        the whole bot: processes sharing a PostgreSQL database take turns there, which
+        discord.py leaves to the bot (its default only spaces one process's own shards)."""
+        if self._max_concurrency is None:
+            try:
+                self._max_concurrency = (await self.fetch_session_start_limits()).max_concurrency
+            except (discord.HTTPException, KeyError, TypeError):
+                self._max_concurrency = 1
+        bucket = (shard_id or 0) % max(1, self._max_concurrency)
+        await self.kernel.limits.wait_turn(f"discord.identify.{bucket}", IDENTIFY_SPACING)
 
     async def on_message(self, message: discord.Message) -> None:
         """Publish first (it only queues the event), then answer if Gigi was addressed."""

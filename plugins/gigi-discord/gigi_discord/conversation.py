@@ -111,13 +111,15 @@ async def safe_send(
 ) -> None:
     ref = message.to_reference(fail_if_not_exists=False)
     try:
-        await deliver(
+        sent = await deliver(
             message.channel.send,
             reply,
             bot=bot,
             notes=notes,
             first_kwargs={"reference": ref, "mention_author": False},
         )
+        if reply.run_id:  # a reply to any of these continues that run's conversation
+            bot.answered.remember([m.id for m in sent], reply.run_id)
     except discord.Forbidden:
         log.warning(
             "Discord refused a reply in channel %s (missing permission)", message.channel.id
@@ -168,7 +170,7 @@ async def handle_message(bot: GigiBot, message: discord.Message) -> None:
             f"{MAX_INPUT:,}). Please shorten it.",
         )
         return
-    if not bot.throttle.allow(guild_key(message.guild, author), str(author.id)):
+    if not await bot.throttle.allow(guild_key(message.guild, author), str(author.id)):
         await answer(bot, message, SLOW_DOWN)
         return
     actor = await resolve_actor(bot.kernel, author)
@@ -181,6 +183,7 @@ async def handle_message(bot: GigiBot, message: discord.Message) -> None:
         message_ids=(str(message.id),),
         channel_visible=channel_checker(message.guild, author),
         visible_channels=channel_lister(message.guild, author),
+        follows_run=bot.answered.run_for(message.reference),
     )
     try:
         async with typing(message.channel):

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 import discord
@@ -92,6 +94,22 @@ def _whole_answer(reply: Reply) -> discord.File | None:
     return discord.File(io.BytesIO(reply.text.encode("utf-8")), filename="answer.md")
 
 
+_LABEL = re.compile(r"\[(\d{1,3})\](?!\()")
+
+
+def with_source_links(reply: Reply) -> Reply:
+    """``[2]`` in the answer becomes a jump link to the message the context pack cited
+    (without an embed); labels the pack did not give, or gave without a URL, stay text."""
+    if not reply.sources or not reply.text:
+        return reply
+
+    def link(m: re.Match[str]) -> str:
+        url = reply.sources.get(m.group(1))
+        return f"[[{m.group(1)}]](<{url}>)" if url else m.group(0)
+
+    return replace(reply, text=_LABEL.sub(link, reply.text))
+
+
 async def deliver(
     send: Sender,
     reply: Reply,
@@ -109,6 +127,7 @@ async def deliver(
     """
     from gigi_discord.confirm import decision_view
 
+    reply = with_source_links(reply)
     pieces = chunk(reply, notes)
     whole = _whole_answer(reply)
     if whole is not None:  # the answer was cut to GIGI_REPLY_MAX_CHARS: attach all of it

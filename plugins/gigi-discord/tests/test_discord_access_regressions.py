@@ -99,24 +99,11 @@ async def test_credential_modal_rechecks_admin_on_submit(tmp_path) -> None:
         assert await w.kernel.llm.list_credentials(f"guild:{w.gid}") == []
 
 
-def test_run_throttle_counts_per_person_per_server() -> None:
-    from gigi_discord.throttle import RunThrottle
-
-    now = [0.0]
-    throttle = RunThrottle(2, clock=lambda: now[0])
-    assert throttle.allow("g", "u") and throttle.allow("g", "u")
-    assert not throttle.allow("g", "u")
-    assert throttle.allow("g", "other") and throttle.allow("other-guild", "u")
-    now[0] = 60.0
-    assert throttle.allow("g", "u")
-    assert RunThrottle(0).allow("g", "u")
-
-
 async def test_mentions_beyond_the_limit_are_refused_politely(tmp_path) -> None:
     from gigi_discord.throttle import RunThrottle
 
     async with world(tmp_path, [say("one"), say("two")]) as w:
-        w.bot.throttle = RunThrottle(2)
+        w.bot.throttle = RunThrottle(2, w.kernel.limits)
         await w.mention(w.member, "first")
         await w.mention(w.member, "second")
         [third] = await w.mention(w.member, "third")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import discord
 import pytest
+from conftest import world
 from gigi_discord import create_bot
 from gigi_discord.settings import DiscordSettings
 from gigi_discord.surface import DiscordSurface
@@ -56,3 +57,11 @@ def test_settings_from_env(monkeypatch) -> None:
 def test_surface_reads_settings(monkeypatch) -> None:
     monkeypatch.setenv("GIGI_DISCORD_TOKEN", "abc")
     assert DiscordSurface(kernel=None).settings.token == "abc"
+
+
+async def test_identify_takes_the_turn_of_its_rate_limit_bucket(tmp_path) -> None:
+    async with world(tmp_path, []) as w:
+        w.bot._max_concurrency = 4
+        await w.bot.before_identify_hook(6, initial=True)
+        await w.bot.before_identify_hook(0)
+        assert set(w.kernel.limits._turns) >= {"discord.identify.2", "discord.identify.0"}

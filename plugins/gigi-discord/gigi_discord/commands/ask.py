@@ -1,4 +1,9 @@
-"""`/ask question context:none|channel`: the same runtime as a mention, with explicit context."""
+"""`/ask question context:`: the same runtime as a mention, with the context the member picks.
+
+``channel`` quotes the channel's recent messages (with who wrote them) here; ``memory`` and
+``auto`` go to the kernel's context broker (guild memory, knowledge, the plugin catalog);
+without a choice the guild's default applies (``auto`` once memory is enabled there).
+"""
 
 from __future__ import annotations
 
@@ -62,15 +67,16 @@ async def channel_context(
 @app_commands.command(name="ask", description="Ask Gigi a question.")
 @app_commands.describe(
     question="What you want to know",
-    context="none: only your question; channel: also the recent messages in this channel",
+    context="auto: what the question needs; none: only your question; channel: this "
+    "channel's recent messages; memory: what the server's memory holds",
 )
 async def ask(
     interaction: discord.Interaction[Any],
     question: app_commands.Range[str, 1, 4000],
-    context: Literal["none", "channel"] = "none",
+    context: Literal["auto", "none", "channel", "memory"] | None = None,
 ) -> None:
     ctx = await ctx_of(interaction)
-    if not ctx.bot.throttle.allow(ctx.guild_id, str(interaction.user.id)):
+    if not await ctx.bot.throttle.allow(ctx.guild_id, str(interaction.user.id)):
         raise Refusal(SLOW_DOWN)
     await defer(interaction, ephemeral=False)
     text = question.strip()
@@ -93,6 +99,7 @@ async def ask(
         message_ids=tuple(ids),
         channel_visible=channel_checker(interaction.guild, interaction.user),
         visible_channels=channel_lister(interaction.guild, interaction.user),
+        context="none" if context == "channel" else context,  # channel is quoted above
     )
     try:
         reply = await ctx.bot.runtime.handle(request)

@@ -1,8 +1,9 @@
-"""Gigi's guild memory: opt-in per channel, exact counts and full-text search.
+"""Gigi's guild memory: opt-in per channel, exact counts, hybrid full-text + vector search.
 
 The hook implementations only. Importing this module is cheap (no SQLAlchemy); the work
 lives in ``observe`` (the event gate), ``writer`` (batched writes), ``reads`` and ``tools``
-(counts and search), ``admin`` (the /memory commands) and ``lifecycle`` (retention, privacy).
+(counts and search), ``vectors``/``vecsearch`` (embeddings), ``admin`` (the /memory commands)
+and ``lifecycle`` (retention, privacy).
 """
 
 from __future__ import annotations
@@ -35,16 +36,20 @@ def register_migrations(register: Any) -> None:
 
 @hookimpl
 def register_jobs(register: Any) -> None:
-    from gigi_memory.handlers import retention_job
+    from gigi_memory.handlers import embed_job, retention_job, sync_job
 
     register("memory.retention", retention_job, schedule="17 * * * *", retries=2, timeout=1800.0)
+    # One at a time across workers (two would embed the same rows); retried with backoff.
+    register("memory.embed", embed_job, schedule="*/10 * * * *", retries=5, timeout=600.0)
+    # Resumable from its checkpoint; retried while no surface here serves the guild.
+    register("memory.sync", sync_job, retries=8, timeout=6 * 3600.0)
 
 
 @hookimpl
 def register_retrievers(register: Any) -> None:
     from gigi_memory.retriever import MemoryRetriever
 
-    register("memory", MemoryRetriever())
+    register("memory", MemoryRetriever)  # a factory: the engine builds it with the kernel
 
 
 @hookimpl
@@ -120,4 +125,5 @@ async def flush(kernel: Any, seconds: float | None = 10.0) -> bool:
     if not await svc.writer.flush(seconds):
         return False
     await svc.writer.compact_now()
+    await svc.vectors.flush()  # the embedding job for what was written is queued
     return True

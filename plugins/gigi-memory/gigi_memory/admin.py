@@ -12,8 +12,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gigi_core import ToolExecutionError
-from gigi_memory import reads
+from gigi_memory import backfill, reads
 from gigi_memory.policy import (
+    EMBEDDING_SOURCES,
     STORAGE_MODES,
     ChannelMode,
     now_ms,
@@ -22,6 +23,7 @@ from gigi_memory.policy import (
     save_policy,
 )
 from gigi_memory.service import MemoryService, service_of
+from gigi_memory.text import RedactionRules, check_pattern
 from gigi_memory.writer import Op
 
 RETENTION_JOB = "memory.retention"
@@ -142,6 +144,8 @@ async def status(ctx: Any) -> dict[str, Any]:
     return {
         "policy": policy.as_dict(),
         "channels": channels,
+        "vectors": await svc.vectors.lag(guild),
+        "syncs": await backfill.status(svc, guild),
         "writer": {
             "queued": len(w.queue),
             "lag_seconds": w.lag_seconds,
@@ -187,11 +191,19 @@ async def policy(
     retention_days: int | None = None,
     storage: str | None = None,
     allow_bots: bool | None = None,
+    embeddings: str | None = None,
+    redact_emails: bool | None = None,
+    redact_phones: bool | None = None,
+    redact_add: str | None = None,
+    redact_remove: str | None = None,
 ) -> dict[str, Any]:
     svc = await _svc(ctx)
     guild = ctx.guild_id
     async with svc.engine.connect() as conn:
         current = await read_policy(conn, guild)
+    if embeddings is not None and embeddings not in EMBEDDING_SOURCES:
+        raise ToolExecutionError(f"embeddings: one of {', '.join(EMBEDDING_SOURCES)}")
+    rules = _rules(current.redaction, redact_emails, redact_phones, redact_add, redact_remove)
     changes = {
         k: v
         for k, v in {
@@ -199,6 +211,8 @@ async def policy(
             "retention_days": retention_days,
             "storage": storage,
             "bots_allowed": allow_bots,
+            "embeddings": embeddings,
+            "redaction": rules if rules != current.redaction else None,
         }.items()
         if v is not None
     }
@@ -213,6 +227,17 @@ async def policy(
         out["rewritten"] = (await svc.writer.submit(Op("restrict", guild, {"storage": storage})))[
             "rewritten"
         ]
+    if embeddings == "off" and current.embeddings != "off":
+        out["vectors_deleted"] = (await svc.writer.submit(Op("drop_vectors", guild, {})))[
+            "segments"
+        ]
+    elif embeddings is not None and embeddings != current.embeddings:
+        svc.vectors.kick({guild})  # another model: the job re-embeds what is stored
+    if "redaction" in changes:
+        out["note"] = (
+            "the rules apply to messages remembered from now on and to every embedding; "
+            "text already stored keeps its earlier masking"
+        )
     if retention_days is not None and retention_days != current.retention_days:
         following = [
             c
@@ -222,3 +247,33 @@ async def policy(
         await _recompute(svc, guild, following, retention_days)
         await _schedule_purge(ctx)
     return out
+
+
+def _rules(
+    rules: RedactionRules,
+    emails: bool | None,
+    phones: bool | None,
+    add: str | None,
+    remove: str | None,
+) -> RedactionRules:
+    """The rules after this change (tokens and secrets are always masked)."""
+    patterns = list(rules.patterns)
+    if add is not None:
+        problem = check_pattern(add)
+        if problem:
+            raise ToolExecutionError(f"redact_add: {problem}")
+        if add not in patterns:
+            if len(patterns) >= 20:
+                raise ToolExecutionError("at most 20 redaction patterns; remove one first")
+            patterns.append(add)
+    if remove is not None:
+        if remove not in patterns:
+            raise ToolExecutionError(
+                "redact_remove: no such pattern (see /memory policy for the exact list)"
+            )
+        patterns.remove(remove)
+    return RedactionRules(
+        emails=rules.emails if emails is None else emails,
+        phones=rules.phones if phones is None else phones,
+        patterns=tuple(patterns),
+    )

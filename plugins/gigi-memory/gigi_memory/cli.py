@@ -1,5 +1,5 @@
-"""``gigi memory ...``: the import from a shell (the /memory commands work from the console
-and ``gigi tools call``)."""
+"""``gigi memory ...``: import and sync from a shell (the /memory commands work from the
+console and ``gigi tools call``)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import click
 def add_commands(cli: Any) -> None:
     @cli.group("memory")
     def memory() -> None:
-        """Guild memory: import channel exports (see docs/memory.md)."""
+        """Guild memory: import channel exports, sync channel history (see docs/memory.md)."""
 
     @memory.command("import")
     @click.argument("export", type=click.Path(exists=True, dir_okay=False, path_type=Path))
@@ -58,6 +58,72 @@ def add_commands(cli: Any) -> None:
             f"{report.channel_id}; {report.already} already remembered"
             + (f"; skipped: {skipped}" if skipped else "")
         )
+
+    @memory.command("sync")
+    @click.option("--guild", "guild_id", required=True, help="The guild (server) id.")
+    @click.option("--channel", "channel_id", required=True, help="The channel to sync.")
+    @click.option("--days", type=click.IntRange(1, 3650), help="Only the last N days.")
+    @click.option("--wait", is_flag=True, help="Wait for it, with a progress bar.")
+    @click.pass_context
+    def sync(
+        ctx: click.Context, guild_id: str, channel_id: str, days: int | None, wait: bool
+    ) -> None:
+        """Queue a sync of a remembered channel's history (the job runs where the bot runs).
+
+        Same rules as /memory sync: the channel must be enabled and active; messages go
+        through the live gate; a restart resumes from the last page; nothing is inserted twice.
+        """
+        from gigi_core import ToolExecutionError
+
+        root = ctx.find_root().obj
+        try:
+            import asyncio
+
+            asyncio.run(
+                _sync(
+                    guild_id,
+                    channel_id,
+                    days,
+                    wait,
+                    getattr(root, "database_url", None),
+                    getattr(root, "home", None),
+                )
+            )
+        except ToolExecutionError as exc:
+            raise click.ClickException(str(exc)) from None
+
+
+async def _sync(
+    guild_id: str, channel_id: str, days: int | None, wait: bool, url: Any, home: Any
+) -> None:
+    import asyncio
+
+    from gigi_core import Kernel
+    from gigi_memory.backfill import queue
+
+    kernel = await Kernel.open(url, home)
+    try:
+        started = await queue(kernel, guild_id, channel_id, days, by="operator")
+        job_id = started["job"]["id"]
+        click.echo(f"{started['message']} (job {job_id})".replace(f"<#{channel_id}>", channel_id))
+        if not wait:
+            return
+        shown = None
+        while True:  # the total is unknown until the channel's start: a line per change
+            info = await kernel.jobs.get(job_id)
+            if info.progress is not None and info.progress != shown:
+                shown = info.progress
+                click.echo(f"read {shown.done:,} messages, {shown.note or ''}", err=True)
+            if info.status not in ("queued", "running"):
+                break
+            await asyncio.sleep(0.5)
+        if info.status != "done":
+            raise click.ClickException(
+                f"the sync ended {info.status} ({info.error_class or 'no error'}); "
+                f"see gigi jobs show {job_id}"
+            )
+    finally:
+        await kernel.close()
 
 
 async def _import(

@@ -93,11 +93,25 @@ async def policy(
     retention_days: int | None = None,
     storage: str | None = None,
     allow_bots: bool | None = None,
+    embeddings: str | None = None,
+    redact_emails: bool | None = None,
+    redact_phones: bool | None = None,
+    redact_add: str | None = None,
+    redact_remove: str | None = None,
 ) -> dict[str, Any]:
     from gigi_memory import admin
 
     return await admin.policy(
-        ctx, enabled=enabled, retention_days=retention_days, storage=storage, allow_bots=allow_bots
+        ctx,
+        enabled=enabled,
+        retention_days=retention_days,
+        storage=storage,
+        allow_bots=allow_bots,
+        embeddings=embeddings,
+        redact_emails=redact_emails,
+        redact_phones=redact_phones,
+        redact_add=redact_add,
+        redact_remove=redact_remove,
     )
 
 
@@ -105,6 +119,24 @@ async def retention_job(ctx: Any) -> dict[str, Any]:
     from gigi_memory import lifecycle
 
     return await lifecycle.retention_job(ctx)
+
+
+async def embed_job(ctx: Any, guild_id: str | None = None) -> dict[str, Any]:
+    from gigi_memory import vectors
+
+    return await vectors.embed_job(ctx, guild_id=guild_id)
+
+
+async def sync(ctx: Any, channel: str, days: int | None = None) -> dict[str, Any]:
+    from gigi_memory import backfill
+
+    return await backfill.start(ctx, channel, days)
+
+
+async def sync_job(ctx: Any, guild_id: str, channel_id: str) -> None:
+    from gigi_memory import backfill
+
+    await backfill.run(ctx, guild_id, channel_id)
 
 
 ACTIONS = {
@@ -116,4 +148,5 @@ ACTIONS = {
     "memory.status": status,
     "memory.purge": purge,
     "memory.policy": policy,
+    "memory.sync": sync,
 }

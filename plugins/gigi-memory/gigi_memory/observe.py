@@ -30,6 +30,28 @@ def millis(when: datetime) -> int:
     return int(when.timestamp() * 1000)
 
 
+def create_op(event: MessageCreated, gate: Any) -> Op:
+    """The writer's insert for a message the gate let in (live, or paged by a backfill)."""
+    assert event.guild_id is not None
+    return Op(
+        "create",
+        event.guild_id,
+        {
+            "message_id": event.message_id,
+            "channel_id": event.channel_id,
+            "parent_id": event.parent_channel_id,
+            "author_id": event.author_id,
+            "surface": event.surface,
+            "reply_to_id": event.reply_to_id,
+            "created_ms": millis(event.created_at),
+            "text": event.text,
+            "mentions": event.mentioned_user_ids,
+            "retention_days": gate.retention_days,
+            "storage": gate.storage,
+        },
+    )
+
+
 def handle(event: Any, kernel: Any) -> None:
     """Synchronous on purpose: the kernel calls it from the plugin's own queue."""
     if event.guild_id is None:
@@ -49,25 +71,7 @@ def handle(event: Any, kernel: Any) -> None:
         )
         if not gate.ingest:
             return
-        svc.writer.enqueue(
-            Op(
-                "create",
-                event.guild_id,
-                {
-                    "message_id": event.message_id,
-                    "channel_id": event.channel_id,
-                    "parent_id": event.parent_channel_id,
-                    "author_id": event.author_id,
-                    "surface": event.surface,
-                    "reply_to_id": event.reply_to_id,
-                    "created_ms": created,
-                    "text": event.text,
-                    "mentions": event.mentioned_user_ids,
-                    "retention_days": gate.retention_days,
-                    "storage": gate.storage,
-                },
-            )
-        )
+        svc.writer.enqueue(create_op(event, gate))
     elif isinstance(event, MessageEdited):
         if cache.known(event.guild_id, event.channel_id, event.parent_channel_id):
             svc.writer.enqueue(

@@ -17,11 +17,15 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from gigi_memory import tables
+from gigi_memory.text import DEFAULT_RULES, RedactionRules
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
 
 STORAGE_MODES = ("encrypted", "index_only", "metadata_only")  # loosest to strictest
+# local: only a keyless embedder inside Gigi; profile: the server's (or tenant's) embedding
+# profile, which may send message text to that provider; off: full text only.
+EMBEDDING_SOURCES = ("local", "profile", "off")
 MODES = ("off", "on")
 DAY_MS = 86_400_000
 SECURE_HOLD_SECONDS = 15.0  # longer than the kernel's guild-facts cache (5 s by default)
@@ -46,6 +50,8 @@ class GuildPolicy:
     retention_days: int | None = None  # the default; a channel may override it
     storage: str = "encrypted"
     bots_allowed: bool = False
+    embeddings: str = "local"
+    redaction: RedactionRules = DEFAULT_RULES
     last_purge_at: datetime | None = None
     last_purge_count: int | None = None
 
@@ -55,6 +61,8 @@ class GuildPolicy:
             "retention_days": self.retention_days,
             "storage": self.storage,
             "allow_bots": self.bots_allowed,
+            "embeddings": self.embeddings,
+            "redaction": self.redaction.as_dict(),
         }
 
 
@@ -214,6 +222,8 @@ def policy_from_row(row: Any) -> GuildPolicy:
         retention_days=row.default_retention_days,
         storage=row.raw_storage_mode,
         bots_allowed=bool(row.bots_allowed),
+        embeddings=row.embedding_source if row.embedding_source in EMBEDDING_SOURCES else "local",
+        redaction=RedactionRules.from_json(row.redaction),
         last_purge_at=_aware(row.last_purge_at),
         last_purge_count=row.last_purge_count,
     )
@@ -241,7 +251,9 @@ async def save_policy(
         "default_retention_days": policy.retention_days,
         "raw_storage_mode": policy.storage,
         "bots_allowed": policy.bots_allowed,
-        "embeddings_enabled": False,
+        "embeddings_enabled": policy.embeddings != "off",
+        "embedding_source": policy.embeddings,
+        "redaction": policy.redaction.to_json(),
         "updated_by": by,
         "updated_at": datetime.now(UTC),
     }

@@ -13,12 +13,16 @@ the retention job deletes it.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
 
 MAX_SEARCH_WORDS = 32
+COMMON_MATCHES = 5000  # a search word in this many messages or more ranks nothing: dropped
+COMMON_SECONDS = 600.0  # how long a word's (capped) message count is trusted
+_common: dict[tuple[str, int, str], tuple[float, bool]] = {}  # (store, cap, word) -> (at, common)
 MESSAGE_COLUMNS = (
     "m.id, m.guild_id, m.message_id, m.channel_id, m.parent_channel_id, m.author_id, "
     "m.surface, m.created_ms, m.edited_ms, m.search_text, m.sealed_key_id, m.sealed_nonce, "
@@ -93,11 +97,43 @@ async def count(conn: Any, dialect: str, f: Filters, words: list[str] | None) ->
     return int(await conn.scalar(stmt, params) or 0)
 
 
+async def selective_words(conn: Any, dialect: str, words: list[str]) -> list[str]:
+    """The query's words without those in ``COMMON_MATCHES`` messages or more (counted up to
+    that cap, across the store, remembered for ``COMMON_SECONDS``): "the" or "we" weigh
+    almost nothing in BM25 or cover density, yet ranking every message that has them is
+    most of a search's time. When every word is that common, all are kept."""
+    if len(words) < 2:
+        return words
+    if dialect == "sqlite":
+        sql = "SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH :w LIMIT :cap)"
+    else:
+        sql = (
+            "SELECT count(*) FROM (SELECT 1 FROM memory_messages m "
+            "WHERE m.search_tsv @@ plainto_tsquery('simple', :w) LIMIT :cap) x"
+        )
+    kept = []
+    now = time.monotonic()
+    store = str(conn.engine.url)
+    for word in words:
+        key = (store, COMMON_MATCHES, word)
+        known = _common.get(key)
+        if known is None or now - known[0] > COMMON_SECONDS:
+            w = f'"{word}"' if dialect == "sqlite" else word
+            n = int(await conn.scalar(sa.text(sql), {"w": w, "cap": COMMON_MATCHES}) or 0)
+            if len(_common) > 50_000:
+                _common.clear()
+            known = _common[key] = (now, n >= COMMON_MATCHES)
+        if not known[1]:
+            kept.append(word)
+    return kept or words
+
+
 async def fulltext_candidates(
     conn: Any, dialect: str, f: Filters, words: list[str], limit: int
 ) -> list[Any]:
     """The full-text path: messages containing any of the words, best first (BM25 / cover density)."""
     words = list(dict.fromkeys(words))[:MAX_SEARCH_WORDS]
+    words = await selective_words(conn, dialect, words)
     where, params, binds = _where(f)
     params["k"] = limit
     if dialect == "sqlite":

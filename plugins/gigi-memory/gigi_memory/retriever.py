@@ -1,46 +1,120 @@
-"""The retriever registered with ``register_retrievers``: memory's full-text path, by id.
+"""Memory as a retrieval path of the kernel's engine (``gigi_core.retrieval``).
 
-The kernel's retrieval engine (a later port) has no fixed retriever interface yet; this one
-offers ``retrieve(kernel, guild_id=..., channel_ids=[...], query=..., limit=10)`` and returns
-hits in the shape ``memory.search`` returns. The caller must pass only channels the member
-can see: the retriever reads exactly those.
+The same hybrid search as ``memory.search`` (full text + vectors, fused), over exactly the
+channels of the engine's ``Scope`` that memory holds, as ``Hit``s with stable ids
+(``memory:msg:<id>``), a snippet, the channel and date as the citation, and a jump link.
+``lookup`` re-reads earlier hits so a follow-up turn notices edits and deletions.
+Registered as a factory: the engine builds it once per kernel.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # registering the class must stay cheap: `gigi plugins list` loads it
+    from gigi_core.retrieval import Hit, Scope
+
+SOURCE = "memory:msg:"
 
 
 class MemoryRetriever:
     name = "memory"
-    paths = ("fulltext",)
+    paths = ("fulltext", "vector")
+    capability = "memory.read.guild"
+    source = "memory"
+    plugin = "memory"
 
-    async def retrieve(
-        self,
-        kernel: Any,
-        *,
-        guild_id: str,
-        channel_ids: list[str],
-        query: str,
-        limit: int = 10,
-    ) -> list[dict[str, Any]]:
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+
+    async def retrieve(self, query: str, scope: Scope, limit: int) -> list[Hit]:
+        import asyncio
+
         from gigi_memory import reads, tools
         from gigi_memory.policy import now_ms
-        from gigi_memory.service import service_of
 
-        svc = service_of(kernel)
-        if not channel_ids or not svc.cache.guild(guild_id).enabled:
+        svc, channels = await self._ready(scope)
+        if not channels or svc.cache.guild(scope.guild_id).storage == "metadata_only":
             return []
         f = reads.Filters(
-            guild_id=guild_id,
-            channel_ids=tuple(channel_ids),
+            guild_id=scope.guild_id,
+            channel_ids=channels,
             include_threads=False,
             now_ms=now_ms(),
+            since_ms=_ms(scope.since),
+            until_ms=_ms(scope.until),
         )
-        limit = max(1, min(int(limit), 50))
+        paths = dict(tools.PATHS)
+        if await svc.vectors.query_vector(scope.guild_id, query) is None:
+            paths.pop("vector")  # embedded before any connection is taken, as search does
+
+        async def run(path: Any) -> list[Any]:
+            async with svc.engine.connect() as conn:
+                return await path(conn, svc, f, query, limit * 4)
+
+        found = await asyncio.gather(*(run(p) for p in paths.values()))
+        fused = tools.fuse(dict(zip(paths, found, strict=True)), limit)
+        return [h for row, _, names in fused if (h := _hit(svc, row, names)) is not None]
+
+    async def lookup(self, source_ids: Sequence[str], scope: Scope) -> list[Hit]:
+        import sqlalchemy as sa
+
+        from gigi_memory import reads
+        from gigi_memory.policy import now_ms
+
+        svc, channels = await self._ready(scope)
+        ids = [s[len(SOURCE) :] for s in source_ids if s.startswith(SOURCE)]
+        if not channels or not ids:
+            return []
+        f = reads.Filters(scope.guild_id, channels, False, now_ms())
+        where, params, binds = reads._where(f)
+        sql = (
+            f"SELECT {reads.MESSAGE_COLUMNS} FROM memory_messages m WHERE {where} "
+            "AND m.message_id IN :ids"
+        )
         async with svc.engine.connect() as conn:
-            ranked = {n: await p(conn, svc, f, query, limit * 4) for n, p in tools.PATHS.items()}
-        return [
-            tools.render(svc, row) | {"score": score, "paths": names}
-            for row, score, names in tools.fuse(ranked, limit)
-        ]
+            rows = (
+                await conn.execute(
+                    sa.text(sql).bindparams(*binds, sa.bindparam("ids", expanding=True)),
+                    params | {"ids": ids},
+                )
+            ).all()
+        return [h for row in rows if (h := _hit(svc, row, ["lookup"])) is not None]
+
+    async def _ready(self, scope: Scope) -> tuple[Any, tuple[str, ...]]:
+        from gigi_memory.service import service_of
+
+        svc = service_of(self.kernel)
+        if not svc.cache.loaded:
+            await svc.start()
+        if not svc.cache.guild(scope.guild_id).enabled:
+            return svc, ()
+        await svc.writer.flush(0.5)  # what this process queued a moment ago is readable
+        known = svc.cache.channels.get(scope.guild_id, {})
+        return svc, tuple(sorted(c for c in scope.channel_ids if c in known))
+
+
+def _hit(svc: Any, row: Any, paths: list[str]) -> Hit | None:
+    from gigi_core.retrieval import Citation, Hit
+    from gigi_memory import tools
+
+    shown = tools.render(svc, row)
+    if not shown["snippet"]:
+        return None
+    when = datetime.fromtimestamp(row.created_ms / 1000, tz=UTC)
+    return Hit(
+        source_id=f"{SOURCE}{row.message_id}",
+        kind="message",
+        text=shown["snippet"],
+        channel_id=row.channel_id,
+        timestamp=when,
+        confidence=1.0,
+        citation=Citation(f"<#{row.channel_id}> · {when.date().isoformat()}", shown["url"]),
+        paths=tuple(paths),
+    )
+
+
+def _ms(when: datetime | None) -> int | None:
+    return int(when.timestamp() * 1000) if when is not None else None

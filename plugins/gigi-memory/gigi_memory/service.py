@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from gigi_memory.policy import PolicyCache, refresh_seconds
 from gigi_memory.store import Store
+from gigi_memory.vectors import VectorService
 from gigi_memory.writer import Writer
 
 if TYPE_CHECKING:
@@ -43,6 +44,8 @@ class MemoryService:
         self.cache = PolicyCache()
         self.store = Store(self.engine, self.dialect)
         self.writer = Writer(self)
+        self.vectors = VectorService(self)
+        self.vector_cache: Any = None  # gigi_memory.vecsearch.VectorCache, made on first search
         self._refresher: asyncio.Task[None] | None = None
         self._hash_key: bytes | None = None
         self._sealer: Any = None
@@ -75,6 +78,7 @@ class MemoryService:
             with contextlib.suppress(BaseException):
                 await self._refresher
         await self.writer.close()
+        await self.vectors.close()
 
     # -- what the writer needs ----------------------------------------------------------------
 

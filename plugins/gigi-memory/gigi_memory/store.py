@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
-from gigi_memory import tables
+from gigi_memory import segments, tables
 from gigi_memory.policy import DAY_MS, now_ms
 
 if TYPE_CHECKING:
@@ -118,6 +118,7 @@ class Store:
                             )
                         )
                 row_ids = [r.id for r in rows]
+                await segments.drop_rows(conn, row_ids)  # no vector outlives its message
                 for start in range(0, len(row_ids), 500):
                     await conn.execute(sa.delete(m).where(m.c.id.in_(row_ids[start : start + 500])))
                 total += len(rows)
@@ -138,8 +139,13 @@ class Store:
         )
         if deleted:
             await self.optimize_fts()
-        if drop_mode:
-            async with self.engine.begin() as conn:
+        bf = tables.backfills
+        async with self.engine.begin() as conn:
+            # Its sync record goes too (a running sync stops: its row is gone).
+            await conn.execute(
+                sa.delete(bf).where(bf.c.guild_id == guild_id, bf.c.channel_id == channel_id)
+            )
+            if drop_mode:
                 await conn.execute(
                     sa.delete(tables.channels).where(
                         tables.channels.c.guild_id == guild_id,
@@ -154,6 +160,9 @@ class Store:
             await self.optimize_fts()
         async with self.engine.begin() as conn:
             await conn.execute(sa.delete(mm).where(mm.c.guild_id == guild_id))  # strays
+            await segments.drop_guild(conn, guild_id)
+            bf = tables.backfills
+            await conn.execute(sa.delete(bf).where(bf.c.guild_id == guild_id))
             channels = 0
             if not keep_policy:
                 channels = (
@@ -193,7 +202,8 @@ class Store:
         """A stricter storage mode: drop the sealed originals (and the search text)."""
         values: dict[str, Any] = {"sealed_key_id": None, "sealed_nonce": None, "sealed_text": None}
         todo = m.c.sealed_text.is_not(None)
-        if storage == "metadata_only":
+        if storage == "metadata_only":  # no text left to find: the vectors go too
+            await self.drop_vectors(guild_id)
             values |= {"search_text": None, "content_hash": None}
             todo = sa.or_(todo, m.c.search_text.is_not(None))
         total = 0
@@ -217,6 +227,18 @@ class Store:
         if total:
             await self.optimize_fts()
         return {"rewritten": total}
+
+    async def drop_vectors(self, guild_id: str | None) -> dict[str, int]:
+        """Every segment of a guild, and its messages marked not embedded (embeddings off)."""
+        assert guild_id is not None
+        async with self.engine.begin() as conn:
+            dropped = await segments.drop_guild(conn, guild_id)
+            await conn.execute(
+                sa.update(m)
+                .where(m.c.guild_id == guild_id, m.c.vector_model.is_not(None))
+                .values(vector_model=None)
+            )
+        return {"segments": dropped}
 
     async def retention(
         self, guild_id: str, *, channel_ids: list[str], days: int, own_threads: list[str]

@@ -2,7 +2,7 @@
 
 Not the kernel's metadata: these describe tables the plugin's own alembic branch made.
 The full-text parts (SQLite's ``memory_fts``, PostgreSQL's ``search_tsv``) are reached with
-SQL text in ``gigi_memory.fulltext``.
+SQL text in ``gigi_memory.reads``.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ policies = sa.Table(
     sa.Column("raw_storage_mode", sa.String(16), nullable=False),
     sa.Column("bots_allowed", sa.Boolean, nullable=False),
     sa.Column("embeddings_enabled", sa.Boolean, nullable=False),
+    sa.Column("embedding_source", sa.String(16), nullable=False),
+    sa.Column("redaction", sa.Text),
     sa.Column("last_purge_at", sa.DateTime(timezone=True)),
     sa.Column("last_purge_count", sa.Integer),
     sa.Column("updated_by", sa.String(64)),
@@ -60,6 +62,7 @@ messages = sa.Table(
     sa.Column("sealed_key_id", sa.String(32)),
     sa.Column("sealed_nonce", sa.LargeBinary),
     sa.Column("sealed_text", sa.LargeBinary),
+    sa.Column("vector_model", sa.String(200)),  # the model of its segments; NULL: not embedded
     sa.UniqueConstraint("guild_id", "message_id", name="uq_memory_messages_guild_message"),
 )
 
@@ -72,6 +75,26 @@ mentions = sa.Table(
     sa.Column("channel_id", sa.String(64), nullable=False),
     sa.Column("author_id", sa.String(64), nullable=False),
     sa.Column("created_ms", sa.BigInteger, nullable=False),
+)
+
+
+# The embedding column differs by backend (float32 blob / pgvector), so it is reached with
+# SQL text in ``gigi_memory.vectors`` and ``gigi_memory.vecsearch``.
+segments = sa.Table(
+    "memory_segments",
+    metadata,
+    sa.Column("id", ID, primary_key=True, autoincrement=True),
+    sa.Column("guild_id", sa.String(64), nullable=False),
+    sa.Column("message_row_id", ID, nullable=False),
+    sa.Column("channel_id", sa.String(64), nullable=False),
+    sa.Column("root_channel_id", sa.String(64), nullable=False),
+    sa.Column("author_id", sa.String(64), nullable=False),
+    sa.Column("created_ms", sa.BigInteger, nullable=False),
+    sa.Column("seq", sa.Integer, nullable=False),
+    sa.Column("span_start", sa.Integer, nullable=False),
+    sa.Column("span_end", sa.Integer, nullable=False),
+    sa.Column("model", sa.String(200), nullable=False),
+    sa.Column("dims", sa.Integer, nullable=False),
 )
 
 
@@ -94,3 +117,23 @@ def upsert_for(dialect: str, table: sa.Table, keys: list[str], values: dict) -> 
     return stmt.on_conflict_do_update(  # type: ignore[no-any-return]
         index_elements=keys, set_={k: v for k, v in values.items() if k not in keys}
     )
+
+
+backfills = sa.Table(
+    "memory_backfills",  # migrations/memory_0003
+    metadata,
+    sa.Column("guild_id", sa.String(64), primary_key=True),
+    sa.Column("channel_id", sa.String(64), primary_key=True),
+    sa.Column("job_id", sa.String(64), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),  # queued|running|done|stopped|failed
+    sa.Column("cursor", sa.String(64)),
+    sa.Column("since_ms", sa.BigInteger),
+    sa.Column("pages", sa.Integer, nullable=False),
+    sa.Column("seen", sa.Integer, nullable=False),
+    sa.Column("imported", sa.Integer, nullable=False),
+    sa.Column("skipped", sa.Integer, nullable=False),
+    sa.Column("error", sa.String(64)),
+    sa.Column("started_by", sa.String(64)),
+    sa.Column("started_ms", sa.BigInteger, nullable=False),
+    sa.Column("updated_ms", sa.BigInteger, nullable=False),
+)

@@ -1,8 +1,9 @@
 """Redaction and search text: what of a message may be stored, and the words it is found by.
 
 ``redact`` masks token-shaped strings (API keys, bot tokens, JWTs, long random strings,
-``password=...`` values), e-mail addresses and phone numbers. It runs before anything is
-indexed or sealed, so a masked value is stored nowhere, not even sealed.
+``password=...`` values) always, and by the server's ``RedactionRules`` e-mail addresses,
+phone numbers (both on by default) and the server's own patterns. It runs before anything
+is indexed, sealed or embedded, so a masked value is stored nowhere, not even sealed.
 
 ``words`` turns text into the search words both backends index: Unicode NFKC, case-folded,
 Discord markup (mentions, channel links, custom emoji, timestamps) and zero-width
@@ -17,8 +18,11 @@ same on SQLite and PostgreSQL, and a query is normalised the same way as the mes
 from __future__ import annotations
 
 import functools
+import json
 import re
 import unicodedata
+from dataclasses import dataclass
+from typing import Any
 
 MAX_WORD = 100
 
@@ -45,17 +49,83 @@ _EMAIL = r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"
 _PHONE = r"(?<![\w+.])\+?\(?\d[\d ().-]{6,}\d(?![\w.]*\d)"
 _IPV4 = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
 
-_REDACT = re.compile(
-    "|".join(
-        [
-            f"(?P<token>{'|'.join(_TOKENS)})",
-            f"(?P<assigned>{_ASSIGNED})",
-            f"(?P<email>{_EMAIL})",
-            f"(?P<phone>{_PHONE})",
-        ]
-    )
-)
-LABELS = {"token": "[token]", "assigned": "[secret]", "email": "[email]", "phone": "[phone]"}
+LABELS = {
+    "token": "[token]",
+    "assigned": "[secret]",
+    "email": "[email]",
+    "phone": "[phone]",
+    "custom": "[redacted]",
+}
+MAX_PATTERNS = 20
+MAX_PATTERN_CHARS = 200
+# A group that repeats and is itself repeated ((a+)+, (\w*)*, (x|y+){2,}) can take
+# exponential time on a crafted message: such rules are refused.
+_NESTED = re.compile(r"\((?:[^()\\]|\\.)*[+*}](?:[^()\\]|\\.)*\)\s*[+*{]")
+
+
+@dataclass(frozen=True)
+class RedactionRules:
+    """A server's redaction: tokens and secrets always; e-mails, phones and own patterns."""
+
+    emails: bool = True
+    phones: bool = True
+    patterns: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"emails": self.emails, "phones": self.phones, "patterns": list(self.patterns)}
+
+    def to_json(self) -> str | None:
+        return None if self == DEFAULT_RULES else json.dumps(self.as_dict(), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, raw: str | None) -> RedactionRules:
+        """Stored rules; anything unreadable falls back to the defaults (never to less)."""
+        if not raw:
+            return DEFAULT_RULES
+        try:
+            data = json.loads(raw)
+            return cls(
+                emails=bool(data.get("emails", True)),
+                phones=bool(data.get("phones", True)),
+                patterns=tuple(p for p in data.get("patterns", ()) if check_pattern(p) is None),
+            )
+        except (ValueError, TypeError, AttributeError):
+            return DEFAULT_RULES
+
+
+DEFAULT_RULES = RedactionRules()
+
+
+def check_pattern(pattern: Any) -> str | None:
+    """Why a server's own pattern is refused (None: it is fine)."""
+    if not isinstance(pattern, str) or not pattern.strip():
+        return "a pattern must be a non-empty string"
+    if len(pattern) > MAX_PATTERN_CHARS:
+        return f"a pattern has at most {MAX_PATTERN_CHARS} characters"
+    try:
+        compiled = re.compile(pattern)
+    except re.error as exc:
+        return f"not a regular expression ({exc.msg} at position {exc.pos})"
+    if re.search(r"\(\?P|\\\d|\(\?\(", pattern):
+        return "named groups, backreferences and conditionals are not allowed"
+    if _NESTED.search(pattern):
+        return "nested repetition like (a+)+ can take forever on some messages; simplify it"
+    if compiled.match(""):
+        return "the pattern matches empty text; it would mask nothing useful"
+    return None
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(rules: RedactionRules) -> re.Pattern[str]:
+    parts = [f"(?P<token>{'|'.join(_TOKENS)})", f"(?P<assigned>{_ASSIGNED})"]
+    if rules.emails:
+        parts.append(f"(?P<email>{_EMAIL})")
+    if rules.phones:
+        parts.append(f"(?P<phone>{_PHONE})")
+    if rules.patterns:
+        # Own patterns may use groups of their own: wrapped, never named like ours.
+        parts.append("(?P<custom>" + "|".join(f"(?:{p})" for p in rules.patterns) + ")")
+    return re.compile("|".join(parts))
 
 
 def _is_phone(candidate: str) -> bool:
@@ -70,24 +140,23 @@ def _is_phone(candidate: str) -> bool:
     return 9 <= digits <= 15 and len(groups) >= 3
 
 
-def redact(text: str) -> tuple[str, int]:
-    """The text with secrets, e-mail addresses and phone numbers masked, and how many."""
+def redact(text: str, rules: RedactionRules = DEFAULT_RULES) -> tuple[str, int]:
+    """The text with secrets (and, by the rules, e-mails, phones, own patterns) masked."""
     found = 0
 
     def mask(m: re.Match[str]) -> str:
         nonlocal found
-        kind = m.lastgroup
+        groups = m.groupdict()
+        kind = next(k for k in LABELS if groups.get(k) is not None)
         if kind == "phone" and not _is_phone(m.group(0)):
             return m.group(0)
-        if kind == "value":  # the named value inside an assignment
-            kind = "assigned"
         found += 1
         if kind == "assigned":
             whole, value = m.group(0), m.group("value")
             return whole[: len(whole) - len(value)] + LABELS["assigned"]
-        return LABELS.get(kind or "token", "[token]")
+        return LABELS[kind]
 
-    return _REDACT.sub(mask, text), found
+    return _compiled(rules).sub(mask, text), found
 
 
 # -- search words --------------------------------------------------------------------------
@@ -98,7 +167,7 @@ _INVISIBLE = re.compile(
     "[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufe00-\ufe0f\ufeff"
     "\U000e0000-\U000e01ef]"
 )
-_LABELS = re.compile(r"\[(?:token|secret|email|phone)\]")
+_LABELS = re.compile(r"\[(?:token|secret|email|phone|redacted)\]")
 _SPACED = re.compile(
     "([\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f])"
 )
@@ -140,6 +209,6 @@ def search_text(text: str) -> str:
     return " ".join(words(text))
 
 
-def query_words(text: str) -> list[str]:
+def query_words(text: str, rules: RedactionRules = DEFAULT_RULES) -> list[str]:
     """A count's or a search's text, normalised exactly like stored messages."""
-    return words(redact(text)[0])
+    return words(redact(text, rules)[0])

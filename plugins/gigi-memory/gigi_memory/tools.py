@@ -2,18 +2,20 @@
 
 Scopes. ``this-channel`` is the channel asked in, or the ``channel`` argument (which the
 kernel checks the caller can see, like every ``x-gigi-type: channel`` argument).
-``visible-guild`` should be every channel the caller can see now, but the kernel does not
-tell handlers which channels those are (``ToolContext`` carries no channel check), so it is
-limited, safely, to the same channel plus its threads, and the result says so in
-``scope.note``. Nothing outside the channels reported in ``scope.channel_ids`` is ever
-read, counted or shown.
+``visible-guild`` is every remembered channel the caller can view now, as the surface
+reports it (``ctx.visible_channels()``), with their public threads; where the surface
+cannot tell (the console, a shell) it is the same channel plus its threads, and the result
+says so in ``scope.note``. Nothing outside the channels reported in ``scope.channel_ids``
+is ever read, counted or shown.
 
-Search merges retrieval paths by reciprocal rank fusion with a recency prior. Only the
-full-text path exists today; a vector path plugs into ``PATHS`` with the same signature.
+Search merges the full-text and vector paths (``PATHS``) by reciprocal rank fusion with a
+recency prior; ``paths`` on each hit names the paths that found it. The query is embedded
+before a connection is taken; when there is no embedder, or it fails, search is full text.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -21,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from gigi_core import ToolExecutionError
-from gigi_memory import reads
+from gigi_memory import reads, vecsearch
 from gigi_memory.policy import now_ms
 from gigi_memory.service import MemoryService, service_of
 from gigi_memory.text import query_words
@@ -81,12 +83,18 @@ def _iso(ms: int | None) -> str | None:
     return None if ms is None else datetime.fromtimestamp(ms / 1000, UTC).isoformat()
 
 
-def resolve_scope(ctx: Any, scope: str, channel: str | None) -> Scope:
+async def resolve_scope(ctx: Any, scope: str, channel: str | None) -> Scope:
     base = channel or ctx.channel_id
     if not base:
         raise ToolExecutionError("this call has no channel: name one with channel:")
     if scope == "visible-guild":
-        return Scope(scope, (base,), True, VISIBLE_GUILD_NOTE)
+        lister = getattr(ctx, "visible_channels", None)
+        visible = await lister() if lister is not None else None
+        if visible is None:
+            return Scope(scope, (base,), True, VISIBLE_GUILD_NOTE)
+        known = service_of(ctx.kernel).cache.channels.get(ctx.guild_id, {})
+        # Only channels memory holds anything for (a mode, on or off); threads follow them.
+        return Scope(scope, tuple(sorted(c for c in visible if c in known)), True)
     return Scope("this-channel", (base,), False)
 
 
@@ -153,7 +161,7 @@ async def count(
 ) -> dict[str, Any]:
     words: list[str] | None = None
     if text is not None:
-        words = query_words(text)
+        words = query_words(text, service_of(ctx.kernel).cache.guild(ctx.guild_id).redaction)
         if not words:
             raise ToolExecutionError(
                 "that text has no words to count (emoji, punctuation, mentions and masked "
@@ -162,7 +170,7 @@ async def count(
     elif author is None and mentioned is None:
         raise ToolExecutionError("say what to count: text:, author: or mentioned:")
     svc = await _ready(ctx)
-    where = resolve_scope(ctx, scope, channel)
+    where = await resolve_scope(ctx, scope, channel)
     f = _filters(ctx, where, author=author, mentioned=mentioned, since=since, until=until)
     if words and svc.cache.guild(ctx.guild_id).storage == "metadata_only":
         raise ToolExecutionError(
@@ -192,13 +200,26 @@ Path = Callable[[Any, MemoryService, reads.Filters, str, int], Awaitable[list[An
 async def fulltext_path(
     conn: Any, svc: MemoryService, f: reads.Filters, query: str, limit: int
 ) -> list[Any]:
-    words = query_words(query)
+    words = query_words(query, svc.cache.guild(f.guild_id).redaction)
     if not words or svc.cache.guild(f.guild_id).storage == "metadata_only":
         return []
     return await reads.fulltext_candidates(conn, svc.dialect, f, words, limit)
 
 
-PATHS: dict[str, Path] = {"fulltext": fulltext_path}  # "vector" joins once embeddings exist
+async def vector_path(
+    conn: Any, svc: MemoryService, f: reads.Filters, query: str, limit: int
+) -> list[Any]:
+    """Nearest messages by meaning (the query vector is usually cached by ``search``)."""
+    if not f.channel_ids or svc.cache.guild(f.guild_id).storage == "metadata_only":
+        return []
+    embedded = await svc.vectors.query_vector(f.guild_id, query)
+    if embedded is None:
+        return []
+    model, vector = embedded
+    return await vecsearch.search(conn, svc, f, model, vector, limit)
+
+
+PATHS: dict[str, Path] = {"fulltext": fulltext_path, "vector": vector_path}
 
 
 def fuse(ranked: dict[str, list[Any]], limit: int) -> list[tuple[Any, float, list[str]]]:
@@ -228,7 +249,7 @@ async def search(
     until: str | None = None,
     limit: int = 10,
 ) -> dict[str, Any]:
-    if not query_words(query):
+    if not query_words(query, service_of(ctx.kernel).cache.guild(ctx.guild_id).redaction):
         raise ToolExecutionError(
             "that query has no words to search for (emoji, punctuation, mentions and masked "
             "values are not indexed)"
@@ -239,10 +260,23 @@ async def search(
             "this server keeps metadata only, so there is no text to search; counts by "
             "author, mention, channel and time still work"
         )
-    where = resolve_scope(ctx, scope, channel)
+    where = await resolve_scope(ctx, scope, channel)
     f = _filters(ctx, where, author=author, since=since, until=until)
-    async with svc.engine.connect() as conn:
-        ranked = {name: await path(conn, svc, f, query, limit * 4) for name, path in PATHS.items()}
+    paths = dict(PATHS)
+    # Embed now, so no connection waits on the embedder; without a vector, full text only.
+    if (
+        not where.channel_ids
+        or await svc.vectors.query_vector(ctx.guild_id, query, ctx.actor.id) is None
+    ):
+        paths.pop("vector")
+
+    async def run(path: Path) -> list[Any]:
+        async with svc.engine.connect() as conn:
+            return await path(conn, svc, f, query, limit * 4)
+
+    # Each path on its own connection, at once: FTS in the database, NumPy or pgvector beside it.
+    found = await asyncio.gather(*(run(path) for path in paths.values()))
+    ranked = dict(zip(paths, found, strict=True))
     hits = [
         render(svc, row) | {"score": score, "paths": names}
         for row, score, names in fuse(ranked, limit)
@@ -250,7 +284,7 @@ async def search(
     return {
         "hits": hits,
         "scope": where.as_dict(f) | {"remembered_channel_ids": _remembered(svc, ctx, where)},
-        "paths": sorted(PATHS),
+        "paths": sorted(paths),  # the paths that ran
     }
 
 
@@ -259,7 +293,7 @@ async def search(
 
 async def recent(ctx: Any, channel: str | None = None, limit: int = 20) -> dict[str, Any]:
     svc = await _ready(ctx)
-    where = resolve_scope(ctx, "this-channel", channel)
+    where = await resolve_scope(ctx, "this-channel", channel)
     f = _filters(ctx, where)
     async with svc.engine.connect() as conn:
         rows = await reads.recent(conn, f, limit)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
-from gigi_memory import tables
+from gigi_memory import segments, tables
 from gigi_memory.policy import DAY_MS, now_ms
 from gigi_memory.text import redact, search_text
 
@@ -38,7 +38,9 @@ log = logging.getLogger("gigi_memory")
 BATCH = 2000
 CHUNK = 2000  # rows per statement or transaction in purges and rewrites
 IN_LIMIT = 500  # ids per IN (...) list
-HEAVY = frozenset({"purge_channel", "purge_guild", "purge_user", "restrict", "retention"})
+HEAVY = frozenset(
+    {"purge_channel", "purge_guild", "purge_user", "restrict", "retention", "drop_vectors"}
+)
 POISON = (
     sa_exc.IntegrityError,
     sa_exc.DataError,
@@ -58,7 +60,7 @@ def queue_limit() -> int:
 
 @dataclass(slots=True)
 class Op:
-    kind: str  # create | edit | delete | purge_channel | purge_guild | purge_user | restrict | retention
+    kind: str  # create | edit | delete | one of HEAVY
     guild_id: str | None
     data: dict[str, Any]
     seq: int = 0
@@ -239,6 +241,8 @@ class Writer:
             run = batch[i:j]
             try:
                 results = await self._run_ops(run)
+                if run[0].kind != "create":  # segments may have gone: the NumPy cache re-checks
+                    self.service.vectors.generation += 1
             except Exception as exc:
                 if _transient(exc):
                     raise _Retry(type(exc).__name__) from exc
@@ -316,6 +320,8 @@ class Writer:
                 raise ValueError(f"unknown memory operation {kind!r}")
             if kind != "create" and svc.dialect == "sqlite":
                 await svc.store.merge_fts(conn)
+        if kind in ("create", "edit"):  # committed: the embedding job may read them now
+            svc.vectors.kick({op.guild_id for op in run if op.guild_id})
         return [None] * len(run)
 
     def _prepare(self, run: list[Op]) -> list[dict[str, Any]]:
@@ -331,7 +337,7 @@ class Writer:
             storage = d.get("storage") or svc.cache.guild(op.guild_id or "").storage
             if op.kind == "edit" and not svc.still_on(op.guild_id, d):
                 storage = "metadata_only"  # the channel is off now: drop the old text, keep none
-            text, _ = redact(d.get("text") or "")
+            text, _ = redact(d.get("text") or "", svc.cache.guild(op.guild_id or "").redaction)
             row: dict[str, Any] = {
                 "search_text": None,
                 "sealed_key_id": None,
@@ -412,6 +418,7 @@ class Writer:
                 sealed_text=sa.bindparam("b_sealed"),
                 content_hash=sa.bindparam("b_hash"),
                 edited_ms=sa.bindparam("b_edited"),
+                vector_model=None,  # the old segments go below; the new text is embedded later
             )
         )
         params = [
@@ -428,6 +435,9 @@ class Writer:
             }
             for op, c in prepared
         ]
+        await segments.drop_for_messages(
+            conn, [(p["b_guild"], p["b_channel"], p["b_message"]) for p in params]
+        )
         result = await conn.execute(stmt, params)
         return max(result.rowcount or 0, 0)
 
@@ -439,6 +449,9 @@ class Writer:
             ids = list(dict.fromkeys(op.data["message_ids"]))
             for start in range(0, len(ids), IN_LIMIT):
                 part = ids[start : start + IN_LIMIT]
+                await segments.drop_for_messages(
+                    conn, [(op.guild_id, op.data["channel_id"], i) for i in part]
+                )
                 result = await conn.execute(
                     sa.update(m)
                     .where(
@@ -454,6 +467,7 @@ class Writer:
                         sealed_nonce=None,
                         sealed_text=None,
                         content_hash=None,
+                        vector_model=None,
                     )
                 )
                 total += max(result.rowcount or 0, 0)

@@ -1,5 +1,5 @@
 """Fixtures: both store backends (SQLite and embedded PostgreSQL), copied from the kernel's
-tests/conftest.py (plugin tests do not see it), and a kernel with memory enabled in g1."""
+tests/conftest.py (plugin tests do not see it), and kernels with memory enabled in g1."""
 
 from __future__ import annotations
 
@@ -30,6 +30,8 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> No
         "GIGI_DISCORD_TOKEN",
         "GIGI_MEMORY_POLICY_SECONDS",
         "GIGI_MEMORY_QUEUE",
+        "GIGI_MEMORY_MIN_SIMILARITY",
+        "GIGI_MEMORY_VECTOR_CACHE_MB",
     ):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("GIGI_HOME", str(tmp_path / "home"))
@@ -87,7 +89,28 @@ def database_url(request: pytest.FixtureRequest, tmp_path: pathlib.Path) -> Iter
 
 @pytest.fixture
 async def kernel(database_url: str, tmp_path: pathlib.Path) -> AsyncIterator[Any]:
-    """A kernel with the memory plugin, enabled in guild g1, on both backends."""
-    async with open_test_kernel(tmp_path, plugins=["memory"], database_url=database_url) as k:
+    """A kernel with the memory plugin (enabled in guild g1) and the real local embedder."""
+    async with open_test_kernel(
+        tmp_path, plugins=["memory", "local-embed"], database_url=database_url
+    ) as k:
+        await k.enable_plugin("g1", "memory")
+        yield k
+
+
+@pytest.fixture
+async def flaky_kernel(
+    database_url: str, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[Any]:
+    """Memory with a keyless test embedder that can be made to fail or change its model;
+    job retries are immediate (run_until_idle runs them in the same call)."""
+    from memory_embedder import FlakyEmbedderPlugin
+
+    monkeypatch.setenv("GIGI_JOBS_RETRY_BASE_SECONDS", "0")
+    async with open_test_kernel(
+        tmp_path,
+        plugins=["memory"],
+        extra_plugins=[("flaky-embed", FlakyEmbedderPlugin())],
+        database_url=database_url,
+    ) as k:
         await k.enable_plugin("g1", "memory")
         yield k

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -106,3 +107,27 @@ async def dump_text(kernel: Any) -> str:
                     elif value is not None:
                         parts.append(str(value))
     return "\n".join(parts)
+
+
+async def embed_all(kernel: Any) -> None:
+    """Everything written is embedded: the writer committed and the embedding jobs ran
+    (retries included: a retry due "now" may still be a few ms ahead of the clock)."""
+    await settle(kernel)
+    for _ in range(100):
+        await kernel.jobs.run_until_idle()
+        jobs = await kernel.jobs.list(name="memory.embed")
+        if not any(j.status in ("queued", "running") for j in jobs):
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("the embedding jobs did not finish")
+
+
+async def segments_of(kernel: Any, *message_ids: str) -> list[Any]:
+    """The segment rows of these messages (every segment of the guild when none is named)."""
+    sql = (
+        "SELECT s.*, m.message_id FROM memory_segments s "
+        "LEFT JOIN memory_messages m ON m.id = s.message_row_id"
+    )
+    found = await rows(kernel, sql)
+    # An orphan (a segment whose message is gone) never should exist: it always counts.
+    return [r for r in found if not message_ids or r.message_id in (None, *message_ids)]

@@ -8,7 +8,19 @@ import asyncio
 import gigi_memory
 import pytest
 from gigi_memory.service import service_of
-from memory_helpers import ago, call, count, dump_text, enable, message, publish, rows, settle
+from memory_helpers import (
+    ago,
+    call,
+    count,
+    dump_text,
+    embed_all,
+    enable,
+    message,
+    publish,
+    rows,
+    segments_of,
+    settle,
+)
 
 from gigi_core.events import (
     ChannelDeleted,
@@ -76,6 +88,8 @@ async def test_edits_replace_the_search_text(kernel) -> None:
     await enable(kernel)
     first = message("the old canarytext here", mentioned_user_ids=("42",))
     await publish(kernel, first)
+    await embed_all(kernel)
+    (old_segment,) = await segments_of(kernel, first.message_id)
     await publish(
         kernel,
         MessageEdited(
@@ -90,6 +104,10 @@ async def test_edits_replace_the_search_text(kernel) -> None:
     assert await count(kernel, text="new words") == 1
     assert await count(kernel, mentioned="42") == 1  # an edit keeps the message's mentions
     assert "canarytext" not in await dump_text(kernel)
+    assert await segments_of(kernel, first.message_id) == []  # old vectors gone with the edit
+    await embed_all(kernel)
+    (new_segment,) = await segments_of(kernel, first.message_id)
+    assert new_segment.id != old_segment.id
     (hit,) = (await call(kernel, "search", query="new"))["hits"]
     assert hit["snippet"] == "the new words" and hit["edited_at"] is not None
 
@@ -122,12 +140,16 @@ async def test_deletes_tombstone_and_purge_the_text(kernel) -> None:
         message("kept words"),
     )
     await publish(kernel, a, b, c)
+    await embed_all(kernel)
+    assert len(await segments_of(kernel)) == 3
     await publish(
         kernel, MessageDeleted(guild_id="g1", channel_id="c1", message_ids=(a.message_id,))
     )
+    assert await segments_of(kernel, a.message_id) == []  # single delete: vectors gone at once
     await publish(
         kernel, MessageDeleted(guild_id="g1", channel_id="c1", message_ids=(b.message_id, "999999"))
     )
+    assert [r.message_id for r in await segments_of(kernel)] == [c.message_id]  # bulk delete
     stored = await dump_text(kernel)
     assert "canaryalpha" not in stored and "canarybeta" not in stored
     assert await count(kernel, author="u1") == 1 and await count(kernel, mentioned="7") == 0
@@ -174,7 +196,10 @@ async def test_channel_deleted_purges_the_channel_and_its_threads(kernel) -> Non
         message("canarythread", channel_id="t1", parent_channel_id="c1", channel_kind="thread"),
         message("still here", channel_id="c2"),
     )
+    await embed_all(kernel)
+    assert len(await segments_of(kernel)) == 3
     await publish(kernel, ChannelDeleted(guild_id="g1", channel_id="c1"))
+    assert [r.channel_id for r in await segments_of(kernel)] == ["c2"]  # thread's vectors too
     stored = await dump_text(kernel)
     assert "canarygone" not in stored and "canarythread" not in stored and "still here" in stored
     assert await rows(kernel, "SELECT * FROM memory_channels WHERE channel_id = 'c1'") == []

@@ -5,7 +5,18 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 from gigi_memory.service import service_of
-from memory_helpers import ago, call, count, dump_text, enable, message, publish, rows
+from memory_helpers import (
+    ago,
+    call,
+    count,
+    dump_text,
+    embed_all,
+    enable,
+    message,
+    publish,
+    rows,
+    segments_of,
+)
 
 
 async def _age(kernel, days: float) -> None:
@@ -29,6 +40,8 @@ async def test_the_retention_job_purges_what_expired(kernel) -> None:
         message("canaryexpired", mentioned_user_ids=("5",)),
         message("young", channel_id="c2"),
     )
+    await embed_all(kernel)
+    assert len(await segments_of(kernel)) == 2
     await _age(kernel, 10)
     job = kernel.registry.jobs["memory.retention"]
     assert job.schedule == "17 * * * *"
@@ -36,6 +49,7 @@ async def test_the_retention_job_purges_what_expired(kernel) -> None:
     await kernel.jobs.run_until_idle()
     assert "canaryexpired" not in await dump_text(kernel)
     assert await rows(kernel, "SELECT * FROM memory_mentions") == []
+    assert [r.channel_id for r in await segments_of(kernel)] == ["c2"]  # expired vectors gone
     assert await count(kernel, author="u1", channel="c2") == 1
     (done,) = [j for j in await kernel.jobs.list(name="memory.retention") if j.status == "done"]
     assert done.attempts == 1
@@ -90,6 +104,8 @@ async def test_export_and_delete_a_members_data(kernel) -> None:
         message("more from me", author_id="u7", channel_id="c2"),
         message("hi <@7>", author_id="u8", mentioned_user_ids=("u7",)),
     )
+    await embed_all(kernel)
+    assert len(await segments_of(kernel)) == 3
     export = await kernel.privacy.export("u7", "g1")
     mine = export["plugins"]["memory"]
     assert [m["text"] for m in mine["messages"]] == ["my canaryown words", "more from me"]
@@ -99,6 +115,7 @@ async def test_export_and_delete_a_members_data(kernel) -> None:
     result = await kernel.privacy.delete("u7", "g1")
     assert result["plugins"]["memory"] == {"messages": 2, "mentions": 1}
     assert "canaryown" not in await dump_text(kernel)
+    assert [r.author_id for r in await segments_of(kernel)] == ["u8"]  # u7's vectors gone
     assert await count(kernel, author="u8") == 1
     assert await count(kernel, mentioned="u7") == 0
     again = await kernel.privacy.delete("u7", "g1")
@@ -108,7 +125,10 @@ async def test_export_and_delete_a_members_data(kernel) -> None:
 async def test_purge_guild_data_forgets_the_guild(kernel) -> None:
     await enable(kernel)
     await publish(kernel, message("canaryguild"))
+    await embed_all(kernel)
+    assert len(await segments_of(kernel)) == 1
     result = await kernel.privacy.purge_guild("g1")
+    assert await segments_of(kernel) == []
     assert result["plugins"]["memory"]["messages"] == 1
     assert "canaryguild" not in await dump_text(kernel)
     assert await rows(kernel, "SELECT * FROM memory_channels") == []

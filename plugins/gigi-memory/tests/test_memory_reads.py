@@ -4,7 +4,7 @@ and channel visibility, and the bad input of the issue."""
 from __future__ import annotations
 
 import pytest
-from memory_helpers import MEMBER, call, count, enable, message, publish
+from memory_helpers import MEMBER, call, count, embed_all, enable, message, publish
 
 from gigi_core import InvalidArguments, PolicyDenied, ToolExecutionError
 from gigi_core.surfaces import Request
@@ -28,6 +28,7 @@ async def corpus(kernel):
         *[message(text, author_id=a, mentioned_user_ids=m) for a, text, m in CORPUS],
         message("postgres in another channel", channel_id="c2", author_id="u1"),
     )
+    await embed_all(kernel)
     return kernel
 
 
@@ -133,7 +134,7 @@ async def test_zero_width_and_long_messages(kernel) -> None:
 async def test_search_ranks_and_cites(corpus) -> None:
     result = await call(corpus, "search", query="postgres release", limit=3)
     hits = result["hits"]
-    assert len(hits) == 3 and result["paths"] == ["fulltext"]
+    assert len(hits) == 3 and result["paths"] == ["fulltext", "vector"]
     for hit in hits:
         assert set(hit) >= {
             "message_id",
@@ -145,11 +146,28 @@ async def test_search_ranks_and_cites(corpus) -> None:
             "score",
             "paths",
         }
-        assert hit["channel_id"] == "c1" and hit["paths"] == ["fulltext"]
+        assert hit["channel_id"] == "c1" and "fulltext" in hit["paths"]
     assert all(hits[i]["score"] >= hits[i + 1]["score"] for i in range(len(hits) - 1))
-    assert (await call(corpus, "search", query="sqlite", author="u1"))["hits"] == []
+    # u1 never wrote "sqlite": no word match; by meaning their postgres messages are near.
+    near = (await call(corpus, "search", query="sqlite", author="u1"))["hits"]
+    assert all(h["author_id"] == "u1" and h["paths"] == ["vector"] for h in near)
     (hit,) = (await call(corpus, "search", query="friday"))["hits"]
     assert hit["snippet"] == "the release is decided: ship friday"
+    assert hit["paths"] == ["fulltext", "vector"]
+
+
+async def test_search_drops_words_too_common_to_rank(corpus, monkeypatch) -> None:
+    from gigi_memory import reads
+
+    monkeypatch.setattr(reads, "COMMON_MATCHES", 3)  # "postgres" is in 4 messages here
+    async with corpus.db.engine.connect() as conn:
+        kept = await reads.selective_words(conn, corpus.db.dialect, ["postgres", "sqlite"])
+        alone = await reads.selective_words(conn, corpus.db.dialect, ["postgres"])
+    assert kept == ["sqlite"] and alone == ["postgres"]  # a lone word is always kept
+    await call(corpus, "policy", embeddings="off")  # the full-text path alone
+    hits = (await call(corpus, "search", query="postgres sqlite"))["hits"]
+    assert [h["snippet"] for h in hits] == ["I prefer sqlite for small things"]
+    assert await count(corpus, text="postgres") == 3  # counts never drop a word
 
 
 async def test_recent(corpus) -> None:
@@ -216,13 +234,6 @@ async def test_reads_need_a_channel(corpus) -> None:
     with pytest.raises(ToolExecutionError, match="no channel"):
         await call(corpus, "count", channel_id=None, text="postgres")
     assert await count(corpus, channel_id=None, channel="c1", text="postgres") == 3
-
-
-async def test_the_retriever_reads_only_the_channels_it_is_given(corpus) -> None:
-    retriever = corpus.registry.retrievers["memory"]
-    hits = await retriever.retrieve(corpus, guild_id="g1", channel_ids=["c2"], query="postgres")
-    assert [h["channel_id"] for h in hits] == ["c2"]
-    assert await retriever.retrieve(corpus, guild_id="g1", channel_ids=[], query="postgres") == []
 
 
 async def test_the_agent_answers_a_count_from_the_tool(corpus) -> None:

@@ -10,17 +10,19 @@ from memory_helpers import (
     call,
     count,
     dump_text,
+    embed_all,
     enable,
     message,
     publish,
     rows,
+    segments_of,
 )
 
 from gigi_core import Actor, ConfirmationRequired, PolicyDenied, ToolExecutionError
 from gigi_core.surfaces import Request
 from gigi_core.testing import load_test_plugins
 
-ADMIN_ACTIONS = ("enable", "disable", "status", "purge", "policy")
+ADMIN_ACTIONS = ("enable", "disable", "status", "purge", "policy", "sync")
 
 
 def test_the_entry_point_loads_every_action_with_a_command() -> None:
@@ -45,7 +47,14 @@ def test_the_entry_point_loads_every_action_with_a_command() -> None:
 
 
 async def test_tables_come_from_the_memory_branch(kernel) -> None:
-    names = {"memory_guild_policies", "memory_channels", "memory_messages", "memory_mentions"}
+    names = {
+        "memory_guild_policies",
+        "memory_channels",
+        "memory_messages",
+        "memory_mentions",
+        "memory_segments",
+        "memory_backfills",
+    }
     if kernel.db.dialect == "sqlite":
         found = await rows(kernel, "SELECT name FROM sqlite_master WHERE name LIKE 'memory%'")
         assert names | {"memory_fts"} <= {r[0] for r in found}
@@ -53,7 +62,7 @@ async def test_tables_come_from_the_memory_branch(kernel) -> None:
         found = await rows(kernel, "SELECT tablename FROM pg_tables WHERE tablename LIKE 'memory%'")
         assert names <= {r[0] for r in found}
     versions = await rows(kernel, "SELECT version_num FROM alembic_version")
-    assert "memory_0001" in {r[0] for r in versions}
+    assert "memory_0003" in {r[0] for r in versions}  # the branch's head
 
 
 async def test_nothing_is_remembered_before_an_admin_enables_a_channel(kernel) -> None:
@@ -126,12 +135,15 @@ async def test_memory_off_for_the_server(kernel) -> None:
         "retention_days": None,
         "storage": "encrypted",
         "allow_bots": False,
+        "embeddings": "local",
+        "redaction": {"emails": True, "phones": True, "patterns": []},
     }
 
 
 async def test_a_stricter_storage_mode_rewrites_what_is_stored(kernel) -> None:
     await enable(kernel)
     await publish(kernel, message("zebracanary is here"))
+    await embed_all(kernel)
     (row,) = await rows(kernel, "SELECT search_text, sealed_text FROM memory_messages")
     assert row.sealed_text is not None and "zebracanary" not in bytes(row.sealed_text).decode(
         "latin-1"
@@ -144,8 +156,10 @@ async def test_a_stricter_storage_mode_rewrites_what_is_stored(kernel) -> None:
     assert row.sealed_text is None and row.search_text == "zebracanary is here"
     assert await count(kernel, text="zebracanary") == 1
 
+    assert len(await segments_of(kernel)) == 1  # index_only keeps the vectors
     await call(kernel, "policy", storage="metadata_only")
     assert "zebracanary" not in await dump_text(kernel)
+    assert await segments_of(kernel) == []  # no text, no vectors
     assert await count(kernel, author="u1") == 1  # counts by author still work
     with pytest.raises(ToolExecutionError, match="metadata only"):
         await count(kernel, text="zebracanary")
@@ -161,6 +175,8 @@ async def test_purge_is_destructive_and_needs_confirmation(kernel) -> None:
     await enable(kernel)
     await enable(kernel, channel="c2")
     await publish(kernel, message("one"), message("two"), message("other", channel_id="c2"))
+    await embed_all(kernel)
+    assert len(await segments_of(kernel)) == 3
     with pytest.raises(ConfirmationRequired):
         await call(kernel, "purge", channel="c1")
     request = Request(actor=ADMIN, guild_id="g1", channel_id="c1", kind="slash", text="")
@@ -170,10 +186,12 @@ async def test_purge_is_destructive_and_needs_confirmation(kernel) -> None:
     assert done.citations[0].result == {"purged": "channel", "channel_id": "c1", "messages": 2}
     assert await count(kernel, author="u1") == 0
     assert await count(kernel, author="u1", channel="c2") == 1
+    assert [r.channel_id for r in await segments_of(kernel)] == ["c2"]
     # Purging everything keeps the settings: the channels are still remembered afterwards.
     reply = await kernel.agent.direct(request, "memory.purge", {"everything": True})
     done = await kernel.agent.confirm(reply.run_id, ADMIN)
     assert done.citations[0].result["messages"] == 1
+    assert await segments_of(kernel) == []
     await publish(kernel, message("after the purge"))
     assert await count(kernel, author="u1") == 1
 

@@ -1,0 +1,338 @@
+"""The vector path of ``memory.search``: nearest segments of one model, then their messages.
+
+PostgreSQL: a scope with at most ``EXACT_MAX`` segments is searched exactly through the
+channel btree (``ORDER BY (distance) + 0`` keeps the planner off HNSW: recall 1.0, a few
+ms); a bigger one through the partial HNSW index of its dimension with
+``hnsw.iterative_scan = relaxed_order`` (a filtered HNSW scan would otherwise return too
+few rows). Dimensions without an index are always exact.
+
+SQLite: exact cosine in NumPy over a per-channel matrix cached in process memory (bounded
+by ``GIGI_MEMORY_VECTOR_CACHE_MB``), checked against the table before each use; why not
+sqlite-vec is in docs/design-notes.md ("Memory vectors").
+
+Either way only rows of the query's ``(model, dims)`` are read (no mixed dimensions), and
+the messages are fetched with every read filter (guild, channels, deleted, retention,
+author, period): a vector never brings back a message the reader may not see.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+
+from gigi_memory import reads
+
+if TYPE_CHECKING:
+    from gigi_memory.service import MemoryService
+
+EXACT_MAX = 20_000  # segments; exact search over this many takes ~15 ms on PostgreSQL
+INDEXED_DIMS = frozenset({256})  # partial HNSW indexes (migrations/memory_0002)
+EF_SEARCH = 100
+THREAD_ROWS = 20_000  # a bigger NumPy scan runs on a worker thread, not the event loop
+WIDEN_MAX = 20_000  # nearest segments read at most when the read filters reject many
+RECHECK_SECONDS = 2.0  # how stale another process's new vectors may be (never a deleted one)
+SIZE_SECONDS = 30.0  # how long a scope's size (exact or HNSW) is trusted
+_sizes: dict[tuple[Any, ...], tuple[float, bool]] = {}  # scope -> (checked at, exact)
+
+
+def min_similarity() -> float:
+    """Cosine below which a neighbour is noise (tuned on the local embedder: unrelated
+    messages score about 0-0.1, related ones 0.2 and up); ``GIGI_MEMORY_MIN_SIMILARITY``."""
+    try:
+        return float(os.environ.get("GIGI_MEMORY_MIN_SIMILARITY", "0.2"))
+    except ValueError:
+        return 0.2
+
+
+def cache_limit_bytes() -> int:
+    try:
+        return max(16, int(os.environ.get("GIGI_MEMORY_VECTOR_CACHE_MB", "512"))) << 20
+    except ValueError:
+        return 512 << 20
+
+
+def _scope(f: reads.Filters) -> str:
+    if f.include_threads:
+        return "(s.channel_id IN :chans OR s.root_channel_id IN :chans)"
+    return "s.channel_id IN :chans"
+
+
+async def search(
+    conn: Any, svc: MemoryService, f: reads.Filters, model: str, vector: Any, limit: int
+) -> list[Any]:
+    """Messages nearest to ``vector`` (best first), at most ``limit``."""
+    if svc.dialect == "postgresql":
+        return await _postgres(conn, f, model, vector, limit)
+    if svc.vector_cache is None:
+        svc.vector_cache = VectorCache(lambda: svc.vectors.generation)
+    return await svc.vector_cache.search(conn, f, model, vector, limit)
+
+
+# -- PostgreSQL ------------------------------------------------------------------------------------
+
+
+async def _postgres(conn: Any, f: reads.Filters, model: str, vector: Any, limit: int) -> list[Any]:
+    dims = int(vector.shape[0])
+    where, params, binds = reads._where(f)
+    params |= {
+        "model": model,
+        "dims": dims,
+        "q": "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]",
+        "k": limit * 4,  # a message may have several segments
+        "cap": EXACT_MAX + 1,
+    }
+    seg = f"s.guild_id = :guild AND s.model = :model AND s.dims = :dims AND {_scope(f)}"
+    exact = dims not in INDEXED_DIMS
+    size_key = (f.guild_id, f.channel_ids, f.include_threads, model, dims, EXACT_MAX)
+    known = _sizes.get(size_key)
+    if not exact and known is not None and time.monotonic() - known[0] < SIZE_SECONDS:
+        exact = known[1]
+    elif not exact:
+        n = await conn.scalar(
+            sa.text(
+                f"SELECT count(*) FROM (SELECT 1 FROM memory_segments s WHERE {seg} LIMIT :cap) x"
+            ).bindparams(*binds),
+            params,
+        )
+        exact = int(n or 0) <= EXACT_MAX
+        if len(_sizes) > 10_000:
+            _sizes.clear()
+        _sizes[size_key] = (time.monotonic(), exact)
+    distance = f"(s.embedding::vector({dims}) <=> CAST(:q AS vector({dims})))"
+    if exact:
+        order = f"{distance} + 0"  # not the HNSW expression: the btree and an exact sort
+    else:
+        order = distance
+        await conn.exec_driver_sql("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        await conn.exec_driver_sql(f"SET LOCAL hnsw.ef_search = {EF_SEARCH}")
+    # The nearest segments first, on their own (so the planner keeps to the index it was
+    # meant to use), then their messages through every read filter; widened when those
+    # filters (author, period, deleted) left too few.
+    sql = (
+        f"WITH near AS MATERIALIZED (SELECT s.message_row_id, {distance} AS distance "
+        f"FROM memory_segments s WHERE {seg} ORDER BY {order} LIMIT :fetch) "
+        f"SELECT {reads.MESSAGE_COLUMNS}, near.distance FROM near "
+        f"JOIN memory_messages m ON m.id = near.message_row_id WHERE {where} "
+        "ORDER BY near.distance LIMIT :k"
+    )
+    floor = 1.0 - min_similarity()
+    fetch = limit * 4
+    while True:
+        params["fetch"] = fetch
+        rows = (await conn.execute(sa.text(sql).bindparams(*binds), params)).all()
+        near = [r for r in rows if r.distance is not None and r.distance <= floor]
+        best = _best_per_message(sorted(near, key=lambda r: r.distance), limit)
+        widen = len(near) == len(rows)  # none past the floor yet: nearer ones may be further on
+        if len(best) >= limit or not widen or fetch >= WIDEN_MAX:
+            return best
+        fetch *= 4
+
+
+def _best_per_message(rows: list[Any], limit: int) -> list[Any]:
+    seen: set[int] = set()
+    out = []
+    for row in rows:
+        if row.id not in seen:
+            seen.add(row.id)
+            out.append(row)
+            if len(out) == limit:
+                break
+    return out
+
+
+# -- SQLite: exact search in NumPy -------------------------------------------------------------------
+
+
+@dataclass
+class Block:
+    """One channel's segments of one model: ids, owners, times and the unit-vector matrix."""
+
+    key: tuple[str, str, str, int]
+    count: int
+    top_id: int
+    segment_ids: Any  # int64
+    row_ids: Any  # int64 (memory_messages.id)
+    authors: Any  # object (str)
+    created: Any  # int64
+    matrix: Any  # float32 (n, dims)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.matrix.nbytes + self.row_ids.nbytes * 3 + self.authors.size * 8)
+
+
+@dataclass
+class VectorCache:
+    """Per-channel matrices, re-checked against the table at most every ``RECHECK_SECONDS``
+    (at once after this process changed segments: ``VectorService.generation``)."""
+
+    generation: Any  # a callable returning the process's segment generation
+    blocks: OrderedDict[tuple[str, str, str, int], Block] = field(default_factory=OrderedDict)
+    scopes: dict[tuple[Any, ...], tuple[float, int, list[Any]]] = field(default_factory=dict)
+    limit: int = field(default_factory=cache_limit_bytes)
+
+    async def search(
+        self, conn: Any, f: reads.Filters, model: str, vector: Any, limit: int
+    ) -> list[Any]:
+        import numpy as np
+
+        dims = int(vector.shape[0])
+        scope = (f.guild_id, f.channel_ids, f.include_threads, model, dims)
+        seen = self.scopes.get(scope)
+        now, gen = time.monotonic(), self.generation()
+        blocks = None
+        if seen is not None and seen[1] == gen and now - seen[0] < RECHECK_SECONDS:
+            cached = [self.blocks.get(k) for k in seen[2]]
+            if all(b is not None for b in cached):
+                blocks = cached
+        if blocks is None:
+            blocks = await self._blocks(conn, f, model, dims)
+            if len(self.scopes) > 10_000:
+                self.scopes.clear()
+            self.scopes[scope] = (now, gen, [b.key for b in blocks])
+        if not any(b.count for b in blocks):
+            return []
+        if sum(b.count for b in blocks) > THREAD_ROWS:  # ~1 ms per 20k rows: off the loop
+            sims, row_ids = await asyncio.to_thread(_score, blocks, f, vector)
+        else:
+            sims, row_ids = _score(blocks, f, vector)
+        want = limit * 2
+        while True:  # the database filters drop deleted or expired rows: widen until enough
+            k = min(want, sims.size)
+            top = np.argpartition(-sims, k - 1)[:k] if k < sims.size else np.arange(sims.size)
+            top = top[np.isfinite(sims[top])]
+            top = top[np.argsort(-sims[top], kind="stable")]
+            ordered = list(dict.fromkeys(int(r) for r in row_ids[top]))
+            found = await _messages(conn, f, ordered)
+            if len(found) >= limit or k >= sims.size or len(top) < k:
+                return [found[i] for i in ordered if i in found][:limit]
+            want *= 4
+
+    async def _blocks(self, conn: Any, f: reads.Filters, model: str, dims: int) -> list[Block]:
+        _, params, binds = reads._where(f)
+        params |= {"model": model, "dims": dims}
+        seg = f"s.guild_id = :guild AND s.model = :model AND s.dims = :dims AND {_scope(f)}"
+        stats = (
+            await conn.execute(
+                sa.text(
+                    "SELECT s.channel_id AS channel, count(*) AS n, max(s.id) AS top "
+                    f"FROM memory_segments s WHERE {seg} GROUP BY s.channel_id"
+                ).bindparams(*binds),
+                params,
+            )
+        ).all()
+        out = []
+        for stat in stats:
+            key = (f.guild_id, stat.channel, model, dims)
+            block = self.blocks.get(key)
+            if block is None or (block.count, block.top_id) != (stat.n, stat.top):
+                block = await self._load(conn, key, block, stat.n, stat.top)
+            out.append(block)
+        return out
+
+    async def _load(
+        self, conn: Any, key: tuple[str, str, str, int], old: Block | None, n: int, top: int
+    ) -> Block:
+        """Append rows newer than the cached ones, or reload the channel if any went away."""
+        import numpy as np
+
+        after = old.top_id if old is not None and n > old.count and top > old.top_id else 0
+        result = await conn.execute(
+            sa.text(
+                "SELECT id, message_row_id, author_id, created_ms, embedding FROM memory_segments "
+                "WHERE guild_id = :g AND channel_id = :c AND model = :m AND dims = :d AND id > :a "
+                "ORDER BY id"
+            ),
+            {"g": key[0], "c": key[1], "m": key[2], "d": key[3], "a": after},
+        )
+        got = result.all()
+        fresh = Block(
+            key=key,
+            count=len(got),
+            top_id=got[-1].id if got else after,
+            segment_ids=np.fromiter((r.id for r in got), np.int64, len(got)),
+            row_ids=np.fromiter((r.message_row_id for r in got), np.int64, len(got)),
+            authors=np.array([r.author_id for r in got], dtype=object),
+            created=np.fromiter((r.created_ms for r in got), np.int64, len(got)),
+            matrix=np.frombuffer(b"".join(r.embedding for r in got), dtype="<f4").reshape(
+                len(got), key[3]
+            ),
+        )
+        if after and old is not None:
+            fresh = Block(
+                key=key,
+                count=old.count + fresh.count,
+                top_id=fresh.top_id,
+                segment_ids=np.concatenate([old.segment_ids, fresh.segment_ids]),
+                row_ids=np.concatenate([old.row_ids, fresh.row_ids]),
+                authors=np.concatenate([old.authors, fresh.authors]),
+                created=np.concatenate([old.created, fresh.created]),
+                matrix=np.concatenate([old.matrix, fresh.matrix]),
+            )
+            if fresh.count != n:  # rows went away as others came: start over
+                return await self._load(conn, key, None, n, top)
+        self.blocks[key] = fresh
+        self.blocks.move_to_end(key)
+        self._evict(keep=key)
+        return fresh
+
+    def _evict(self, keep: tuple[str, str, str, int]) -> None:
+        total = sum(b.nbytes for b in self.blocks.values())
+        for key in list(self.blocks):
+            if total <= self.limit:
+                break
+            if key != keep:
+                total -= self.blocks.pop(key).nbytes
+        if total > self.limit:  # one channel bigger than the whole cache: used once, not kept
+            self.blocks.pop(keep, None)
+
+
+def _score(blocks: list[Block], f: reads.Filters, vector: Any) -> tuple[Any, Any]:
+    """Cosine of every segment in scope (-inf where a filter or the floor rules it out)."""
+    import numpy as np
+
+    scores, rows = [], []
+    floor = min_similarity()
+    for block in blocks:
+        if block.count == 0:
+            continue
+        sims = block.matrix @ vector
+        mask = sims >= floor
+        if f.author is not None:
+            mask &= block.authors == f.author
+        if f.since_ms is not None:
+            mask &= block.created >= f.since_ms
+        if f.until_ms is not None:
+            mask &= block.created < f.until_ms
+        scores.append(np.where(mask, sims, -np.inf))
+        rows.append(block.row_ids)
+    return np.concatenate(scores), np.concatenate(rows)
+
+
+async def _messages(conn: Any, f: reads.Filters, row_ids: list[int]) -> dict[int, Any]:
+    """The rows among ``row_ids`` that pass every read filter, by id.
+
+    The ids drive the join (SQLite's CROSS JOIN keeps that order): left to itself the planner
+    may walk the channel index over every message instead of fetching 20 rows by id.
+    """
+    if not row_ids:
+        return {}
+    import json
+
+    where, params, binds = reads._where(f)
+    out: dict[int, Any] = {}
+    for start in range(0, len(row_ids), 500):
+        params["ids"] = json.dumps(row_ids[start : start + 500])
+        sql = sa.text(
+            f"SELECT {reads.MESSAGE_COLUMNS} FROM json_each(:ids) j "
+            f"CROSS JOIN memory_messages m ON m.id = j.value WHERE {where}"
+        ).bindparams(*binds)
+        for row in await conn.execute(sql, params):
+            out[row.id] = row
+    return out

@@ -1,0 +1,317 @@
+"""Embedding remembered messages: the source, the ``memory.embed`` job, lag and query vectors.
+
+The writer commits a message (countable and full-text searchable at once), then asks for
+the job here (``kick``, coalesced, never awaited by the writer). The job reads messages
+whose ``vector_model`` is not the guild's current model, re-applies the guild's redaction,
+cuts segments, embeds them in batches and writes segments and vectors, one transaction
+per batch (the checkpoint: a message is done when its ``vector_model`` is set). A message
+edited or deleted while its batch was being embedded is skipped, never given stale
+vectors. When the embedder fails the job raises, the job service retries it, and the
+scheduled run picks up whatever is left; changing the model re-embeds the same way.
+
+Embeddings always use ``billing="server"`` (never a member's own key). Source ``local``
+(the default) uses only a keyless embedder inside Gigi; ``profile`` the server's or
+tenant's embedding profile, which sends the redacted text to that provider.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+
+from gigi_memory import segments, tables
+from gigi_memory.text import redact
+
+if TYPE_CHECKING:
+    from gigi_memory.service import MemoryService
+
+log = logging.getLogger("gigi_memory")
+
+JOB = "memory.embed"
+JOB_SCHEDULE = "*/10 * * * *"  # catches up whatever a failed or missed run left
+BATCH_MESSAGES = 128
+RUN_SECONDS = 240.0  # then a follow-up run continues (the job's timeout is longer)
+QUERY_CACHE = 256
+m = tables.messages
+
+
+class EmbedderUnavailable(Exception):
+    """The embedder failed for a batch: the job retries it (by class, no provider text)."""
+
+    def __init__(self, provider: str, error: str) -> None:
+        super().__init__(f"embedding with {provider!r} failed ({error}); retried later")
+
+
+@dataclass(frozen=True)
+class Embedder:
+    """Which model embeds a guild's messages. ``key`` is what rows store as the model."""
+
+    provider: str
+    model: str
+    direct: bool = False  # a keyless provider called directly: a profile exists but source=local
+
+    @property
+    def key(self) -> str:
+        return f"{self.provider}:{self.model}"
+
+
+@dataclass
+class VectorService:
+    """Per kernel: the job kicker and a small cache of query vectors (process memory only)."""
+
+    service: MemoryService
+    pending: set[str] = field(default_factory=set)
+    _task: asyncio.Task[None] | None = None
+    _queries: OrderedDict[tuple[str, str, str], Any] = field(default_factory=OrderedDict)
+    generation: int = 0  # bumped whenever this process changes segments (the NumPy cache)
+
+    # -- asking for the job ----------------------------------------------------------------
+
+    def kick(self, guild_ids: set[str] | tuple[()]) -> None:
+        """Queue ``memory.embed`` for these guilds soon (one queued job per guild)."""
+        cache = self.service.cache
+        wanted = {g for g in guild_ids if cache.guild(g).embeddings != "off"}
+        if not wanted:
+            return
+        self.pending |= wanted
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(
+                self._defer(), name="gigi-memory-embed-kick"
+            )
+
+    async def _defer(self) -> None:
+        jobs = self.service.kernel.jobs
+        while self.pending:
+            guilds, self.pending = sorted(self.pending), set()
+            for guild in guilds:
+                try:
+                    await jobs.defer(JOB, {"guild_id": guild}, key=f"embed:{guild}")
+                except Exception as exc:  # the scheduled run catches up
+                    log.warning("memory: could not queue the embedding job: %s", type(exc).__name__)
+
+    async def flush(self) -> None:
+        """Wait until every kick so far has been turned into a queued job (tests, shutdown)."""
+        while self._task is not None and not self._task.done():
+            await asyncio.shield(self._task)
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(BaseException):
+                await self._task
+
+    # -- the source ------------------------------------------------------------------------
+
+    async def embedder(self, guild_id: str) -> Embedder | None:
+        """The guild's embedder now, or None (embeddings off, or nothing can embed)."""
+        policy = self.service.cache.guild(guild_id)
+        source = policy.embeddings
+        if source == "off" or not policy.enabled:
+            return None
+        llm = self.service.kernel.llm
+        try:
+            res = await llm.resolve(guild_id, "embedding", None, billing="server")
+        except Exception:  # NothingToResolve, or a store hiccup: full text only for now
+            res = None
+        if res is not None and (source == "profile" or getattr(res, "keyless", False)):
+            return Embedder(res.provider, res.model)
+        if source == "profile":
+            return None
+        keyless = getattr(llm, "keyless_providers", lambda: ())()
+        for provider in sorted(keyless, key=lambda p: p.name):
+            model = provider.default_models.get("embedding")
+            if model and provider.supports.embeddings:
+                return Embedder(provider.name, model, direct=True)
+        return None
+
+    async def embed(
+        self, embedder: Embedder, guild_id: str, texts: list[str], actor: Any = None
+    ) -> tuple[str, list[Any]]:
+        """(model key, unit vectors) for ``texts``; the key is what the provider answered."""
+        llm = self.service.kernel.llm
+        if embedder.direct:
+            from gigi_core.llm import EmbeddingRequest
+
+            reply = await llm.provider(embedder.provider).embed(
+                EmbeddingRequest(model=embedder.model, inputs=texts, purpose="document"),
+                api_key="",
+            )
+        else:
+            reply = await llm.embed(texts, guild_id=guild_id, actor=actor, billing="server")
+        if len(reply.vectors) != len(texts):
+            raise ValueError("the embedder returned a different number of vectors")
+        key = f"{reply.provider}:{reply.model or embedder.model}"
+        return key, [segments.normalised(v) for v in reply.vectors]
+
+    async def query_vector(
+        self, guild_id: str, query: str, actor: Any = None
+    ) -> tuple[str, Any] | None:
+        """(model key, vector) of a search query, or None when there is no embedder or it fails.
+
+        Kept in a small in-process cache so a search embeds once before it opens a connection.
+        """
+        embedder = await self.embedder(guild_id)
+        if embedder is None:
+            return None
+        cache_key = (guild_id, embedder.key, query)
+        hit = self._queries.get(cache_key)
+        if hit is not None:
+            self._queries.move_to_end(cache_key)
+            return hit  # type: ignore[no-any-return]
+        text = redact(query, self.service.cache.guild(guild_id).redaction)[0]
+        try:
+            key, (vector,) = await self.embed(embedder, guild_id, [text], actor)
+        except Exception as exc:  # search goes on with full text only
+            log.warning("memory: query embedding failed: %s", type(exc).__name__)
+            return None
+        if not vector.any():
+            return None
+        self._queries[cache_key] = (key, vector)
+        while len(self._queries) > QUERY_CACHE:
+            self._queries.popitem(last=False)
+        return key, vector
+
+    # -- status ----------------------------------------------------------------------------
+
+    async def lag(self, guild_id: str) -> dict[str, Any]:
+        """Messages with text but no vectors of the current model (the job's backlog)."""
+        embedder = await self.embedder(guild_id)
+        if embedder is None:
+            source = self.service.cache.guild(guild_id).embeddings
+            return {"source": source, "model": None, "messages_without_vectors": None}
+        async with self.service.engine.connect() as conn:
+            n = await conn.scalar(
+                sa.select(sa.func.count()).select_from(m).where(_stale(guild_id, embedder.key))
+            )
+        return {"source": embedder.provider, "model": embedder.key, "messages_without_vectors": n}
+
+
+def _stale(guild_id: str, key: str, after: int = 0) -> Any:
+    return sa.and_(
+        m.c.guild_id == guild_id,
+        m.c.id > after,
+        m.c.deleted_ms.is_(None),
+        m.c.search_text.is_not(None),
+        sa.or_(m.c.vector_model.is_(None), m.c.vector_model != key),
+    )
+
+
+# -- the job -------------------------------------------------------------------------------------
+
+
+async def embed_job(ctx: Any, guild_id: str | None = None) -> dict[str, Any]:
+    """Embed what is not embedded yet, for one guild (deferred) or all (the schedule)."""
+    from gigi_memory.service import service_of
+
+    svc = service_of(ctx.kernel)
+    if not svc.cache.loaded:
+        await svc.start()
+    guilds = [guild_id] if guild_id else sorted(set(svc.cache.guilds) | set(svc.cache.channels))
+    totals = {"messages": 0, "segments": 0, "skipped": 0}
+    for guild in guilds:
+        done = await _embed_guild(ctx, svc, guild)
+        for k in totals:
+            totals[k] += done.get(k, 0)
+    return totals
+
+
+async def _embed_guild(ctx: Any, svc: MemoryService, guild_id: str) -> dict[str, int]:
+    vec = svc.vectors
+    embedder = await vec.embedder(guild_id)
+    if embedder is None:
+        return {}
+    started = time.monotonic()
+    cursor, out = 0, {"messages": 0, "segments": 0, "skipped": 0}
+    while not ctx.cancelled:
+        async with svc.engine.connect() as conn:
+            rows = (
+                await conn.execute(
+                    sa.select(m)
+                    .where(_stale(guild_id, embedder.key, cursor))
+                    .order_by(m.c.id)
+                    .limit(BATCH_MESSAGES)
+                )
+            ).all()
+        if not rows:
+            break
+        cursor = rows[-1].id
+        wrote = await _embed_batch(svc, embedder, guild_id, rows)
+        for k, v in wrote.items():
+            out[k] += v
+        await ctx.progress(out["messages"], None, f"{out['messages']} message(s) embedded")
+        if time.monotonic() - started > RUN_SECONDS:  # let other jobs run; continue later
+            await ctx.kernel.jobs.defer(JOB, {"guild_id": guild_id}, key=f"embed:{guild_id}")
+            break
+    return out
+
+
+async def _embed_batch(
+    svc: MemoryService, embedder: Embedder, guild_id: str, rows: list[Any]
+) -> dict[str, int]:
+    rules = svc.cache.guild(guild_id).redaction
+    texts: list[str] = []
+    plan: list[tuple[Any, list[segments.Span]]] = []
+    for row in rows:
+        text = svc.unseal(row) or row.search_text or ""
+        text = redact(text, rules)[0]  # the rules may have grown since the row was written
+        spans = segments.chunk(text)
+        plan.append((row, spans))
+        texts.extend(text[sp.start : sp.end] for sp in spans)
+    key, vectors = (embedder.key, [])
+    if texts:
+        try:
+            key, vectors = await svc.vectors.embed(embedder, guild_id, texts)
+        except Exception as exc:  # the job is retried with backoff; the messages wait
+            raise EmbedderUnavailable(embedder.provider, type(exc).__name__) from exc
+    dialect, written, skipped, i = svc.dialect, 0, 0, 0
+    async with svc.engine.begin() as conn:
+        for row, spans in plan:
+            mine, i = vectors[i : i + len(spans)], i + len(spans)
+            # Only if the message is still as it was read: an edit or delete meanwhile wins.
+            result = await conn.execute(
+                sa.update(m)
+                .where(
+                    m.c.id == row.id,
+                    m.c.deleted_ms.is_(None),
+                    m.c.search_text.is_not(None),
+                    sa.func.coalesce(m.c.edited_ms, -1)
+                    == (-1 if row.edited_ms is None else row.edited_ms),
+                )
+                .values(vector_model=key)
+            )
+            if not result.rowcount:
+                skipped += 1
+                continue
+            await segments.drop_rows(conn, [row.id])
+            await segments.insert(
+                conn,
+                dialect,
+                [
+                    {
+                        "guild_id": guild_id,
+                        "message_row_id": row.id,
+                        "channel_id": row.channel_id,
+                        "root_channel_id": row.parent_channel_id or row.channel_id,
+                        "author_id": row.author_id,
+                        "created_ms": row.created_ms,
+                        "seq": sp.seq,
+                        "span_start": sp.start,
+                        "span_end": sp.end,
+                        "model": key,
+                        "dims": int(v.shape[0]),
+                        "embedding": segments.encode(dialect, v),
+                    }
+                    for sp, v in zip(spans, mine, strict=True)
+                    if v.any()
+                ],
+            )
+            written += len(spans)
+    svc.vectors.generation += 1
+    return {"messages": len(plan) - skipped, "segments": written, "skipped": skipped}

@@ -1,0 +1,220 @@
+"""`/memory sync`: a channel's past messages through ``kernel.history``, gated like live ones,
+checkpointed per page, resumable after a crash, never inserted twice, stopped by a policy
+change and failed at once when Gigi loses Read Message History."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from memory_helpers import MEMBER, ago, call, count, enable, message
+
+from gigi_core import PolicyDenied, ToolExecutionError
+from gigi_core.events import HistoryForbidden, HistoryPage
+
+
+class FakeHistory:
+    """A surface's history reader over a list of messages (oldest first), with faults."""
+
+    def __init__(self, messages: list, *, fail_on_page: int | None = None) -> None:
+        self.messages = messages
+        self.asked: list[str | None] = []
+        self.fail_on_page = fail_on_page
+        self.forbidden = False
+
+    def serves(self, guild_id: str) -> bool:
+        return guild_id == "g1"
+
+    async def page(self, guild_id, channel_id, *, before, limit) -> HistoryPage:
+        self.asked.append(before)
+        if self.forbidden:
+            raise HistoryForbidden(f"Gigi may not read the history of <#{channel_id}>")
+        if self.fail_on_page is not None and len(self.asked) == self.fail_on_page:
+            self.fail_on_page = None
+            raise ConnectionError("the process died mid-sync")
+        ours = [m for m in reversed(self.messages) if m.channel_id == channel_id]
+        if before is not None:
+            ours = [m for m in ours if int(m.message_id) < int(before)]
+        chunk = ours[:limit]
+        return HistoryPage(tuple(chunk), chunk[-1].message_id if len(chunk) == limit else None)
+
+
+def history(n: int, **kw) -> list:
+    start = ago(days=10)
+    return [
+        message(
+            f"old postgres note {i}",
+            message_id=str(5000 + i),
+            created_at=start + timedelta(minutes=i),
+            **kw,
+        )
+        for i in range(n)
+    ]
+
+
+async def sync(kernel, **args) -> dict:
+    return await call(kernel, "sync", channel="c1", **args)
+
+
+async def finish(kernel) -> None:
+    for _ in range(20):
+        await kernel.jobs.run_until_idle()
+        jobs = await kernel.jobs.list(name="memory.sync")
+        if not any(j.status in ("queued", "running") for j in jobs):
+            return
+    raise AssertionError("the sync job did not finish")
+
+
+@pytest.fixture
+def fast_retries(monkeypatch):
+    monkeypatch.setenv("GIGI_JOBS_RETRY_BASE_SECONDS", "0")
+
+
+async def test_a_sync_remembers_past_messages_once_and_reports_them(kernel, fast_retries) -> None:
+    await enable(kernel, "c1")
+    reader = FakeHistory(history(250))
+    kernel.history.register("fake", reader)
+    started = await sync(kernel)
+    assert started["job"]["follow"] is True and "Syncing <#c1>" in started["message"]
+    await finish(kernel)
+    assert await count(kernel, text="postgres") == 250
+    assert reader.asked == [None, "5150", "5050"]  # newest first, 100 a page
+    status = await call(kernel, "status")
+    [row] = status["syncs"]
+    assert (row["status"], row["pages"], row["imported"], row["skipped"]) == ("done", 3, 250, 0)
+    await sync(kernel)  # again: every id is already stored
+    await finish(kernel)
+    assert await count(kernel, text="postgres") == 250
+    [row] = (await call(kernel, "status"))["syncs"]
+    assert (row["imported"], row["skipped"]) == (0, 250)
+
+
+async def test_a_crash_mid_sync_resumes_from_the_checkpoint(kernel, fast_retries) -> None:
+    await enable(kernel, "c1")
+    reader = FakeHistory(history(250), fail_on_page=2)
+    kernel.history.register("fake", reader)
+    await sync(kernel)
+    await finish(kernel)
+    assert await count(kernel, text="postgres") == 250
+    assert reader.asked == [None, "5150", "5150", "5050"]  # page 2 again, page 1 never
+
+
+async def test_the_gate_applies_bots_retention_and_days(kernel, fast_retries) -> None:
+    await enable(kernel, "c1", days=5)
+    msgs = [
+        message("recent postgres", message_id="7001", created_at=ago(days=1)),
+        message("bot postgres", message_id="7002", created_at=ago(days=1), author_is_bot=True),
+        message("ancient postgres", message_id="6999", created_at=ago(days=9)),
+    ]
+    kernel.history.register("fake", FakeHistory(sorted(msgs, key=lambda m: m.message_id)))
+    await sync(kernel)
+    await finish(kernel)
+    assert await count(kernel, text="postgres") == 1  # the bot's, and past retention: no
+
+
+async def test_days_limits_how_far_back(kernel, fast_retries) -> None:
+    await enable(kernel, "c1", days=30)
+    msgs = [
+        message("postgres a", message_id="8001", created_at=ago(days=20)),
+        message("postgres b", message_id="8002", created_at=ago(days=2)),
+    ]
+    reader = FakeHistory(msgs)
+    kernel.history.register("fake", reader)
+    await sync(kernel, days=7)
+    await finish(kernel)
+    assert await count(kernel, text="postgres") == 1
+
+
+async def test_losing_read_history_fails_at_once_and_says_why(kernel, fast_retries) -> None:
+    await enable(kernel, "c1")
+    reader = FakeHistory(history(10))
+    reader.forbidden = True
+    kernel.history.register("fake", reader)
+    started = await sync(kernel)
+    await finish(kernel)
+    info = await kernel.jobs.get(started["job"]["id"])
+    assert info.status == "failed" and info.error_class == "HistoryForbidden"
+    assert len(reader.asked) == 1  # no retries: they could not help
+    [row] = (await call(kernel, "status"))["syncs"]
+    assert (row["status"], row["error"]) == ("failed", "HistoryForbidden")
+
+
+async def test_a_paused_channel_stops_the_sync(kernel, fast_retries) -> None:
+    await enable(kernel, "c1")
+    reader = FakeHistory(history(250))
+    kernel.history.register("fake", reader)
+    await sync(kernel)
+    await kernel.set_channel_state("g1", "c1", "paused", by="admin")
+    await finish(kernel)
+    assert await count(kernel, text="postgres") == 0 and reader.asked == []
+    [row] = (await call(kernel, "status"))["syncs"]
+    assert (row["status"], row["error"]) == ("stopped", "policy changed")
+    with pytest.raises(ToolExecutionError, match="is paused"):
+        await sync(kernel)
+
+
+async def test_refusals_name_the_fix(kernel) -> None:
+    with pytest.raises(ToolExecutionError, match="/memory enable"):
+        await sync(kernel)
+    await enable(kernel, "c1")
+    with pytest.raises(ToolExecutionError, match="cannot read this server's message history"):
+        await sync(kernel)  # no surface serves g1 in this process
+    kernel.history.register("fake", FakeHistory([]))
+    with pytest.raises(PolicyDenied):
+        await call(kernel, "sync", actor=MEMBER, channel="c1")
+
+
+def test_gigi_memory_sync_queues_the_job_from_a_shell(tmp_path, monkeypatch) -> None:
+    """The shell cannot read history itself: it queues the job for the bot's process."""
+    import asyncio
+
+    import click
+    import gigi_memory
+    from click.testing import CliRunner
+
+    from gigi_core.store.sealing import generate_key
+    from gigi_core.testing import open_test_kernel
+
+    key, url = generate_key(), f"sqlite+aiosqlite:///{tmp_path / 'g.db'}"
+    monkeypatch.setenv("GIGI_SECRET_KEY", key)
+    monkeypatch.setenv("GIGI_DATABASE_URL", url)
+    monkeypatch.setenv("GIGI_LOAD_PLUGINS", "memory")
+
+    async def prepare() -> None:
+        async with open_test_kernel(
+            tmp_path, plugins=["memory"], database_url=url, secret_key=key
+        ) as k:
+            await k.enable_plugin("g1", "memory")
+            await enable(k, "c1")
+
+    asyncio.run(prepare())
+
+    @click.group()
+    def root() -> None:
+        pass
+
+    gigi_memory.register_commands(root)
+    out = CliRunner().invoke(root, ["memory", "sync", "--guild", "g1", "--channel", "c1"])
+    assert out.exit_code == 0, out.output
+    assert "Syncing c1" in out.output and "(job " in out.output
+    refused = CliRunner().invoke(root, ["memory", "sync", "--guild", "g1", "--channel", "c9"])
+    assert refused.exit_code == 1 and "/memory enable" in refused.output
+
+
+async def test_a_purge_mid_sync_stops_it(kernel, fast_retries) -> None:
+    await enable(kernel, "c1")
+
+    class PurgeOnSecondPage(FakeHistory):
+        async def page(self, guild_id, channel_id, *, before, limit):
+            if len(self.asked) == 1:  # an admin confirmed /memory purge channel:c1 meanwhile
+                from gigi_memory.service import service_of
+
+                await service_of(kernel).store.purge_channel("g1", channel_id="c1")
+            return await super().page(guild_id, channel_id, before=before, limit=limit)
+
+    reader = PurgeOnSecondPage(history(250))
+    kernel.history.register("fake", reader)
+    await sync(kernel)
+    await kernel.jobs.run_until_idle()
+    assert len(reader.asked) == 2  # the page after the purge is the last one read
+    assert (await call(kernel, "status"))["syncs"] == []

@@ -1,0 +1,287 @@
+"""Segments and vectors: the embedding job, hybrid search, edits, model changes, failures."""
+
+from __future__ import annotations
+
+import pytest
+from gigi_memory import segments
+from gigi_memory.service import service_of
+from memory_helpers import (
+    ADMIN,
+    ago,
+    call,
+    count,
+    embed_all,
+    enable,
+    message,
+    publish,
+    rows,
+    segments_of,
+)
+
+from gigi_core.events import MessageEdited
+
+
+def test_chunking_cuts_long_text_at_spaces_and_skips_blanks() -> None:
+    text = ("word " * 900).strip()  # 4,499 characters
+    spans = segments.chunk(text)
+    assert len(spans) == 5 and spans[0].start == 0 and spans[-1].end == len(text)
+    assert all(sp.end - sp.start <= segments.SEGMENT_CHARS for sp in spans)
+    assert all(text[sp.end] == " " for sp in spans[:-1])  # never inside a word
+    assert segments.chunk("   ") == [] and segments.chunk("") == []
+    assert [(s.start, s.end) for s in segments.chunk("x" * 2500)] == [
+        (0, 1000),
+        (1000, 2000),
+        (2000, 2500),
+    ]
+
+
+async def test_the_job_embeds_with_model_and_dims_on_every_row(kernel) -> None:
+    await enable(kernel)
+    long = " ".join(["the deploy pipeline broke again"] * 100)  # ~3,100 characters
+    a, b = message("we ship the new version on friday"), message(long)
+    await publish(kernel, a, b, message("🎉🎉"))
+    status = await call(kernel, "status")
+    assert status["vectors"]["messages_without_vectors"] == 3  # countable before any vector
+    assert await count(kernel, text="friday") == 1
+    await embed_all(kernel)
+    found = await segments_of(kernel)
+    assert {r.model for r in found} == {"local:wordllama-l2-supercat-256"}
+    assert {r.dims for r in found} == {256}
+    assert [r.seq for r in found if r.message_id == b.message_id] == [0, 1, 2, 3]
+    assert len([r for r in found if r.message_id == a.message_id]) == 1
+    status = await call(kernel, "status")
+    assert status["vectors"] == {
+        "source": "local",
+        "model": "local:wordllama-l2-supercat-256",
+        "messages_without_vectors": 0,
+    }
+    usage = await kernel.llm.usage("g1")
+    assert {(u.provider, u.purpose) for u in usage} == {("local", "embedding")}
+
+
+async def test_search_is_hybrid_and_says_which_path_found_each_hit(kernel) -> None:
+    await enable(kernel)
+    await publish(
+        kernel,
+        message("we ship the new version on friday"),
+        message("postgres is our database now"),
+        message("my cat likes fish"),
+        message("release notes are in the wiki"),
+    )
+    await embed_all(kernel)
+    result = await call(kernel, "search", query="release shipping date")
+    assert result["paths"] == ["fulltext", "vector"]
+    by_text = {h["snippet"]: h["paths"] for h in result["hits"]}
+    assert by_text["release notes are in the wiki"] == ["fulltext", "vector"]
+    assert by_text["we ship the new version on friday"] == ["vector"]  # no shared word
+    assert "my cat likes fish" not in by_text  # unrelated: below the similarity floor
+    assert result["hits"][0]["snippet"] == "release notes are in the wiki"  # found by both
+
+
+async def test_search_never_leaves_the_scope_through_vectors(kernel) -> None:
+    await enable(kernel)
+    await enable(kernel, channel="c2")
+    await publish(
+        kernel,
+        message("we ship the new version on friday"),
+        message("we ship the new version on friday", channel_id="c2", author_id="u2"),
+    )
+    await embed_all(kernel)
+    hits = (await call(kernel, "search", query="shipping release"))["hits"]
+    assert [h["channel_id"] for h in hits] == ["c1"]
+    assert (await call(kernel, "search", query="shipping the release", author="u2"))["hits"] == []
+
+
+async def test_visible_guild_uses_the_channels_the_surface_reports(kernel) -> None:
+    for channel in ("c1", "c2", "c3"):
+        await enable(kernel, channel=channel)
+    await publish(
+        kernel,
+        message("postgres one"),
+        message("postgres two", channel_id="c2"),
+        message("postgres three", channel_id="c3"),
+        message("postgres thread", channel_id="t2", parent_channel_id="c2", channel_kind="thread"),
+    )
+    await embed_all(kernel)
+
+    async def lister() -> frozenset[str]:
+        return frozenset({"c1", "c2", "unknown"})
+
+    async def go(action: str, **args):
+        outcome = await kernel.call_tool(
+            f"memory.{action}",
+            args | {"scope": "visible-guild"},
+            actor=ADMIN,
+            guild_id="g1",
+            channel_id="c1",
+            visible_channels=lister,
+        )
+        return outcome.result
+
+    counted = await go("count", text="postgres")
+    assert counted["count"] == 3 and counted["scope"]["channel_ids"] == ["c1", "c2"]
+    assert "note" not in counted["scope"]
+    hits = (await go("search", query="postgres"))["hits"]
+    assert {h["channel_id"] for h in hits} == {"c1", "c2", "t2"}
+
+
+async def test_an_edit_replaces_segments_and_vectors(kernel) -> None:
+    await enable(kernel)
+    first = message("my cat likes fish")
+    await publish(kernel, first)
+    await embed_all(kernel)
+    (old,) = await segments_of(kernel, first.message_id)
+    await publish(
+        kernel,
+        MessageEdited(
+            guild_id="g1",
+            message_id=first.message_id,
+            channel_id="c1",
+            text="we ship the new version on friday",
+            edited_at=ago(seconds=0),
+        ),
+    )
+    assert await segments_of(kernel, first.message_id) == []  # gone with the edit, at once
+    assert (await call(kernel, "status"))["vectors"]["messages_without_vectors"] == 1
+    await embed_all(kernel)
+    (new,) = await segments_of(kernel, first.message_id)
+    assert new.id != old.id and new.span_end == len("we ship the new version on friday")
+    hits = (await call(kernel, "search", query="pets and animals"))["hits"]
+    assert hits == []  # the old meaning is not findable any more
+    hits = (await call(kernel, "search", query="shipping release"))["hits"]
+    assert [h["paths"] for h in hits] == [["vector"]]
+
+
+async def test_an_edit_during_embedding_never_gets_stale_vectors(kernel) -> None:
+    await enable(kernel)
+    first = message("my cat likes fish")
+    await publish(kernel, first)
+    svc = service_of(kernel)
+    embedder = await svc.vectors.embedder("g1")
+    (row,) = await rows(kernel, "SELECT * FROM memory_messages")
+    await publish(
+        kernel,
+        MessageEdited(
+            guild_id="g1",
+            message_id=first.message_id,
+            channel_id="c1",
+            text="totally different words",
+            edited_at=ago(seconds=0),
+        ),
+    )
+    from gigi_memory.vectors import _embed_batch
+
+    done = await _embed_batch(svc, embedder, "g1", [row])  # read before the edit
+    assert done == {"messages": 0, "segments": 0, "skipped": 1}
+    assert await segments_of(kernel) == []
+
+
+async def test_the_embedder_failing_leaves_messages_searchable_and_the_job_retries(
+    flaky_kernel,
+) -> None:
+    kernel = flaky_kernel
+    provider = kernel.registry.provider("flaky")
+    provider.failures = 2
+    await enable(kernel)
+    await publish(kernel, message("postgres release plan"), message("lunch at noon"))
+    await embed_all(kernel)  # two attempts fail, the job's retries succeed
+    jobs = await kernel.jobs.list(name="memory.embed")
+    assert jobs and all(j.status == "done" for j in jobs)
+    assert sum(j.attempts - 1 for j in jobs) == 2  # (one job, or two if the writer split the batch)
+    assert len(await segments_of(kernel)) == 2
+
+    provider.failures = 10_000  # down for good now
+    await publish(kernel, message("postgres again later"))
+    assert await count(kernel, text="postgres") == 2  # countable at once
+    result = await call(kernel, "search", query="postgres")
+    assert result["paths"] == ["fulltext"]  # the query could not be embedded either
+    assert {h["snippet"] for h in result["hits"]} == {
+        "postgres release plan",
+        "postgres again later",
+    }
+    await embed_all(kernel)  # every retry fails; the job gives up, the message waits
+    assert [j.status for j in await kernel.jobs.list(name="memory.embed")].count("failed") == 1
+    assert (await call(kernel, "status"))["vectors"]["messages_without_vectors"] == 1
+
+    provider.failures = 0  # back: the next run (deferred or the schedule) catches up
+    await kernel.jobs.defer("memory.embed", {})
+    await embed_all(kernel)
+    assert (await call(kernel, "status"))["vectors"]["messages_without_vectors"] == 0
+    assert len(await segments_of(kernel)) == 3
+
+
+async def test_a_new_model_re_embeds_and_never_mixes_dimensions(flaky_kernel) -> None:
+    kernel = flaky_kernel
+    provider = kernel.registry.provider("flaky")
+    await enable(kernel)
+    await publish(kernel, message("postgres release plan"), message("release party friday"))
+    await embed_all(kernel)
+    assert {(r.model, r.dims) for r in await segments_of(kernel)} == {("flaky:words-256", 256)}
+
+    provider.use_model("words-64")
+    status = await call(kernel, "status")
+    assert status["vectors"]["model"] == "flaky:words-64"
+    assert status["vectors"]["messages_without_vectors"] == 2  # the old vectors do not count
+    # Until the re-embedding ran, search finds nothing by vector (never 256-d rows for a 64-d query).
+    result = await call(kernel, "search", query="release")
+    assert all(h["paths"] == ["fulltext"] for h in result["hits"])
+    await kernel.jobs.defer("memory.embed", {"guild_id": "g1"})
+    await embed_all(kernel)
+    assert {(r.model, r.dims) for r in await segments_of(kernel)} == {("flaky:words-64", 64)}
+    result = await call(kernel, "search", query="release")
+    assert all(h["paths"] == ["fulltext", "vector"] for h in result["hits"])
+
+
+async def test_embeddings_off_deletes_vectors_and_search_is_full_text(kernel) -> None:
+    await enable(kernel)
+    await publish(kernel, message("we ship the new version on friday"))
+    await embed_all(kernel)
+    assert len(await segments_of(kernel)) == 1
+    result = await call(kernel, "policy", embeddings="off")
+    assert result["vectors_deleted"] == 1 and await segments_of(kernel) == []
+    await publish(kernel, message("another one"))
+    await embed_all(kernel)
+    assert await segments_of(kernel) == []
+    assert (await call(kernel, "search", query="friday"))["paths"] == ["fulltext"]
+    assert (await call(kernel, "status"))["vectors"]["messages_without_vectors"] is None
+    await call(kernel, "policy", embeddings="local")
+    await embed_all(kernel)
+    assert len(await segments_of(kernel)) == 2
+
+
+@pytest.mark.parametrize("forced", ["exact", "hnsw"])
+async def test_a_selective_filter_still_finds_the_nearest_allowed(
+    kernel, monkeypatch, forced
+) -> None:
+    from gigi_memory import vecsearch
+
+    monkeypatch.setattr(vecsearch, "EXACT_MAX", 10_000 if forced == "exact" else 0)
+    await enable(kernel)
+    await publish(
+        kernel,
+        *[message(f"we ship the new version on friday {i}") for i in range(30)],
+        message("the release goes out at the end of the week", author_id="u2"),
+    )
+    await embed_all(kernel)
+    hits = (await call(kernel, "search", query="shipping release", author="u2", limit=1))["hits"]
+    assert [(h["author_id"], "vector" in h["paths"]) for h in hits] == [("u2", True)]
+
+
+@pytest.mark.parametrize("forced", ["exact", "hnsw"])
+async def test_postgres_exact_and_hnsw_paths_agree(kernel, monkeypatch, forced) -> None:
+    """Both PostgreSQL paths (and NumPy on SQLite) find the same nearest messages."""
+    from gigi_memory import vecsearch
+
+    monkeypatch.setattr(vecsearch, "EXACT_MAX", 10_000 if forced == "exact" else 0)
+    await enable(kernel)
+    texts = [
+        "we ship the new version on friday",
+        "the release goes out at the end of the week",
+        "my cat likes fish",
+        "postgres is our database now",
+        "lunch at noon",
+    ]
+    await publish(kernel, *[message(t) for t in texts])
+    await embed_all(kernel)
+    hits = (await call(kernel, "search", query="shipping release", limit=2))["hits"]
+    assert {h["snippet"] for h in hits} == set(texts[:2])

@@ -13,8 +13,10 @@ import agent_turn
 import cold_start
 import events_publish
 import jobs_drain
+import memory_search
 import offered_tools
 import retrieval_merge
+import usage_report
 import validation
 
 
@@ -29,6 +31,8 @@ def main() -> None:
     agent_turn.main()
     offered_tools.main()
     retrieval_merge.main()
+    usage_report.main()  # minutes: 1M usage rows on each backend
+    memory_search.main()  # minutes: 100k embedded messages on each backend
 
 
 if __name__ == "__main__":

@@ -48,11 +48,14 @@ def providers(state: Any, as_json: bool) -> None:
             "name": r["name"],
             "supports": ", ".join(k for k, v in r["supports"].items() if v) or "-",
             "base_url": r.get("default_base_url") or "(set per credential)",
+            "key": "yes" if r.get("requires_key", True) else "no",
+            "defaults": ", ".join(f"{k}={v}" for k, v in (r.get("default_models") or {}).items())
+            or "-",
             "description": r["description"],
         }
         for r in rows
     ]
-    table(flat, ["name", "supports", "base_url", "description"])
+    table(flat, ["name", "supports", "base_url", "key", "defaults", "description"])
 
 
 # -- credentials ---------------------------------------------------------------------------
@@ -105,6 +108,36 @@ def credential_add(
     click.echo(
         f"Added credential {cred.label} ({cred.provider}) for {cred.owner}, "
         f"fingerprint …{cred.fingerprint_suffix}."
+    )
+
+
+@credential_group.command("rotate")
+@_owner_option(required=True)
+@click.option("--label", required=True, help="The credential whose key is replaced.")
+@click.option("--api-key-env", metavar="VAR", help="Read the new key from this variable.")
+@click.option(
+    "--api-key-stdin", is_flag=True, help="Read the new key from the first line of stdin."
+)
+@_by_option
+@pass_state
+def credential_rotate(
+    state: Any,
+    owner: str,
+    label: str,
+    api_key_env: str | None,
+    api_key_stdin: bool,
+    by: str | None,
+) -> None:
+    """Replace a credential's key in place; profiles keep pointing at it."""
+    key = _read_key(api_key_env, api_key_stdin)
+
+    async def body(kernel: Any) -> Any:
+        return await kernel.llm.rotate_credential(owner, label, key, by=by)
+
+    cred = _with(state, body)
+    click.echo(
+        f"Rotated credential {cred.label} of {cred.owner}: new fingerprint "
+        f"…{cred.fingerprint_suffix}. Calls that start now use the new key."
     )
 
 

@@ -160,3 +160,36 @@ def test_errors_are_readable_and_non_zero(gigi, monkeypatch) -> None:
     )
     since = gigi("llm", "usage", "--guild", "g1", "--since", "whenever")
     assert since.exit_code == 2 and "cannot read --since" in since.output
+
+
+def test_credential_rotate_replaces_the_key_in_place(gigi, monkeypatch) -> None:
+    with FakeOpenAI(api_key=GUILD_KEY) as fake:
+        gigi(
+            "llm", "credential", "add", "--owner", "guild:g1", "--provider", "openai-compatible",
+            "--label", "main", "--base-url", fake.base_url, "--api-key-env", "THE_KEY",
+        )  # fmt: skip
+        [before] = json.loads(gigi("llm", "credential", "list", "--json").output)
+        fake.api_key = "sk-the-new-key-7f3a9c"
+        monkeypatch.setenv("NEW_KEY", fake.api_key)
+        rotated = gigi(
+            "llm", "credential", "rotate", "--owner", "guild:g1", "--label", "main",
+            "--api-key-env", "NEW_KEY",
+        )  # fmt: skip
+        assert rotated.exit_code == 0 and "Rotated credential main" in rotated.output
+        assert fake.api_key not in rotated.output
+        [after] = json.loads(gigi("llm", "credential", "list", "--json").output)
+        assert after["fingerprint_suffix"] != before["fingerprint_suffix"]
+        fake.enqueue(fake.reply_text("pong"))
+        ok = gigi(
+            "llm", "credential", "test", "--owner", "guild:g1", "--label", "main",
+            "--model", "gpt-test",
+        )  # fmt: skip
+        assert ok.exit_code == 0 and ok.output.startswith("OK: main"), ok.output
+        missing = gigi("llm", "credential", "rotate", "--owner", "guild:g1", "--label", "nope",
+                       "--api-key-env", "NEW_KEY")  # fmt: skip
+        assert missing.exit_code != 0
+
+
+def test_providers_table_says_which_need_a_key(gigi) -> None:
+    human = gigi("llm", "providers").output
+    assert "KEY" in human.upper() and "DEFAULTS" in human.upper()

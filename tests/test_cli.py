@@ -178,6 +178,17 @@ def test_manifest_validate_and_schema(gigi, tmp_path) -> None:
     assert json.loads(gigi("manifest", "schema").output) == manifest_json_schema()
 
 
+def test_manifest_show_prints_what_the_kernel_loaded(gigi) -> None:
+    shown = gigi("manifest", "show", "dice")
+    assert shown.exit_code == 0
+    assert shown.output.startswith(f"# {DICE_MANIFEST}") and "capability: dice.use" in shown.output
+    data = json.loads(gigi("manifest", "show", "dice", "--json").output)
+    assert data["plugin"]["name"] == "dice" and data["source"] == str(DICE_MANIFEST)
+    assert [a["name"] for a in data["actions"]] == ["dice.roll"]
+    missing = gigi("manifest", "show", "nope")
+    assert missing.exit_code == 1 and "no loaded plugin declares 'nope'" in missing.output
+
+
 def test_db_upgrade(gigi) -> None:
     result = gigi("db", "upgrade")
     assert result.exit_code == 0 and " is at kernel_" in result.output

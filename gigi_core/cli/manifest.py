@@ -1,4 +1,4 @@
-"""``gigi manifest``: the plugin author's validate and schema tools."""
+"""``gigi manifest``: validate and schema for plugin authors; show what a loaded plugin declares."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from gigi_core.cli.common import echo_json, pass_state
 from gigi_core.errors import ManifestError
 
 
@@ -34,6 +35,42 @@ def validate(paths: tuple[str, ...]) -> None:
     for problem in problems:
         click.echo(problem, err=True)
     sys.exit(1 if problems else 0)
+
+
+@manifest_group.command("show")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print it as JSON.")
+@pass_state
+def show(state: object, name: str, as_json: bool) -> None:
+    """Print the validated manifest of the loaded plugin NAME (generated ones included).
+
+    What the kernel actually uses, after validation: a plugin that builds its manifest at
+    start-up (gigi-mcp's servers) shows the generated file, its source and every action.
+    """
+    registry = state.plugins().registry  # type: ignore[attr-defined]
+    manifest = registry.manifests.get(name)
+    if manifest is None:
+        known = ", ".join(sorted(registry.manifests)) or "none"
+        raise click.ClickException(f"no loaded plugin declares {name!r} (loaded: {known})")
+    import json
+
+    data = json.loads(json.dumps(manifest.to_dict(), default=list))  # tuples -> lists
+    sources = [
+        m.source
+        for record in registry.records.values()
+        for m in record.contributions.manifests
+        if m.manifest.plugin.name == name
+    ]
+    if as_json:
+        echo_json({"source": sources[0] if sources else None, **data})
+        return
+    from ruamel.yaml import YAML
+
+    if sources:
+        click.echo(f"# {sources[0]}")
+    yaml = YAML(typ="safe", pure=True)
+    yaml.default_flow_style = False
+    yaml.dump(data, sys.stdout)
 
 
 @manifest_group.command("schema")

@@ -26,6 +26,7 @@ from gigi_core.store.channels import ChannelChange, ChannelStateStore
 from gigi_core.store.db import Database, resolve_url
 from gigi_core.store.grants import GrantStore
 from gigi_core.store.limits import RateLimits
+from gigi_core.store.plugin_secrets import PluginSecrets
 from gigi_core.store.plugin_state import PluginStateStore
 from gigi_core.store.sealing import Sealer
 from gigi_core.store.secrets import SecretStore
@@ -66,6 +67,7 @@ class Kernel:
         self.audit = AuditLog(db)
         self.limits = RateLimits(db, hasher=lambda data: self.state_sealer.keyed_hash(data))
         self.policy = PolicyEngine(self)
+        self.withdrawn: dict[str, str] = {}  # action -> why (withdraw_action)
         clear_caches_on_changes(self)
         self._closed = False
 
@@ -278,6 +280,20 @@ class Kernel:
             run_id=run_id,
             channel_lister=visible_channels,
         )
+
+    def plugin_secrets(self, plugin: str) -> PluginSecrets:
+        """Operator-level secrets of ``plugin``, sealed in the store (put, open, fingerprints)."""
+        return PluginSecrets(self.db, self.secrets, plugin)
+
+    def withdraw_action(self, action: str, reason: str) -> None:
+        """Stop offering and allowing ``action`` in this process until reinstated, at once:
+        for a plugin whose tool changed under it (an MCP server's rug pull mid-run)."""
+        self.withdrawn[action] = reason
+        self.views.clear()  # the offered tools are cached with the policy facts
+
+    def reinstate_action(self, action: str) -> None:
+        if self.withdrawn.pop(action, None) is not None:
+            self.views.clear()
 
     # -- plugin administration ---------------------------------------------------------
 

@@ -34,6 +34,7 @@ class PolicyFacts:
     external_consent: bool = False
     channel_visible: bool | None = None
     hook_failure: str | None = None  # a capabilities_for hook raised or timed out
+    withdrawn: str | None = None  # why its plugin withdrew the action in this process
 
 
 HOOK_FAILED = "the policy check failed, so the call was denied"
@@ -60,6 +61,8 @@ def base_decision(actor: Actor, facts: PolicyFacts) -> Decision:
     action = facts.action
     if facts.hook_failure is not None:
         return Decision.deny(HOOK_FAILED, "policy_error")
+    if facts.withdrawn is not None:
+        return Decision.deny(facts.withdrawn, "withdrawn")
     if not facts.plugin_loaded:
         return Decision.deny(f"plugin {action.plugin} is not loaded", "plugin_not_loaded")
     if not facts.plugin_enabled:
@@ -189,6 +192,7 @@ class PolicyEngine:
             external_consent=state is not None and state.allow_external,
             channel_visible=channel_visible,
             hook_failure=failure,
+            withdrawn=kernel.withdrawn.get(action.name),
         )
 
     async def offerable(
@@ -237,6 +241,7 @@ def facts_from(
         external_consent=action.plugin in view.external,
         channel_visible=channel_visible,
         hook_failure=view.hook_failure,
+        withdrawn=kernel.withdrawn.get(action.name),
     )
 
 

@@ -53,6 +53,7 @@ class AgentRuntime:
         self._model = model
         self.live: dict[str, RunJournal] = {}  # runs executing in this process
         self._toolsets: dict[tuple[str, ...], Toolset] = {}
+        self._offers: dict[int, tuple[tuple[Any, ...], Toolset]] = {}
         self._tool_kinds: dict[str | None, str | None] = {}
 
     async def model(self, request: ChatRequest, origin: Request, run_id: str) -> ChatResponse:
@@ -75,7 +76,7 @@ class AgentRuntime:
         """A conversational request: the model loop over the tools this actor may use."""
         view = await guild_view(self.kernel, request.actor, request.guild_id)
         actions = await self.kernel.policy.offerable(request.actor, request.guild_id, view)
-        toolset = self._toolset(tuple(actions))
+        toolset = self._toolset(actions)
         pack = await context_step.gather(self.kernel, request, view.enabled)
         messages = [
             {"role": "system", "content": SYSTEM_PROMPT},
@@ -245,13 +246,20 @@ class AgentRuntime:
         return state, journal
 
     def _toolset(self, actions: tuple[Any, ...]) -> Toolset:
-        """The same offer builds the same toolset (and its tool models) once."""
+        """The same offer builds the same toolset (and its tool models) once. The policy's
+        cached offer is found by identity first, so a turn never reads every tool name."""
+        same = self._offers.get(id(actions))
+        if same is not None and same[0] is actions:
+            return same[1]
         key = tuple(a.name for a in actions)
         toolset = self._toolsets.get(key)
         if toolset is None:
             if len(self._toolsets) > 1024:
                 self._toolsets.clear()
             toolset = self._toolsets[key] = Toolset.build(list(actions))
+        if len(self._offers) > 1024:
+            self._offers.clear()
+        self._offers[id(actions)] = (actions, toolset)  # the tuple is kept: its id stays valid
         return toolset
 
     def _journal(self, run_id: str, **kwargs: Any) -> RunJournal:

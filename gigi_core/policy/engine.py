@@ -197,10 +197,12 @@ class PolicyEngine:
 
     async def offerable(
         self, actor: Actor, guild_id: str, view: GuildView | None = None
-    ) -> list[ActionSpec]:
+    ) -> tuple[ActionSpec, ...]:
         """Actions this actor could be allowed or asked to confirm here (vetoes apply per call).
 
-        The model is only ever shown these, so it never sees a tool it cannot use.
+        The model is only ever shown these, so it never sees a tool it cannot use. The tuple
+        is the view's cached one (the same object while the facts are cached), so the runtime
+        can key its toolset on it without reading every name each turn.
         """
         try:
             if view is None:
@@ -209,23 +211,25 @@ class PolicyEngine:
                 view = await guild_view(self.kernel, actor, guild_id)
             offered = view.offers.get(actor.is_admin)
             if offered is None:
-                offered = view.offers[actor.is_admin] = sorted(
-                    (
-                        action
-                        for action in self.kernel.registry.actions.values()
-                        if action.plugin in view.enabled
-                        and action.offer_to_model
-                        and base_decision(
-                            actor, facts_from(view, self.kernel, action, None)
-                        ).outcome
-                        is not Outcome.deny
-                    ),
-                    key=lambda a: a.name,
+                offered = view.offers[actor.is_admin] = tuple(
+                    sorted(
+                        (
+                            action
+                            for action in self.kernel.registry.actions.values()
+                            if action.plugin in view.enabled
+                            and action.offer_to_model
+                            and base_decision(
+                                actor, facts_from(view, self.kernel, action, None)
+                            ).outcome
+                            is not Outcome.deny
+                        ),
+                        key=lambda a: a.name,
+                    )
                 )
-            return list(offered)
+            return offered
         except Exception:
             log.exception("could not compute offerable tools; offering none")
-            return []
+            return ()
 
 
 def facts_from(

@@ -38,7 +38,7 @@ class GuildView:
     configs: dict[str, dict[str, Any]] = field(default_factory=dict)  # plain fields only
     hook_failure: str | None = None  # a capabilities_for hook failed: every call is denied
     # What the policy offers on these facts, per admin flag (the only other input).
-    offers: dict[bool, list[Any]] = field(default_factory=dict, compare=False, repr=False)
+    offers: dict[bool, tuple[Any, ...]] = field(default_factory=dict, compare=False, repr=False)
 
 
 class ViewCache:

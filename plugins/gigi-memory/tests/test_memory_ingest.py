@@ -132,6 +132,27 @@ async def test_an_edit_in_a_channel_turned_off_drops_the_text(kernel) -> None:
     assert await count(kernel, author="u1") == 1
 
 
+async def test_an_edit_in_a_paused_channel_drops_the_edited_away_text(kernel) -> None:
+    """The kernel delivers it withheld (no text): the old words must not outlive the edit."""
+    await enable(kernel)
+    first = message("original canarypaused")
+    await publish(kernel, first)
+    await kernel.set_channel_state("g1", "c1", "paused", by="admin")
+    await publish(
+        kernel,
+        MessageEdited(
+            guild_id="g1",
+            message_id=first.message_id,
+            channel_id="c1",
+            text="edited canaryunseen",
+            edited_at=ago(seconds=0),
+        ),
+    )
+    stored = await dump_text(kernel)
+    assert "canarypaused" not in stored and "canaryunseen" not in stored
+    assert await count(kernel, author="u1") == 1  # still counted as a message, by metadata
+
+
 async def test_deletes_tombstone_and_purge_the_text(kernel) -> None:
     await enable(kernel)
     a, b, c = (

@@ -100,3 +100,25 @@ async def test_sqlite_has_no_one_to_tell(tmp_path) -> None:
         feed.tell(Change("facts"))
         await feed.listen()
         assert not feed.listening.is_set() and not feed._sending
+
+
+async def test_a_credential_revoked_by_another_process_is_dropped_at_once(
+    tmp_path, shared_url, monkeypatch
+) -> None:
+    monkeypatch.setenv("GIGI_LLM_CACHE_SECONDS", "600")  # only the notice can clear it
+    (tmp_path / "bot").mkdir()
+    (tmp_path / "cli").mkdir()
+    async with (
+        open_test_kernel(tmp_path / "bot", plugins=["openai"], database_url=shared_url) as bot,
+        open_test_kernel(tmp_path / "cli", plugins=["openai"], database_url=shared_url) as cli,
+    ):
+        await bot.changes.listen()
+        await asyncio.wait_for(bot.changes.listening.wait(), 10)
+        cred = await cli.llm.add_credential("tenant", "openai", "main", "sk-test-0123456789abcd")
+        before = bot.llm.cache.epoch(cred.id)
+        await cli.llm.revoke_credential("tenant", "main")
+
+        async def retired() -> bool:
+            return bot.llm.cache.epoch(cred.id) > before
+
+        await _eventually(retired)

@@ -44,7 +44,11 @@ async def gather(kernel: Kernel, request: Request, enabled: frozenset[str]) -> C
 
     listed = await request.visible_channels() if request.visible_channels else None
     if listed is None:  # the surface cannot tell: only the channel the request came from
-        listed = frozenset({request.channel_id}) if request.channel_id else frozenset()
+        here = request.channel_id
+        readable = here is not None and (
+            request.channel_visible is None or await request.channel_visible(here)
+        )
+        listed = frozenset({here}) if readable and here else frozenset()
     previous = await previous_state(kernel, request)
     try:
         return await build_context(

@@ -187,7 +187,13 @@ def _catalog_hits(kernel: Kernel, actor: Actor, view: Any, text: str) -> list[tu
     """Enabled actions matching the request, as Related Context (runs nothing)."""
     from gigi_core.retrieval.catalog import match_actions
 
-    actions = [a for a in kernel.registry.actions.values() if a.plugin in view.enabled]
+    # What the model could be offered, nothing more: not hidden actions (offer_to_model
+    # false), not withdrawn ones (an MCP tool that changed), not other plugins'.
+    actions = [
+        a
+        for a in kernel.registry.actions.values()
+        if a.plugin in view.enabled and a.offer_to_model and a.name not in kernel.withdrawn
+    ]
     out = []
     for n, (action, _) in enumerate(match_actions(text, actions, limit=8), 1):
         body = f"{action.name}: {action.description} (needs {action.capability}; {action.safety})"

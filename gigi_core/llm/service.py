@@ -136,7 +136,7 @@ class LlmService:
                 f"provider {provider!r} needs a base URL", hint="pass --base-url URL"
             )
         cred = await self.credentials.add(owner, provider, label, api_key, base_url=base_url, by=by)
-        self.cache.clear()
+        self._changed()
         await self._audit("llm.credential.add", owner, by, f"{provider}:{cred.label}")
         return cred
 
@@ -153,7 +153,7 @@ class LlmService:
         """Revoke (the sealed key is destroyed); returns purposes of profiles left unusable."""
         owner = _owner(owner)
         credential_id, purposes = await self.credentials.revoke_returning_id(owner, label, by=by)
-        self.cache.retire(credential_id)  # before returning: no later call gets the key
+        self._changed(credential_id)  # before returning: no later call here gets the key
         await self._audit("llm.credential.revoke", owner, by, label)
         return purposes
 
@@ -161,10 +161,11 @@ class LlmService:
         self, owner: Owner | str, label: str, api_key: str, *, by: str | None = None
     ) -> CredentialInfo:
         """Replace a credential's key in place; no call that starts after this returns uses
-        the old key (in this process; in others once their cache expires)."""
+        the old key in this process; other processes hear of it through the change feed
+        (PostgreSQL) or their cache TTL."""
         owner = _owner(owner)
         cred = await self.credentials.rotate(owner, label, api_key, by=by)
-        self.cache.retire(cred.id)
+        self._changed(cred.id)
         await self._audit("llm.credential.rotate", owner, by, label)
         return cred
 
@@ -254,7 +255,7 @@ class LlmService:
             enabled=enabled,
             by=by,
         )
-        self.cache.clear()
+        self._changed()
         await self._audit("llm.profile.set", owner, by, purpose)
         return profile
 
@@ -275,9 +276,19 @@ class LlmService:
         policy = await self.policies.set(
             guild_id, personal_keys=personal_keys, tenant_fallback=tenant_fallback, by=by
         )
-        self.cache.clear()
+        self._changed()
         await self._audit("llm.policy.set", Owner.guild(guild_id), by, None)
         return policy
+
+    def _changed(self, credential_id: str | None = None) -> None:
+        """Forget cached resolution here at once, and tell the other processes."""
+        from gigi_core.store.changes import Change
+
+        if credential_id is None:
+            self.cache.clear()
+        else:
+            self.cache.retire(credential_id)
+        self.kernel.changes.tell(Change("llm", None, {"credential": credential_id}))
 
     # -- resolution and calls ----------------------------------------------------------
 

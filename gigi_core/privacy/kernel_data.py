@@ -260,7 +260,9 @@ async def forget_run(db: Database, run_id: str, pseudonym: Any) -> int:
         user_id, alias = run.actor_id, pseudonym(run.actor_id)
         changed = 0
         for stmt in (
-            update(AgentRun).where(AgentRun.id == run_id).values(actor_id=alias),
+            update(AgentRun)  # a finished run's sealed state is gone already; make sure
+            .where(AgentRun.id == run_id)
+            .values(actor_id=alias, state_sealed=None, state_nonce=None, state_key_id=None),
             update(AgentRunConfirmation)
             .where(AgentRunConfirmation.run_id == run_id)
             .values(requester_id=alias),

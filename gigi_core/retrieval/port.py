@@ -116,10 +116,10 @@ def as_hit(value: Any) -> Hit:
         hit = value
     elif isinstance(value, dict):
         data = dict(value)
-        citation = data.get("citation")
-        if isinstance(citation, dict):
-            data["citation"] = Citation(**citation)
-        try:
+        try:  # a malformed citation is one malformed hit, never the whole retrieval
+            citation = data.get("citation")
+            if isinstance(citation, dict):
+                data["citation"] = Citation(**citation)
             hit = Hit(**data)
         except TypeError as exc:
             raise ValueError(f"not a hit: {exc}") from None

@@ -169,6 +169,17 @@ def clear_caches_on_changes(kernel: Kernel) -> None:
                 )
             )
 
+    def llm(change: Change) -> None:
+        service = kernel.__dict__.get("llm")  # never built here: nothing cached to forget
+        if service is None:
+            return
+        credential = change.data.get("credential")
+        if credential:
+            service.cache.retire(credential)  # a revoked or rotated key is dropped at once
+        else:
+            service.cache.clear()
+
+    kernel.changes.subscribe("llm", llm)
     kernel.changes.subscribe("facts", facts)
     kernel.changes.subscribe("channel", lambda c: kernel.events.invalidate(c.guild_id))
     kernel.changes.subscribe("channel.secured", secured)

@@ -134,3 +134,15 @@ async def test_a_broken_broker_still_answers_the_question(env, monkeypatch) -> N
     model = ScriptedModel([say("I do not know.")])
     reply = await AgentRuntime(kernel, model=model).handle(ask("postgres?"))
     assert reply.status == "done" and user_turn(model) == "postgres?"
+
+
+async def test_without_a_lister_a_channel_the_member_cannot_read_gives_no_context(env) -> None:
+    kernel, notes = env
+
+    async def cannot_read(channel_id: str) -> bool:
+        return False
+
+    model = ScriptedModel([say("ok")])
+    request = replace(ask("postgres?"), visible_channels=None, channel_visible=cannot_read)
+    await AgentRuntime(kernel, model=model).handle(request)
+    assert "upgrade postgres" not in user_turn(model)

@@ -136,6 +136,9 @@ async def test_none_channel_and_catalog_modes(tmp_path, database_url) -> None:
         ids = [i.source_id for i in catalog.items]
         assert "catalog:action:plugins.enabled" in ids
         assert "needs plugins.read" in catalog.render()
+        kernel.withdraw_action("plugins.enabled", "changed under us")  # e.g. an MCP rug pull
+        again = await pack_for(kernel, "what can you do with plugins?", mode="auto")
+        assert "catalog:action:plugins.enabled" not in [i.source_id for i in again.items]
 
 
 async def test_pinned_items_survive_and_bad_visible_channels_are_refused(

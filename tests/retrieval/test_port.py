@@ -52,3 +52,11 @@ def test_scope_admits_visible_channels_and_own_personal_items_only() -> None:
     with pytest.raises(RetrievalError, match="frozenset"):
         Scope("g1", {"c1"})  # type: ignore[arg-type]
     assert isinstance(FakeRetriever("notes"), Retriever)
+
+
+def test_a_malformed_citation_is_one_malformed_hit_not_an_error() -> None:
+    """A TypeError from a bad citation mapping must not escape as_hit (it would sink every path)."""
+    from gigi_core.retrieval.port import as_hit
+
+    with pytest.raises(ValueError, match="not a hit"):
+        as_hit({"source_id": "x:y:1", "kind": "message", "text": "t", "citation": {"lbl": "x"}})

@@ -160,7 +160,11 @@ async def decide(
             actor,
             approve=approve,
             channel_visible=channel_checker(interaction.guild, interaction.user),
-            visible_channels=channel_lister(interaction.guild, interaction.user),
+            visible_channels=channel_lister(
+                interaction.guild,
+                interaction.user,
+                shown_in=None if private else interaction.channel,
+            ),
             guild_id=guild_key(interaction.guild, interaction.user),
         )
     except GigiError as exc:

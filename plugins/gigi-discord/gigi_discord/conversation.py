@@ -182,7 +182,8 @@ async def handle_message(bot: GigiBot, message: discord.Message) -> None:
         text=text,
         message_ids=(str(message.id),),
         channel_visible=channel_checker(message.guild, author),
-        visible_channels=channel_lister(message.guild, author),
+        # The answer is posted here: only what everyone reading this channel may read.
+        visible_channels=channel_lister(message.guild, author, shown_in=message.channel),
         follows_run=bot.answered.run_for(message.reference),
     )
     try:

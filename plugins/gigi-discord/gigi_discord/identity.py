@@ -86,38 +86,73 @@ def channel_checker(guild: discord.Guild | None, user: discord.abc.User) -> Chan
     return visible
 
 
-def channel_lister(guild: discord.Guild | None, user: discord.abc.User) -> ChannelLister:
+def channel_lister(
+    guild: discord.Guild | None, user: discord.abc.User, shown_in: Any = None
+) -> ChannelLister:
     """``Request.visible_channels``: every cached channel whose history this user may read.
 
     Same rules as ``channel_checker`` without an HTTP call per channel: a private thread is
     listed only for thread managers or where the member is in the cached thread members
     (fail closed); archived threads are not in the cache, and a public one follows its parent.
+
+    ``shown_in``: the channel where the answer is posted for everyone there to read. Then
+    only channels that audience can read too are listed (``audience``): a moderator asking
+    in #general must not have #mods quoted to the whole server.
     """
 
     async def listed() -> frozenset[str] | None:
-        if guild is None:
-            return frozenset()
-        member = user if isinstance(user, discord.Member) else guild.get_member(user.id)
-        if member is None:
-            return frozenset()
-        seen: set[str] = set()
-        for channel in guild.channels:
-            if isinstance(channel, discord.CategoryChannel):
-                continue
-            perms = channel.permissions_for(member)
-            if perms.view_channel and perms.read_message_history:
-                seen.add(str(channel.id))
-        for thread in guild.threads:
-            if str(thread.parent_id) not in seen:
-                continue
-            if thread.type is discord.ChannelType.private_thread:
-                try:
-                    manages = thread.permissions_for(member).manage_threads
-                except discord.ClientException:
-                    continue
-                if not manages and all(m.id != member.id for m in thread.members):
-                    continue
-            seen.add(str(thread.id))
+        seen = await _readable(guild, user)
+        if shown_in is not None and guild is not None:
+            seen &= audience(guild, shown_in)
         return frozenset(seen)
 
     return listed
+
+
+def audience(guild: discord.Guild, shown_in: Any) -> set[str]:
+    """Channels everyone reading ``shown_in`` may read: ``shown_in`` itself (and, for a
+    channel, its public threads) plus what ``@everyone`` may read anywhere in the guild."""
+    everyone = guild.default_role
+    roots: set[str] = set()
+    for channel in guild.channels:
+        if isinstance(channel, discord.CategoryChannel):
+            continue
+        perms = channel.permissions_for(everyone)
+        if perms.view_channel and perms.read_message_history:
+            roots.add(str(channel.id))
+    if not isinstance(shown_in, discord.Thread):
+        roots.add(str(shown_in.id))
+    threads = {
+        str(t.id)
+        for t in guild.threads
+        if str(t.parent_id) in roots and t.type is not discord.ChannelType.private_thread
+    }
+    return roots | threads | {str(shown_in.id)}
+
+
+async def _readable(guild: discord.Guild | None, user: discord.abc.User) -> set[str]:
+    """Every cached channel whose history ``user`` may read (see ``channel_lister``)."""
+    if guild is None:
+        return set()
+    member = user if isinstance(user, discord.Member) else guild.get_member(user.id)
+    if member is None:
+        return set()
+    seen: set[str] = set()
+    for channel in guild.channels:
+        if isinstance(channel, discord.CategoryChannel):
+            continue
+        perms = channel.permissions_for(member)
+        if perms.view_channel and perms.read_message_history:
+            seen.add(str(channel.id))
+    for thread in guild.threads:
+        if str(thread.parent_id) not in seen:
+            continue
+        if thread.type is discord.ChannelType.private_thread:
+            try:
+                manages = thread.permissions_for(member).manage_threads
+            except discord.ClientException:
+                continue
+            if not manages and all(m.id != member.id for m in thread.members):
+                continue
+        seen.add(str(thread.id))
+    return seen

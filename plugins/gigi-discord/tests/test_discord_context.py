@@ -81,3 +81,34 @@ def test_labels_without_a_url_stay_text() -> None:
         "See [[1]](<https://a/b>) and [2], not [x] or [3](already)."
     )
     assert with_source_links(Reply(text="[1]")).text == "[1]"
+
+
+async def test_a_public_answer_never_quotes_a_channel_its_readers_cannot_see(tmp_path) -> None:
+    """A moderator asking in #general gets nothing from #mods there; asking in #mods does."""
+    import discord
+
+    retriever, extra = _kit(tmp_path)
+    turns = [say("From general."), say("From mods.")]
+    async with world(tmp_path, turns, extra=extra) as w:
+        mods = w.guild.create_text_channel(
+            "mods",
+            overwrites={
+                w.guild.default_role: discord.PermissionOverwrite(view_channel=False),
+                w.admin: discord.PermissionOverwrite(view_channel=True, read_message_history=True),
+                w.guild.me: discord.PermissionOverwrite(
+                    view_channel=True, send_messages=True, read_message_history=True
+                ),
+            },
+        )
+        await w.env.settle()
+        retriever.hits = [
+            hit("kb:n:1", "release is on friday", str(w.channel.id)),
+            hit("kb:n:2", "ban the spammer quietly", str(mods.id)),
+        ]
+        await w.kernel.enable_plugin(w.gid, "kb")
+        await w.mention(w.admin, "what is going on?")
+        public = w.model.requests[0].messages[-1].content
+        assert "release is on friday" in public and "ban the spammer" not in public
+        await w.mention(w.admin, "what is going on?", channel=mods)
+        private = w.model.requests[1].messages[-1].content
+        assert "ban the spammer" in private and "release is on friday" in private

@@ -42,15 +42,24 @@ async def test_a_tool_sees_the_requesters_channels_at_call_time(tmp_path) -> Non
     async with world(tmp_path, [call(("notes.count", {})), say("3 notes")]) as w:
         staff = discord.PermissionOverwrite(view_channel=True, read_message_history=True)
         hidden = w.guild.create_text_channel(
-            "staff", overwrites={w.guild.default_role: HIDDEN, w.admin: staff}
+            "staff",
+            overwrites={w.guild.default_role: HIDDEN, w.admin: staff, w.guild.me: staff_bot()},
         )
         await w.env.settle()
         await w.mention(w.member, "how many notes?")
         [seen] = w.notes.visible
         assert str(w.channel.id) in seen and str(hidden.id) not in seen
-        w.model.turns.extend([call(("notes.count", {})), say("3 notes")])
-        await w.mention(w.admin, "how many notes?")
-        assert str(hidden.id) in w.notes.visible[1]
+        w.model.turns.extend([call(("notes.count", {})), say("3 notes")] * 2)
+        await w.mention(w.admin, "how many notes?")  # answered in #general, for everyone there
+        assert str(hidden.id) not in w.notes.visible[1]
+        await w.mention(w.admin, "how many notes?", channel=hidden)  # answered in #staff
+        assert str(hidden.id) in w.notes.visible[2] and str(w.channel.id) in w.notes.visible[2]
+
+
+def staff_bot() -> discord.PermissionOverwrite:
+    return discord.PermissionOverwrite(
+        view_channel=True, send_messages=True, read_message_history=True
+    )
 
 
 async def test_a_slash_command_tool_gets_the_set_too(tmp_path) -> None:

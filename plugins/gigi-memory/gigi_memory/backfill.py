@@ -188,7 +188,12 @@ async def _ingest(
             created_ms=created,
             live=False,
         )
-        if m.message_id in known or not gate.ingest or _in_secure(created, secure):
+        if (
+            m.author_is_self
+            or m.message_id in known
+            or not gate.ingest
+            or _in_secure(created, secure)
+        ):
             skipped += 1
             continue
         svc.writer.enqueue(create_op(m, gate))

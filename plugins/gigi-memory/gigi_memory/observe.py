@@ -59,6 +59,8 @@ def handle(event: Any, kernel: Any) -> None:
     svc = service_of(kernel)
     cache = svc.cache
     if isinstance(event, MessageCreated):
+        if event.author_is_self:  # Gigi's own answers quote what it was given: never kept
+            return
         created = millis(event.created_at)
         gate = cache.gate(
             guild_id=event.guild_id,

@@ -191,6 +191,11 @@ class Store:
             if guild_id is not None:
                 cond = sa.and_(cond, mm.c.guild_id == guild_id)
             mentioned = (await conn.execute(sa.delete(mm).where(cond))).rowcount or 0
+            bf = tables.backfills  # who started a sync: forgotten too (the sync stays)
+            started = bf.c.started_by == user_id
+            if guild_id is not None:
+                started = sa.and_(started, bf.c.guild_id == guild_id)
+            await conn.execute(sa.update(bf).where(started).values(started_by=None))
         out = {}
         if deleted:
             out["messages"] = deleted

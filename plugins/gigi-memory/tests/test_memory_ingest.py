@@ -366,3 +366,15 @@ async def test_one_bad_message_does_not_sink_its_batch(kernel) -> None:
     await settle(kernel)
     assert await count(kernel, text="good") == 2
     assert svc.writer.stats.failed == 1 and svc.writer.stats.last_error == "DataError"
+
+
+async def test_gigis_own_answers_are_never_remembered_even_with_bots_allowed(kernel) -> None:
+    await enable(kernel)
+    await call(kernel, "policy", allow_bots=True)
+    await publish(
+        kernel,
+        message("quoting canarymods from another channel", author_is_bot=True, author_is_self=True),
+        message("another bot canaryother", author_is_bot=True),
+    )
+    stored = await dump_text(kernel)
+    assert "canarymods" not in stored and "canaryother" in stored

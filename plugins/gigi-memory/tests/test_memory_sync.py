@@ -218,3 +218,17 @@ async def test_a_purge_mid_sync_stops_it(kernel, fast_retries) -> None:
     await kernel.jobs.run_until_idle()
     assert len(reader.asked) == 2  # the page after the purge is the last one read
     assert (await call(kernel, "status"))["syncs"] == []
+
+
+async def test_deleting_a_members_data_forgets_that_they_started_a_sync(kernel, fast_retries):
+    from memory_helpers import ADMIN, rows
+
+    await enable(kernel, "c1")
+    kernel.history.register("fake", FakeHistory(history(3)))
+    await sync(kernel)
+    await finish(kernel)
+    assert [r[0] for r in await rows(kernel, "SELECT started_by FROM memory_backfills")] == [
+        ADMIN.id
+    ]
+    await kernel.privacy.delete(ADMIN.id, "g1")
+    assert [r[0] for r in await rows(kernel, "SELECT started_by FROM memory_backfills")] == [None]

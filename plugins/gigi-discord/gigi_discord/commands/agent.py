@@ -136,7 +136,9 @@ def agent_root() -> app_commands.Group:
             kind="slash",
             text="",
             channel_visible=channel_checker(interaction.guild, interaction.user),
-            visible_channels=channel_lister(interaction.guild, interaction.user),
+            visible_channels=channel_lister(
+                interaction.guild, interaction.user, shown_in=interaction.channel
+            ),
         )
         await defer(interaction, ephemeral=False)
         try:

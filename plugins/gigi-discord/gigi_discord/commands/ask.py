@@ -98,7 +98,9 @@ async def ask(
         text=text,
         message_ids=tuple(ids),
         channel_visible=channel_checker(interaction.guild, interaction.user),
-        visible_channels=channel_lister(interaction.guild, interaction.user),
+        visible_channels=channel_lister(  # the answer is public in this channel
+            interaction.guild, interaction.user, shown_in=interaction.channel
+        ),
         context="none" if context == "channel" else context,  # channel is quoted above
     )
     try:

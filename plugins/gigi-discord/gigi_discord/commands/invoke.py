@@ -59,7 +59,9 @@ async def run_command(
         kind="slash",
         text="",
         channel_visible=channel_checker(interaction.guild, interaction.user),
-        visible_channels=channel_lister(interaction.guild, interaction.user),
+        visible_channels=channel_lister(
+            interaction.guild, interaction.user, shown_in=None if private else interaction.channel
+        ),
     )
     await defer(interaction, ephemeral=private)
     try:

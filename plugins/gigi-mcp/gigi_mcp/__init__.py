@@ -44,7 +44,7 @@ def startup(kernel: Any) -> None:
     if _loaded is not None and _loaded.entries:
         from gigi_mcp.bridge import Bridge
 
-        kernel.__dict__["gigi_mcp"] = Bridge(_loaded)
+        kernel.__dict__["gigi_mcp"] = Bridge(_loaded, kernel)
 
 
 @hookimpl

@@ -2,8 +2,8 @@
 
 The catalogue (which action is which server tool, and what its manifest says) is fixed when
 plugins load. A listing seen at run time that differs from the approved definitions
-quarantines the changed tools at once: their calls are denied with a reason, and the next
-start leaves them out of what the model is offered.
+quarantines the changed tools at once: the kernel withdraws them (no longer offered to the
+model, calls denied with the reason) until the definition is back to the declared one.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from gigi_mcp.errors import McpConfigError, ToolQuarantined
 from gigi_mcp.generate import build, write_manifest
 from gigi_mcp.pins import definition_hash, load_pins, save_pins
 from gigi_mcp.results import convert
+from gigi_mcp.sealed import opener
 from gigi_mcp.session import ServerSession
 
 log = logging.getLogger(__name__)
@@ -54,8 +55,11 @@ def build_catalogue(root: Path) -> Catalogue:
 
 
 class Bridge:
-    def __init__(self, catalogue: Catalogue) -> None:
+    def __init__(self, catalogue: Catalogue, kernel: Any = None) -> None:
+        """``kernel`` (None only in logic tests) opens sealed secrets and withdraws actions."""
         self.cat = catalogue
+        self.kernel = kernel
+        secrets = opener(kernel) if kernel is not None else None
         try:
             config = load_config(catalogue.root)
         except McpConfigError as exc:  # changed since plugins loaded: no server can start
@@ -63,7 +67,11 @@ class Bridge:
             config = McpConfig()
         self.sessions = {
             name: ServerSession(
-                name, cfg, on_listing=self.on_listing, log_dir=catalogue.root / "logs"
+                name,
+                cfg,
+                on_listing=self.on_listing,
+                log_dir=catalogue.root / "logs",
+                secrets=secrets,
             )
             for name, cfg in config.servers.items()
             if name in catalogue.manifests
@@ -74,6 +82,17 @@ class Bridge:
             for e in catalogue.entries.values()
             if e.status in ("changed", "new")
         }
+        for action, reason in self.quarantine.items():
+            self._withdraw(action, reason)
+
+    def _withdraw(self, action: str, reason: str) -> None:
+        self.quarantine[action] = reason
+        if self.kernel is not None:
+            self.kernel.withdraw_action(action, reason)
+
+    def _reinstate(self, action: str) -> None:
+        if self.quarantine.pop(action, None) is not None and self.kernel is not None:
+            self.kernel.reinstate_action(action)
 
     def on_listing(self, server: str, definitions: dict[str, dict[str, Any]]) -> None:
         """A fresh listing: a tool whose definition is not the one its manifest declares is
@@ -95,12 +114,12 @@ class Bridge:
             elif entry.basis is None or definition_hash(seen) != entry.basis:
                 status = "changed" if entry.status != "pending" else "changed_pending"
                 reason = self.quarantine.get(entry.action) or _reason(server, entry.tool, status)
-            else:
-                self.quarantine.pop(entry.action, None)
+            else:  # back to the definition this process declares
+                self._reinstate(entry.action)
                 continue
             if entry.action not in self.quarantine:
                 fresh.append(entry.tool)
-            self.quarantine[entry.action] = reason
+            self._withdraw(entry.action, reason)
         if fresh:
             log.warning(
                 "gigi-mcp: server %s changed %d tool definition(s); quarantined until "

@@ -1,15 +1,21 @@
 """``gigi mcp add|list|remove|refresh|approve|show``: the operator's side of the bridge.
 
 Changes take effect the next time Gigi starts (manifests are generated when plugins load).
+Commands that touch a server with sealed secrets open the store (``gigi_mcp.sealed``); the
+others stay file-only.
 """
 
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
+
+T = TypeVar("T")
 
 
 def _root(ctx: click.Context) -> Path:
@@ -20,6 +26,72 @@ def _root(ctx: click.Context) -> Path:
 
 def _fail(exc: Exception) -> click.ClickException:
     return click.ClickException(str(exc))
+
+
+def _run(ctx: click.Context, needs_store: bool, body: Callable[[Any], Awaitable[T]]) -> T:
+    """Run ``body(kernel)`` with the store open when sealed secrets are involved, else
+    ``body(None)``; Gigi's errors become a message and an exit code, never a traceback."""
+    import asyncio  # here, not at import: `gigi plugins list` stays cold
+
+    from gigi_core import GigiError
+
+    async def main() -> T:
+        if not needs_store:
+            return await body(None)
+        from gigi_core import Kernel
+
+        obj = ctx.find_root().obj
+        kernel = await Kernel.open(getattr(obj, "database_url", None), getattr(obj, "home", None))
+        try:
+            return await body(kernel)
+        finally:
+            await kernel.close()
+
+    try:
+        return asyncio.run(main())
+    except GigiError as exc:
+        raise _fail(exc) from None
+
+
+def _read_secrets(keys: list[str], from_env: dict[str, str]) -> dict[str, str]:
+    """Each value from ``--secret-env KEY=VAR`` or stdin (a hidden prompt on a terminal, else
+    one line per key in order): never from the command line, where `ps` and shells keep it."""
+    import sys
+
+    from gigi_mcp.config import ENV_NAME
+
+    stdin = sys.stdin  # click's test runner swaps it too
+    values: dict[str, str] = {}
+    for key in keys:
+        if key in from_env:
+            var = from_env[key]
+            if not ENV_NAME.match(var):
+                # never echo the right side: a value typed where a name belongs is a secret
+                raise click.ClickException(
+                    f"--secret-env {key}=...: expected KEY=ENVVAR (the name of a variable)"
+                )
+            value = os.environ.get(var, "")
+            source = f"the environment variable {var}"
+        elif stdin is not None and stdin.isatty():
+            value = click.prompt(f"value of the secret {key}", hide_input=True, err=True)
+            source = "the prompt"
+        else:
+            value = stdin.readline().rstrip("\r\n") if stdin is not None else ""
+            source = "stdin"
+        if not value:
+            raise click.ClickException(
+                f"the secret {key} is empty (read from {source}); give it on stdin or with "
+                f"--secret-env {key}=ENVVAR"
+            )
+        values[key] = value
+    return values
+
+
+def _has_secrets(root: Path, name: str | None = None) -> bool:
+    from gigi_mcp.config import load_config
+
+    servers = load_config(root).servers
+    return any(cfg.secrets for n, cfg in servers.items() if name is None or n == name)
 
 
 def add_commands(cli: Any) -> None:
@@ -37,6 +109,21 @@ def add_commands(cli: Any) -> None:
     @click.option(
         "--header", "headers", multiple=True, help="NAME=ENVVAR: send $ENVVAR as header NAME."
     )
+    @click.option(
+        "--secret", "secrets", multiple=True, help="KEY: seal a value (read from stdin) as KEY."
+    )
+    @click.option(
+        "--secret-env",
+        "secret_env",
+        multiple=True,
+        help="KEY=ENVVAR: seal the value of $ENVVAR (read now) as KEY.",
+    )
+    @click.option(
+        "--secret-header",
+        "secret_headers",
+        multiple=True,
+        help="NAME=KEY: send the sealed secret KEY as header NAME (HTTP servers).",
+    )
     @click.option("--timeout", type=float, help="Seconds per call (default 30).")
     @click.option("--replace", is_flag=True, help="Replace a server of that name.")
     @click.option("--no-connect", is_flag=True, help="Do not list the tools now.")
@@ -49,18 +136,27 @@ def add_commands(cli: Any) -> None:
         url: str | None,
         env: tuple[str, ...],
         headers: tuple[str, ...],
+        secrets: tuple[str, ...],
+        secret_env: tuple[str, ...],
+        secret_headers: tuple[str, ...],
         timeout: float | None,
         replace: bool,
         no_connect: bool,
         as_json: bool,
     ) -> None:
-        """Attach a server; its tools are listed but not approved (run `gigi mcp approve`)."""
-        from gigi_mcp import ops
+        """Attach a server; its tools are listed but not approved (run `gigi mcp approve`).
+
+        Sealed secrets are read from --secret-env or stdin and sealed in the store before the
+        servers file names them; the file records only their keys."""
+        from gigi_mcp import ops, sealed
         from gigi_mcp.errors import McpConfigError
 
         root = _root(ctx)
         try:
-            ops.add_server(
+            from_env = ops.parse_pairs(secret_env, "secret-env", quiet=True)
+            to_headers = ops.parse_pairs(secret_headers, "secret-header", "KEY")
+            keys = list(dict.fromkeys([*secrets, *from_env, *to_headers.values()]))
+            server = ops.new_server(
                 root,
                 name,
                 stdio=stdio,
@@ -69,14 +165,36 @@ def add_commands(cli: Any) -> None:
                 headers=ops.parse_pairs(headers, "header"),
                 timeout=timeout,
                 replace=replace,
+                secrets=keys,
+                secret_headers=to_headers,
             )
+            had_secrets = _has_secrets(root, name)
         except McpConfigError as exc:
             raise _fail(exc) from None
-        listed = None if no_connect else _refresh_one(root, name, quiet=as_json)
+        values = _read_secrets(keys, from_env)  # before anything is written
+
+        async def body(kernel: Any) -> tuple[dict[str, str], Any]:
+            prints: dict[str, str] = {}
+            if kernel is not None:
+                prints = await sealed.seal(kernel, name, values)
+            ops.save_server(root, name, server)
+            if kernel is not None:  # a replaced server's keys that are gone now
+                await sealed.forget(kernel, name, keep=frozenset(keys))
+            if no_connect:
+                return prints, None
+            return prints, await ops.refresh(
+                root, name, sealed.opener(kernel) if kernel is not None else None
+            )
+
+        prints, done = _run(ctx, bool(keys) or had_secrets, body)
+        listed = None if done is None else _report(root, done, quiet=as_json)
         if as_json:
-            click.echo(json.dumps({"added": name, "tools": listed}, indent=2))
+            out = {"added": name, "secrets": prints, "tools": listed}
+            click.echo(json.dumps(out, indent=2))
         else:
             click.echo(f"added MCP server {name!r} (plugin mcp_{name})")
+            for key, fp in sorted(prints.items()):
+                click.echo(f"sealed secret {key} (fingerprint {fp})")
             if listed is not None:
                 click.echo(f"{len(listed)} tool(s); review and approve: gigi mcp approve {name}")
 
@@ -85,13 +203,20 @@ def add_commands(cli: Any) -> None:
     @click.pass_context
     def list_(ctx: click.Context, as_json: bool) -> None:
         """Servers, their tools, safety classes and approval state."""
-        from gigi_mcp import ops
+        from gigi_mcp import ops, sealed
         from gigi_mcp.errors import McpConfigError
 
+        root = _root(ctx)
         try:
-            rows = ops.describe(_root(ctx))
+            needs_store = _has_secrets(root)
         except McpConfigError as exc:
             raise _fail(exc) from None
+
+        async def body(kernel: Any) -> list[dict[str, Any]]:
+            prints = await sealed.fingerprints(kernel) if kernel is not None else None
+            return ops.describe(root, prints)
+
+        rows = _run(ctx, needs_store, body)
         if as_json:
             click.echo(json.dumps(rows, indent=2))
             return
@@ -102,6 +227,8 @@ def add_commands(cli: Any) -> None:
             click.echo(f"{row['name']}  {row['transport']}  {row['target']}  {state}")
             if row["error"]:
                 click.echo(f"  not loaded: {row['error']}")
+            for key, fp in sorted(row["secrets"].items()):
+                click.echo(f"  secret {key}: " + (f"sealed, fingerprint {fp}" if fp else "missing"))
             for tool in row["tools"]:
                 click.echo(
                     f"  {tool['action']:<40} {tool['status']:<9} {tool['safety']:<11} "
@@ -113,15 +240,29 @@ def add_commands(cli: Any) -> None:
     @click.option("--json", "as_json", is_flag=True)
     @click.pass_context
     def remove(ctx: click.Context, name: str, as_json: bool) -> None:
-        """Detach a server and forget its approvals."""
-        from gigi_mcp import ops
+        """Detach a server, forget its approvals and delete its sealed secrets."""
+        from gigi_mcp import ops, sealed
+        from gigi_mcp.errors import McpConfigError
 
-        if not ops.remove_server(_root(ctx), name):
-            raise click.ClickException(f"no MCP server {name!r}")
+        root = _root(ctx)
+        try:
+            needs_store = _has_secrets(root, name)
+        except McpConfigError as exc:
+            raise _fail(exc) from None
+
+        async def body(kernel: Any) -> list[str]:
+            gone = await sealed.forget(kernel, name) if kernel is not None else []
+            if not ops.remove_server(root, name):
+                raise click.ClickException(f"no MCP server {name!r}")
+            return gone
+
+        gone = _run(ctx, needs_store, body)
         if as_json:
-            click.echo(json.dumps({"removed": name}))
+            click.echo(json.dumps({"removed": name, "secrets_removed": gone}))
         else:
             click.echo(f"removed MCP server {name!r}")
+            if gone:
+                click.echo(f"deleted {len(gone)} sealed secret(s): {', '.join(gone)}")
 
     @mcp.command("refresh")
     @click.argument("name", required=False)
@@ -133,7 +274,7 @@ def add_commands(cli: Any) -> None:
 
         root = _root(ctx)
         names = [name] if name else sorted(load_config(root).servers)
-        out = {n: _refresh_one(root, n, quiet=as_json) for n in names}
+        out = {n: _refresh_one(ctx, root, n, quiet=as_json) for n in names}
         if as_json:
             click.echo(json.dumps(out, indent=2))
 
@@ -149,7 +290,7 @@ def add_commands(cli: Any) -> None:
         from gigi_mcp.pins import load_pins
 
         root = _root(ctx)
-        _refresh_one(root, name, quiet=True)
+        _refresh_one(ctx, root, name, quiet=True)
         pins = load_pins(root, name)
         diff = pins.diff()
         changed = bool(diff) or not pins.is_approved
@@ -188,16 +329,28 @@ def add_commands(cli: Any) -> None:
         click.echo(path.read_text(encoding="utf-8"), nl=False)
 
 
-def _refresh_one(root: Path, name: str, *, quiet: bool = False) -> list[dict[str, Any]]:
-    from gigi_mcp import ops
-    from gigi_mcp.errors import McpConfigError, ServerUnavailable
+def _refresh_one(
+    ctx: click.Context, root: Path, name: str, *, quiet: bool = False
+) -> list[dict[str, Any]]:
+    from gigi_mcp import ops, sealed
+    from gigi_mcp.errors import McpConfigError
 
     try:
-        import asyncio  # here, not at import: `gigi plugins list` stays cold
-
-        done = asyncio.run(ops.refresh(root, name))
-    except (McpConfigError, ServerUnavailable) as exc:
+        needs_store = _has_secrets(root, name)
+    except McpConfigError as exc:
         raise _fail(exc) from None
+
+    async def body(kernel: Any) -> ops.Refreshed:
+        return await ops.refresh(root, name, sealed.opener(kernel) if kernel else None)
+
+    return _report(root, _run(ctx, needs_store, body), quiet=quiet)
+
+
+def _report(root: Path, done: Any, *, quiet: bool) -> list[dict[str, Any]]:
+    """Print what a listing found (unless ``quiet``); returns the server's tool rows."""
+    from gigi_mcp import ops
+
+    name = done.server
     rows = next(r for r in ops.describe(root) if r["name"] == name)["tools"]
     if not quiet:
         click.echo(f"{name}: {len(done.pins.observed)} tool(s) listed")

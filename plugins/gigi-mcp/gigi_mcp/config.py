@@ -1,7 +1,8 @@
 """The operator's server list: ``GIGI_HOME/mcp/servers.json``, validated with pydantic.
 
-Secrets never live in this file: ``env`` and ``headers`` map a name to the *environment
-variable* that holds the value, read when the server is started.
+Secret values never live in this file: ``env`` and ``headers`` map a name to the
+*environment variable* that holds the value, and ``secrets`` / ``secret_headers`` name values
+sealed in the store (``gigi_mcp.sealed``); both are read when the server is started.
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ __all__ = ["mcp_home"]  # re-exported: the CLI and tests find GIGI_HOME/mcp here
 
 SERVER_NAME = re.compile(r"^[a-z][a-z0-9_]{0,27}$")  # mcp_<name> stays within 32 characters
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# What an env reference may be: a conventional variable name. Mixed-case or long strings
+# (ghp_..., sk_live_...) are token-shaped: refused, and never repeated in a message.
+VAR_NAME = re.compile(r"^[A-Z_][A-Z0-9_]{0,63}$")
+SECRET_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")  # sealed as "<server>:<KEY>"
 HEADER_NAME = re.compile(r"^[A-Za-z0-9-]+$")
 Safety = Literal["read_only", "write", "destructive", "external"]
 Confirm = Literal["never", "policy", "always"]
@@ -49,6 +54,8 @@ class ServerConfig(BaseModel):
     cwd: str | None = None
     env: dict[str, str] = Field(default_factory=dict)  # child's KEY -> operator's ENVVAR
     headers: dict[str, str] = Field(default_factory=dict)  # HTTP header -> operator's ENVVAR
+    secrets: list[str] = Field(default_factory=list)  # sealed KEYs; a stdio child gets each as KEY
+    secret_headers: dict[str, str] = Field(default_factory=dict)  # HTTP header -> sealed KEY
     timeout_seconds: float = Field(default=DEFAULT_TIMEOUT, gt=0, le=600)
     tools: dict[str, ToolOverride] = Field(default_factory=dict)
 
@@ -60,24 +67,60 @@ class ServerConfig(BaseModel):
             raise ValueError("stdio: the command is empty")
         if self.url is not None and not re.match(r"^https?://", self.url):
             raise ValueError("url: must start with http:// or https://")
-        if self.headers and self.url is None:
+        if (self.headers or self.secret_headers) and self.url is None:
             raise ValueError("headers: only an HTTP server (url) takes headers")
+        self._check_secrets()
         return self
+
+    def _check_secrets(self) -> None:
+        """Sealed keys are names like env keys; each must reach the server exactly one way."""
+        for key in self.secrets:
+            if not SECRET_KEY.match(key):
+                raise ValueError(f"secrets: {key!r} must be a name like API_TOKEN (not a value)")
+        if len(set(self.secrets)) != len(self.secrets):
+            raise ValueError("secrets: a key is listed twice")
+        if clash := sorted(set(self.secrets) & set(self.env)):
+            raise ValueError(f"secrets: {clash[0]} is also in env; give it one source")
+        for header, key in self.secret_headers.items():
+            if not HEADER_NAME.match(header) or key not in self.secrets:
+                raise ValueError(
+                    f"secret_headers: {header}={key} must be HEADER=KEY with KEY in secrets"
+                )
+        if clash := sorted(set(self.headers) & set(self.secret_headers)):
+            raise ValueError(f"secret_headers: {clash[0]} is also in headers; give it one source")
+        if self.url is not None and (
+            unused := sorted(set(self.secrets) - {*self.secret_headers.values()})
+        ):
+            raise ValueError(
+                f"secrets: {unused[0]} is sent nowhere (an HTTP server gets sealed secrets "
+                "only as secret_headers)"
+            )
 
     @field_validator("env")
     @classmethod
     def _env_names(cls, value: dict[str, str]) -> dict[str, str]:
+        # Never echo what was typed on the right: an operator may have pasted the secret.
         for key, var in value.items():
-            if not ENV_NAME.match(key) or not ENV_NAME.match(var):
-                raise ValueError(f"env: {key}={var} must be KEY=ENVVAR (names, not values)")
+            if not ENV_NAME.match(key):
+                raise ValueError("env: a key must be a variable name (KEY=ENVVAR)")
+            if not VAR_NAME.match(var):
+                raise ValueError(
+                    f"env.{key} must name an environment variable in capitals (KEY=ENVVAR); "
+                    "what was given looks like a value, so it was not stored"
+                )
         return value
 
     @field_validator("headers")
     @classmethod
     def _header_names(cls, value: dict[str, str]) -> dict[str, str]:
         for key, var in value.items():
-            if not HEADER_NAME.match(key) or not ENV_NAME.match(var):
-                raise ValueError(f"headers: {key}={var} must be HEADER=ENVVAR (names, not values)")
+            if not HEADER_NAME.match(key):
+                raise ValueError("headers: a key must be a header name (HEADER=ENVVAR)")
+            if not VAR_NAME.match(var):
+                raise ValueError(
+                    f"headers.{key} must name an environment variable in capitals "
+                    "(HEADER=ENVVAR); what was given looks like a value, so it was not stored"
+                )
         return value
 
     @property
@@ -89,6 +132,7 @@ class ServerConfig(BaseModel):
         return {key: _env(var, server, "env", key) for key, var in self.env.items()}
 
     def http_headers(self, server: str) -> dict[str, str]:
+        """The headers whose values come from the environment (sealed ones: ``sealed``)."""
         return {key: _env(var, server, "headers", key) for key, var in self.headers.items()}
 
 

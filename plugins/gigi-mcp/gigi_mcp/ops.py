@@ -18,6 +18,7 @@ from gigi_mcp.config import (
 from gigi_mcp.errors import McpConfigError
 from gigi_mcp.generate import build, manifest_path, write_manifest
 from gigi_mcp.pins import Pins, load_pins, pins_path, save_pins
+from gigi_mcp.sealed import Opener
 from gigi_mcp.session import ServerSession
 
 
@@ -29,12 +30,17 @@ class Refreshed:
     manifest: Path
 
 
-def parse_pairs(pairs: tuple[str, ...], what: str) -> dict[str, str]:
+def parse_pairs(
+    pairs: tuple[str, ...], what: str, right: str = "ENVVAR", *, quiet: bool = False
+) -> dict[str, str]:
+    """``NAME=VALUE`` options; the right side is always a name (of a variable or a key).
+    ``quiet``: a wrong one is not echoed (it may be a secret typed in the wrong place)."""
     out: dict[str, str] = {}
     for pair in pairs:
         key, sep, var = pair.partition("=")
         if not sep or not key or not var:
-            raise McpConfigError(f"--{what} {pair!r}: expected NAME=ENVVAR")
+            shown = "" if quiet else f" {pair!r}"
+            raise McpConfigError(f"--{what}{shown}: expected NAME={right}")
         out[key] = var
     return out
 
@@ -49,14 +55,52 @@ def add_server(
     headers: dict[str, str],
     timeout: float | None = None,
     replace: bool = False,
+    secrets: list[str] | None = None,
+    secret_headers: dict[str, str] | None = None,
 ) -> ServerConfig:
+    """Validate and save in one step (tests, and `gigi mcp add` without sealed secrets)."""
+    server = new_server(
+        root,
+        name,
+        stdio=stdio,
+        url=url,
+        env=env,
+        headers=headers,
+        timeout=timeout,
+        replace=replace,
+        secrets=secrets,
+        secret_headers=secret_headers,
+    )
+    save_server(root, name, server)
+    return server
+
+
+def new_server(
+    root: Path,
+    name: str,
+    *,
+    stdio: str | None,
+    url: str | None,
+    env: dict[str, str],
+    headers: dict[str, str],
+    timeout: float | None = None,
+    replace: bool = False,
+    secrets: list[str] | None = None,
+    secret_headers: dict[str, str] | None = None,
+) -> ServerConfig:
+    """A validated server, not saved yet: its secrets are sealed before the file names them."""
     check_server_name(name)
     config = load_config(root)
     if name in config.servers and not replace:
         raise McpConfigError(
             f"server {name!r} is already in {config_path(root)}", hint="use --replace"
         )
-    raw: dict[str, Any] = {"env": env, "headers": headers}
+    raw: dict[str, Any] = {
+        "env": env,
+        "headers": headers,
+        "secrets": list(secrets or []),
+        "secret_headers": dict(secret_headers or {}),
+    }
     if stdio is not None:
         raw["stdio"] = shlex.split(stdio)
     if url is not None:
@@ -67,10 +111,13 @@ def add_server(
         server = ServerConfig.model_validate(raw)
     except Exception as exc:
         raise McpConfigError(f"server {name!r}: {_first_error(exc)}") from None
-    servers = dict(config.servers)
+    return server
+
+
+def save_server(root: Path, name: str, server: ServerConfig) -> None:
+    servers = dict(load_config(root).servers)
     servers[name] = server
     save_config(root, McpConfig(servers=servers))
-    return server
 
 
 def remove_server(root: Path, name: str) -> bool:
@@ -93,8 +140,9 @@ def server_config(root: Path, name: str) -> ServerConfig:
     return config.servers[name]
 
 
-async def refresh(root: Path, name: str) -> Refreshed:
-    """Connect once, list the tools, record them and regenerate the manifest."""
+async def refresh(root: Path, name: str, secrets: Opener | None = None) -> Refreshed:
+    """Connect once, list the tools, record them and regenerate the manifest (``secrets``
+    opens the server's sealed values; the CLI passes the store's)."""
     config = server_config(root, name)
     pins = load_pins(root, name)
     seen: dict[str, dict[str, Any]] = {}
@@ -102,7 +150,9 @@ async def refresh(root: Path, name: str) -> Refreshed:
     def on_listing(_server: str, definitions: dict[str, dict[str, Any]]) -> None:
         seen.update(definitions)
 
-    session = ServerSession(name, config, on_listing=on_listing, log_dir=root / "logs")
+    session = ServerSession(
+        name, config, on_listing=on_listing, log_dir=root / "logs", secrets=secrets
+    )
     try:
         await session.client()
     finally:
@@ -128,9 +178,13 @@ def approve(root: Path, name: str) -> Pins:
     return pins
 
 
-def describe(root: Path) -> list[dict[str, Any]]:
-    """One row per server for ``gigi mcp list``: never a variable's value, only its name."""
+def describe(
+    root: Path, fingerprints: dict[str, dict[str, str]] | None = None
+) -> list[dict[str, Any]]:
+    """One row per server for ``gigi mcp list``: never a value, only names and, for sealed
+    secrets, fingerprints (None: not in the store, or the store was not opened)."""
     config = load_config(root)
+    fingerprints = fingerprints or {}
     rows = []
     for name, server in sorted(config.servers.items()):
         pins = load_pins(root, name)
@@ -149,6 +203,8 @@ def describe(root: Path) -> list[dict[str, Any]]:
                 "target": shlex.join(server.stdio) if server.stdio else server.url,
                 "env": sorted(server.env),
                 "headers": sorted(server.headers),
+                "secrets": {k: fingerprints.get(name, {}).get(k) for k in server.secrets},
+                "secret_headers": dict(server.secret_headers),
                 "approved": pins.is_approved,
                 "approved_at": pins.approved_at,
                 "observed_at": pins.observed_at,

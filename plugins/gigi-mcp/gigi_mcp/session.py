@@ -19,8 +19,9 @@ from typing import Any
 
 from gigi_core import ToolExecutionError
 from gigi_mcp.config import ServerConfig
-from gigi_mcp.errors import ServerUnavailable
+from gigi_mcp.errors import McpConfigError, ServerUnavailable
 from gigi_mcp.pins import definition_of
+from gigi_mcp.sealed import Opener, resolve
 
 log = logging.getLogger(__name__)
 Listing = Callable[[str, dict[str, dict[str, Any]]], None]
@@ -53,10 +54,17 @@ def is_protocol_answer(exc: BaseException) -> bool:
 
 class ServerSession:
     def __init__(
-        self, name: str, config: ServerConfig, *, on_listing: Listing, log_dir: Path | None
+        self,
+        name: str,
+        config: ServerConfig,
+        *,
+        on_listing: Listing,
+        log_dir: Path | None,
+        secrets: Opener | None = None,
     ) -> None:
         self.name = name
         self.config = config
+        self.secrets = secrets  # opens sealed values at each start; None: env references only
         self.on_listing = on_listing
         self.log_dir = log_dir
         self.failures = 0
@@ -128,9 +136,11 @@ class ServerSession:
         self.failures += 1
         delay = min(BACKOFF_MAX, 0.5 * 2 ** (self.failures - 1))
         self.retry_at = time.monotonic() + delay
-        self.last_error = _describe(exc)
+        # This reaches the model (tool errors, deny reasons): our own config errors (written
+        # never to quote a value) as they are, anything else by class; the log has more.
+        self.last_error = str(exc) if isinstance(exc, McpConfigError) else type(exc).__name__
         self._client = None
-        log.warning("mcp server %s failed (%s); retry in %.1fs", self.name, self.last_error, delay)
+        log.warning("mcp server %s failed (%s); retry in %.1fs", self.name, _describe(exc), delay)
 
     async def _own(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
         from mcp import Client
@@ -163,6 +173,7 @@ class ServerSession:
             self._client = None
 
     async def _transport(self, stack: contextlib.AsyncExitStack) -> Any:
+        env, headers = await resolve(self.config, self.name, self.secrets)  # never logged
         if self.config.stdio is not None:
             from mcp import StdioServerParameters
             from mcp.client.stdio import stdio_client
@@ -170,7 +181,7 @@ class ServerSession:
             params = StdioServerParameters(
                 command=self.config.stdio[0],
                 args=self.config.stdio[1:],
-                env=self.config.child_env(self.name),  # merged onto the SDK's safe default set
+                env=env,  # merged onto the SDK's safe default set
                 cwd=self.config.cwd,
             )
             errlog = stack.enter_context(self._errlog())
@@ -180,7 +191,7 @@ class ServerSession:
 
         # The SDK's own timeouts (a response stream may stay open), our headers; no redirects.
         http = httpx2.AsyncClient(
-            headers=self.config.http_headers(self.name),
+            headers=headers,
             timeout=httpx2.Timeout(30.0, read=300.0),
             follow_redirects=False,
         )

@@ -55,10 +55,17 @@ async def listed_and_approved(home: Path, name: str, *, approve: bool = True) ->
 
 @asynccontextmanager
 async def bridge_kernel(
-    tmp_path: Path, database_url: str | None, *enabled: str, allow_external: bool = False
+    tmp_path: Path,
+    database_url: str | None,
+    *enabled: str,
+    allow_external: bool = False,
+    secret_key: str | None = None,
 ) -> AsyncIterator[Any]:
-    """A kernel with the mcp plugin loaded (manifests generated now) and servers enabled in g1."""
-    async with open_test_kernel(tmp_path, plugins=["mcp"], database_url=database_url) as kernel:
+    """A kernel with the mcp plugin loaded (manifests generated now) and servers enabled in g1;
+    pass the same ``secret_key`` to reopen what an earlier kernel sealed."""
+    async with open_test_kernel(
+        tmp_path, plugins=["mcp"], database_url=database_url, secret_key=secret_key
+    ) as kernel:
         for server in enabled:
             await kernel.enable_plugin("g1", f"mcp_{server}", allow_external=allow_external)
         yield kernel
@@ -78,6 +85,14 @@ async def eventually(check: Callable[[], bool], seconds: float = 10.0) -> bool:
             return True
         await asyncio.sleep(0.05)
     return check()
+
+
+def new_secret_key() -> str:
+    """An operator key in GIGI_SECRET_KEY's format: 32 random bytes, URL-safe base64."""
+    import base64
+    import os
+
+    return base64.urlsafe_b64encode(os.urandom(32)).decode().rstrip("=")
 
 
 def spec_of(kernel: Any, action: str) -> Any:

@@ -42,11 +42,11 @@ def test_add_list_approve_remove(home, monkeypatch, tmp_path) -> None:
     refused = CliRunner().invoke(_cli(), ["mcp", "approve", "hostile"], input="n\n")
     assert refused.exit_code != 0 and '"name": "lookup"' in refused.output
     approved = run("mcp", "approve", "hostile", "--yes")
-    assert approved.exit_code == 0 and "approved 10 tool(s)" in approved.output
+    assert approved.exit_code == 0 and "approved 12 tool(s)" in approved.output
     again = run("mcp", "approve", "hostile", "--yes")
     assert "nothing changed since the last approval" in again.output
     as_json = json.loads(run("mcp", "approve", "hostile", "--json").output)
-    assert as_json == {"server": "hostile", "approved": False, "tools": 10, "diff": ""}
+    assert as_json == {"server": "hostile", "approved": False, "tools": 12, "diff": ""}
     rows = {t["tool"]: t for t in json.loads(run("mcp", "list", "--json").output)[0]["tools"]}
     assert rows["pid"]["safety"] == "read_only" and rows["pid"]["status"] == "approved"
 
@@ -57,7 +57,8 @@ def test_add_list_approve_remove(home, monkeypatch, tmp_path) -> None:
     assert dupe.exit_code != 0 and "already in" in dupe.output
     bad = CliRunner().invoke(_cli(), ["mcp", "add", "Bad", "--stdio", "x", "--no-connect"])
     assert bad.exit_code != 0 and "server name 'Bad'" in bad.output
-    assert json.loads(run("mcp", "remove", "hostile", "--json").output) == {"removed": "hostile"}
+    removed = json.loads(run("mcp", "remove", "hostile", "--json").output)
+    assert removed == {"removed": "hostile", "secrets_removed": []}
     assert json.loads(run("mcp", "list", "--json").output) == []
     assert not (home / "pins" / "hostile.json").exists()
     assert not (home / "manifests" / "mcp_hostile.yaml").exists()

@@ -120,6 +120,7 @@ async def test_a_definition_changed_after_approval_is_quarantined(
             await call(kernel, "mcp_hostile.lookup", {"word": "a"})
         with pytest.raises(PolicyDenied, match="definition changed since it was approved"):
             await call(kernel, "mcp_hostile.lookup", {"word": "a"})
+        assert "mcp_hostile.lookup" not in await _offerable(kernel)  # withdrawn mid-run
         # other tools of the server are unaffected
         assert (await call(kernel, "mcp_hostile.pid", {}))["pid"] > 0
     # on the next start the changed tool is declared with the approved text and not offered
@@ -139,18 +140,31 @@ async def test_a_definition_changed_after_approval_is_quarantined(
         assert (await call(kernel, "mcp_hostile.lookup", {"word": "a"}))["result"]
 
 
-async def test_tools_list_changed_during_a_session_quarantines_at_once(
+async def _offerable(kernel) -> set[str]:
+    return {a.name for a in await kernel.policy.offerable(ADMIN, "g1")}
+
+
+async def test_tools_list_changed_during_a_session_withdraws_the_tool_at_once(
     home, tmp_path, database_url, hostile
 ) -> None:
     await listed_and_approved(home, "hostile")
     async with bridge_kernel(tmp_path, database_url, "hostile") as kernel:
         assert (await call(kernel, "mcp_hostile.lookup", {"word": "a"}))["result"]
+        assert "mcp_hostile.lookup" in await _offerable(kernel)
         assert (await call(kernel, "mcp_hostile.mutate", {}))["result"] == "mutated"
-        bridge = kernel.__dict__["gigi_mcp"]
-        assert await eventually(lambda: "mcp_hostile.lookup" in bridge.quarantine)
+        assert await eventually(lambda: "mcp_hostile.lookup" in kernel.withdrawn)
+        # the rug pull is no longer offered to the model, in this process, and is denied
+        offered = await _offerable(kernel)
+        assert "mcp_hostile.lookup" not in offered and "mcp_hostile.pid" in offered
+        assert wire_name("mcp_hostile.lookup") not in await _offered(kernel)
         with pytest.raises(PolicyDenied, match="definition changed since it was approved"):
             await call(kernel, "mcp_hostile.lookup", {"word": "a"})
         assert (await call(kernel, "mcp_hostile.pid", {}))["pid"] > 0
+        # the server goes back to the approved definition: offered and callable again
+        assert (await call(kernel, "mcp_hostile.restore", {}))["result"] == "restored"
+        assert await eventually(lambda: "mcp_hostile.lookup" not in kernel.withdrawn)
+        assert "mcp_hostile.lookup" in await _offerable(kernel)
+        assert (await call(kernel, "mcp_hostile.lookup", {"word": "a"}))["result"]
 
 
 async def test_lying_annotations_lose_to_the_operators_override(

@@ -196,6 +196,26 @@ def test_config_names_variables_never_values(home, monkeypatch) -> None:
         McpConfig.model_validate({"servers": {"Bad-Name": {"stdio": ["x"]}}})
 
 
+def test_sealed_secrets_are_keys_that_reach_the_server_one_way() -> None:
+    ok = ServerConfig(stdio=["x"], secrets=["API_TOKEN"])
+    assert ok.secrets == ["API_TOKEN"] and ok.child_env("s") == {}  # opened at start only
+    http = {"url": "http://127.0.0.1:1/mcp", "secrets": ["AUTH"]}
+    assert ServerConfig(**http, secret_headers={"Authorization": "AUTH"}).secret_headers
+    for bad, match in (
+        ({"stdio": ["x"], "secrets": ["Bearer abc"]}, "not a value"),
+        ({"stdio": ["x"], "secrets": ["T"], "env": {"T": "V"}}, "also in env"),
+        ({"stdio": ["x"], "secrets": ["T"], "secret_headers": {"A": "T"}}, "only an HTTP"),
+        (http, "sent nowhere"),
+        ({**http, "secret_headers": {"Authorization": "OTHER"}}, "KEY in secrets"),
+        (
+            {**http, "secret_headers": {"A": "AUTH"}, "headers": {"A": "VAR"}},
+            "also in headers",
+        ),
+    ):
+        with pytest.raises(ValueError, match=match):
+            ServerConfig(**bad)
+
+
 def test_a_broken_servers_file_names_the_file_and_field(home) -> None:
     home.mkdir(parents=True)
     (home / "servers.json").write_text(json.dumps({"servers": {"a": {"stdio": ["x"], "nope": 1}}}))
@@ -306,3 +326,17 @@ def test_a_running_bridge_never_overwrites_a_newer_approval(home) -> None:
     assert bridge.denial("mcp_s.t") is None
     bridge.on_listing("s", {})
     assert "no longer lists it" in bridge.denial("mcp_s.t")[0]
+
+
+def test_a_pasted_secret_in_place_of_a_variable_name_is_refused_without_echo(tmp_path) -> None:
+    """Review: `--env GITHUB_TOKEN=ghp_...` must not put the token into any message."""
+    from gigi_mcp import ops
+
+    token = "ghp_R3alTok3nLooking4bcdEF"
+    for env, headers in (({"GITHUB_TOKEN": token}, {}), ({}, {"Authorization": token})):
+        with pytest.raises(McpConfigError) as info:
+            ops.new_server(
+                tmp_path, "gh", stdio=None if headers else "x", url="http://127.0.0.1:9/mcp"
+                if headers else None, env=env, headers=headers,
+            )  # fmt: skip
+        assert token not in str(info.value) and "looks like a value" in str(info.value)

@@ -12,7 +12,14 @@ from typing import Any
 
 import pytest
 from gigi_mcp import ops
-from mcp_helpers import bridge_kernel, call, eventually, listed_and_approved, python_server
+from mcp_helpers import (
+    bridge_kernel,
+    call,
+    eventually,
+    listed_and_approved,
+    new_secret_key,
+    python_server,
+)
 
 from gigi_core import PolicyDenied
 
@@ -118,6 +125,33 @@ async def test_legacy_http_stale_session_restarts_and_headers_come_from_the_envi
         if path.is_file():
             assert "sekret-123" not in path.read_text(errors="replace"), path
     assert "sekret-123" not in json.dumps(ops.describe(home))
+
+
+async def test_a_sealed_secret_is_sent_as_the_header_the_config_names(
+    home, tmp_path, database_url, legacy_http
+) -> None:
+    from gigi_mcp import sealed
+    from gigi_mcp.errors import ServerUnavailable
+
+    url, legacy = legacy_http
+    ops.add_server(
+        home, "oldweb", stdio=None, url=url, env={}, headers={},
+        secrets=["AUTH"], secret_headers={"Authorization": "AUTH"},
+    )  # fmt: skip
+    key = new_secret_key()
+    async with bridge_kernel(tmp_path, database_url, secret_key=key) as kernel:
+        with pytest.raises(ServerUnavailable, match="sealed secret AUTH is not in the store"):
+            await ops.refresh(home, "oldweb", sealed.opener(kernel))
+        await sealed.seal(kernel, "oldweb", {"AUTH": "Bearer sealed-456"})
+        await ops.refresh(home, "oldweb", sealed.opener(kernel))
+    ops.approve(home, "oldweb")
+    async with bridge_kernel(tmp_path, database_url, "oldweb", secret_key=key) as kernel:
+        assert (await call(kernel, "mcp_oldweb.echo", {"text": "one"}))["content"]
+    assert set(legacy.AUTH) == {"Bearer sealed-456"}
+    for path in home.rglob("*"):
+        if path.is_file():
+            assert "sealed-456" not in path.read_text(errors="replace"), path
+    assert "sealed-456" not in json.dumps(ops.describe(home))
 
 
 async def test_a_current_server_over_streamable_http(home, tmp_path, database_url, modern_http):

@@ -8,6 +8,7 @@ between two starts of the server.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import time
@@ -83,6 +84,11 @@ def env_names() -> list[str]:
     return sorted(os.environ)
 
 
+@server.tool(description="The SHA-256 of one variable's value (never the value).", annotations=SAFE)
+def env_sha256(name: str) -> str:
+    return hashlib.sha256(os.environ.get(name, "").encode()).hexdigest()
+
+
 @server.tool(description="Always fails.", annotations=SAFE)
 def fails() -> str:
     raise ValueError("the backend is on fire")
@@ -96,6 +102,14 @@ async def mutate(ctx: Context) -> str:
     )
     await ctx.notify_tools_changed()
     return "mutated"
+
+
+@server.tool(description="Put the original lookup back, and announce it.", annotations=SAFE)
+async def restore(ctx: Context) -> str:
+    server.remove_tool("lookup")
+    server.add_tool(lookup, description=DESCRIPTION, annotations=SAFE)
+    await ctx.notify_tools_changed()
+    return "restored"
 
 
 @server.tool(description="Which process answers.", annotations=SAFE)

@@ -4,6 +4,7 @@ one kernel (the CLI) reaches another (the bot) at once instead of after its cach
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
@@ -85,7 +86,7 @@ async def test_a_notice_of_its_own_or_a_malformed_one_is_ignored(tmp_path, share
     async with open_test_kernel(tmp_path, database_url=shared_url) as kernel:
         seen: list[Change] = []
         kernel.changes.subscribe("facts", seen.append)
-        kernel.changes._receive('{"o": "%s", "t": "facts"}' % kernel.changes.origin)
+        kernel.changes._receive(json.dumps({"o": kernel.changes.origin, "t": "facts"}))
         kernel.changes._receive("not json")
         kernel.changes._receive('{"o": "other"}')
         assert seen == []

@@ -4,6 +4,7 @@ by every process on PostgreSQL, and keys stored only as keyed hashes."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 
 from sqlalchemy import select
 
@@ -78,7 +79,7 @@ async def test_turns_are_spaced_per_name(tmp_path, database_url) -> None:
         loop = asyncio.get_running_loop()
         start = loop.time()
         times = await _passes(kernel.limits, "identify.0", 0.3, 3)
-        gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+        gaps = [b - a for a, b in itertools.pairwise(times)]
         assert times[0] - start < 0.25 and all(g >= 0.28 for g in gaps)
         before = loop.time()
         await kernel.limits.wait_turn("identify.1", 0.3)  # another bucket waits for nobody
@@ -100,4 +101,4 @@ async def test_postgres_processes_take_turns(tmp_path, postgres_server) -> None:
 
         await asyncio.gather(turn(one), turn(two), turn(one), turn(two))
         times.sort()
-        assert all(b - a >= 0.35 for a, b in zip(times, times[1:], strict=False))
+        assert all(b - a >= 0.35 for a, b in itertools.pairwise(times))

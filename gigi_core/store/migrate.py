@@ -28,13 +28,22 @@ def alembic_config(version_locations: list[Path]) -> Any:
 
 async def upgrade(db: Database, plugin_versions: dict[str, Path]) -> None:
     """Bring the kernel and every plugin branch to its head."""
+    import sqlalchemy as sa
     from alembic import command
 
     cfg = alembic_config(list(plugin_versions.values()))
 
     def run(sync_conn: Any) -> None:
         cfg.attributes["connection"] = sync_conn
+        # Branches of plugins this process does not load (a `gigi` command with a narrower
+        # GIGI_LOAD_PLUGINS than the bot) are set aside and put back in the same transaction:
+        # alembic cannot upgrade past revisions it cannot locate.
+        foreign = _set_aside_foreign_heads(sync_conn, cfg)
         command.upgrade(cfg, "heads")
+        for revision in foreign:
+            sync_conn.execute(
+                sa.text("INSERT INTO alembic_version (version_num) VALUES (:v)"), {"v": revision}
+            )
 
     await db.check()
     try:
@@ -42,6 +51,24 @@ async def upgrade(db: Database, plugin_versions: dict[str, Path]) -> None:
             await conn.run_sync(run)
     except Exception as exc:
         raise StoreError(f"database migration failed: {exc}") from exc
+
+
+def _set_aside_foreign_heads(sync_conn: Any, cfg: Any) -> list[str]:
+    import sqlalchemy as sa
+    from alembic.script import ScriptDirectory
+
+    if not sa.inspect(sync_conn).has_table("alembic_version"):
+        return []
+    known = {rev.revision for rev in ScriptDirectory.from_config(cfg).walk_revisions()}
+    stored = [
+        row[0] for row in sync_conn.execute(sa.text("SELECT version_num FROM alembic_version"))
+    ]
+    foreign = [revision for revision in stored if revision not in known]
+    for revision in foreign:
+        sync_conn.execute(
+            sa.text("DELETE FROM alembic_version WHERE version_num = :v"), {"v": revision}
+        )
+    return foreign
 
 
 def script_heads(plugin_versions: dict[str, Path]) -> set[str]:

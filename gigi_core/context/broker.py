@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from gigi_core.context.modes import MODES
-from gigi_core.context.pack import Candidate, ContextPack, PackState, assemble
+from gigi_core.context.pack import HASHER, Candidate, ContextPack, PackState, assemble
 from gigi_core.retrieval.engine import Path, permitted_paths, retrieve
 from gigi_core.retrieval.port import Citation, Hit, RetrievalError, Scope, as_hit
 
@@ -121,16 +121,20 @@ async def build_context(
         missing = {sid: v[2] for sid, v in previous.items.items() if sid not in found}
         refreshed, gone, expired = await _recheck(missing, paths, scope, settings)
         candidates += [Candidate(h, 0.0, missing[h.source_id]) for h in refreshed]
-    pack = assemble(
-        candidates,
-        mode=mode,
-        settings=settings,
-        now=now,
-        previous=previous,
-        gone=gone,
-        expired=expired,
-        provider=provider,
-    )
+    keyed = HASHER.set(kernel.state_sealer.keyed_hash)  # stored fingerprints are keyed
+    try:
+        pack = assemble(
+            candidates,
+            mode=mode,
+            settings=settings,
+            now=now,
+            previous=previous,
+            gone=gone,
+            expired=expired,
+            provider=provider,
+        )
+    finally:
+        HASHER.reset(keyed)
     pack.extra_trace = trace
     return pack
 

@@ -8,7 +8,8 @@ this decides labels, stale markers, trimming and what the next turn needs (``Pac
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -41,13 +42,19 @@ def section_of(kind: str) -> str:
     return SECTION_OF_KIND.get(kind, "related")
 
 
+# The broker sets the kernel's keyed hash here: stored fingerprints then cannot be used to
+# confirm a guess of a short message's text (plain SHA-256 only without a kernel, in tests).
+HASHER: ContextVar[Callable[[bytes], str] | None] = ContextVar("gigi_pack_hasher", default=None)
+
+
 def fingerprint(hit: Hit) -> str:
-    """What identifies an item's content as the model saw it (64 bits of SHA-256)."""
+    """What identifies an item's content as the model saw it (64 bits, keyed when it can)."""
     when = repr(hit.timestamp.timestamp()) if hit.timestamp else ""
     raw = "\x1f".join(
         (hit.source_id, hit.kind, hit.text, when, str(hit.edited), str(hit.superseded))
-    )
-    return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:16]
+    ).encode("utf-8")
+    keyed = HASHER.get()
+    return (keyed(raw) if keyed is not None else hashlib.sha256(raw).hexdigest())[:16]
 
 
 @dataclass(frozen=True)
@@ -89,7 +96,9 @@ class PackItem:
         if self.truncated:
             marks.append("truncated to fit")
         note = f" ({'; '.join(marks)})" if marks else ""
-        return f"[{self.label}] {self.citation()}{note} — {self.hit.text}"
+        # One line per item: text that imitates the pack's own headings or items stays data.
+        text = " ".join(self.hit.text.split())
+        return f"[{self.label}] {self.citation()}{note} — {text}"
 
 
 @dataclass(frozen=True)

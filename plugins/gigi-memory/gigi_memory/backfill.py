@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from gigi_core import ToolExecutionError
 from gigi_core.events import MessageCreated
 from gigi_memory import importer, tables
+from gigi_memory.erasures import Erased
 from gigi_memory.observe import create_op, millis
 from gigi_memory.policy import DAY_MS, now_ms
 
@@ -172,6 +173,7 @@ async def _ingest(
     ]
     messages: list[MessageCreated] = list(page.messages)
     known = await importer._existing(svc, guild, [m.message_id for m in messages])
+    erased = await Erased.load(kernel, svc, guild)
     queued: list[str] = []
     skipped, older = 0, False
     for m in messages:
@@ -193,6 +195,7 @@ async def _ingest(
             or m.message_id in known
             or not gate.ingest
             or _in_secure(created, secure)
+            or erased.before(m.author_id, created)  # the author asked to be forgotten
         ):
             skipped += 1
             continue

@@ -201,6 +201,7 @@ async def run_import(
     channel_id: str | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> ImportReport:
+    from gigi_memory.erasures import Erased
     from gigi_memory.service import service_of
 
     channel = channel_id or export.channel_id
@@ -229,10 +230,13 @@ async def run_import(
     ]
     report = ImportReport(guild_id, channel, total=len(export.messages))
     existing = await _existing(svc, guild_id, [m.id for m in export.messages])
+    erased = await Erased.load(kernel, svc, guild_id)
     queued: list[str] = []
     seen: set[str] = set()
     for done, msg in enumerate(export.messages, start=1):
         reason = _skip(svc, guild_id, channel, msg, secure)
+        if reason is None and erased.before(msg.author_id, msg.created_ms):
+            reason = "authors who asked to be forgotten"
         if reason is None and (msg.id in existing or msg.id in seen):
             report.already += 1
         elif reason is not None:

@@ -57,8 +57,12 @@ async def export_user(kernel: Any, user_id: str, guild_id: str | None) -> dict[s
 
 async def delete_user(kernel: Any, user_id: str, guild_id: str | None) -> dict[str, int]:
     """Ordered after what the writer holds, so a message queued a moment ago goes too."""
+    from gigi_memory import erasures
+
     svc = service_of(kernel)
-    return await svc.writer.submit(Op("purge_user", guild_id, {"user_id": user_id})) or {}
+    counts = await svc.writer.submit(Op("purge_user", guild_id, {"user_id": user_id})) or {}
+    await erasures.mark(kernel, svc, user_id, guild_id)  # no sync or import brings them back
+    return counts
 
 
 async def purge_guild(kernel: Any, guild_id: str) -> dict[str, int]:

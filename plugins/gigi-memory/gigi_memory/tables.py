@@ -137,3 +137,12 @@ backfills = sa.Table(
     sa.Column("started_ms", sa.BigInteger, nullable=False),
     sa.Column("updated_ms", sa.BigInteger, nullable=False),
 )
+
+
+erasures = sa.Table(
+    "memory_erasures",  # migrations/memory_0003: who asked to be forgotten, and when
+    metadata,
+    sa.Column("guild_id", sa.String(64), primary_key=True),  # "*": every guild
+    sa.Column("author_key", sa.String(64), primary_key=True),  # kernel.privacy.pseudonym
+    sa.Column("erased_ms", sa.BigInteger, nullable=False),
+)

@@ -169,3 +169,15 @@ def test_the_cli_imports_with_progress_and_json(database_url, tmp_path, monkeypa
             assert (await call(k, "recent", limit=1))["messages"][0]["snippet"] == "message 250"
 
     asyncio.run(check())
+
+
+async def test_an_import_after_a_privacy_delete_skips_the_members_old_messages(kernel) -> None:
+    await enable(kernel, days=30)
+    await kernel.privacy.delete("u7", "g1")
+    data = parse_export(
+        export(msg("201", "canaryforgotten words", author="u7"), msg("202", "kept words"))
+    )
+    report = await run_import(kernel, data, guild_id="g1")
+    assert report.imported == 1
+    assert report.skipped == {"authors who asked to be forgotten": 1}
+    assert "canaryforgotten" not in await dump_text(kernel)

@@ -54,6 +54,7 @@ async def test_tables_come_from_the_memory_branch(kernel) -> None:
         "memory_mentions",
         "memory_segments",
         "memory_backfills",
+        "memory_erasures",
     }
     if kernel.db.dialect == "sqlite":
         found = await rows(kernel, "SELECT name FROM sqlite_master WHERE name LIKE 'memory%'")

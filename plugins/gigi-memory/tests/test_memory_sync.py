@@ -232,3 +232,30 @@ async def test_deleting_a_members_data_forgets_that_they_started_a_sync(kernel, 
     ]
     await kernel.privacy.delete(ADMIN.id, "g1")
     assert [r[0] for r in await rows(kernel, "SELECT started_by FROM memory_backfills")] == [None]
+
+
+async def test_a_sync_after_a_privacy_delete_never_brings_the_member_back(kernel, fast_retries):
+    from memory_helpers import dump_text, rows
+
+    await enable(kernel, "c1")
+    old = [
+        message(
+            "canaryerased old words", message_id="9001", author_id="u7", created_at=ago(days=3)
+        ),
+        message("someone else postgres", message_id="9002", author_id="u8", created_at=ago(days=3)),
+    ]
+    kernel.history.register("fake", FakeHistory(old))
+    await kernel.privacy.delete("u7", "g1")  # before any sync: nothing stored yet
+    await sync(kernel)
+    await finish(kernel)
+    stored = await dump_text(kernel)
+    assert "canaryerased" not in stored and "someone else" in stored
+    marks = await rows(kernel, "SELECT author_key FROM memory_erasures")
+    assert marks and all("u7" not in r[0] for r in marks)  # a pseudonym, never the id
+    later = message(
+        "u7 came back canarynew", message_id="9003", author_id="u7", created_at=ago(seconds=0)
+    )
+    kernel.history.register("fake", FakeHistory([*old, later]))
+    await sync(kernel)
+    await finish(kernel)
+    assert "canarynew" in await dump_text(kernel)  # what they wrote after is theirs to share

@@ -1,4 +1,5 @@
-"""memory: backfill checkpoints, one per channel being (or last) synced from its history.
+"""memory: backfill checkpoints, one per channel being (or last) synced from its history,
+and erasure marks, so a sync or an import never brings back what a member had deleted.
 
 Revision ID: memory_0003
 
@@ -35,6 +36,14 @@ def upgrade() -> None:
         sa.Column("updated_ms", sa.BigInteger, nullable=False),
     )
 
+    op.create_table(
+        "memory_erasures",  # a member's keyed pseudonym, never their id
+        sa.Column("guild_id", sa.String(64), primary_key=True),  # "*": every guild
+        sa.Column("author_key", sa.String(64), primary_key=True),
+        sa.Column("erased_ms", sa.BigInteger, nullable=False),
+    )
+
 
 def downgrade() -> None:
+    op.drop_table("memory_erasures")
     op.drop_table("memory_backfills")

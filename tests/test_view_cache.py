@@ -213,3 +213,18 @@ async def test_a_revoke_during_a_concurrent_read_applies_to_the_next_decision(
     assert SECRET in await other_request  # it decided before the revoke: fine
     monkeypatch.setattr(view_module, "_read", read)
     assert SECRET not in await offered(kernel)
+
+
+async def test_a_new_member_reuses_the_guilds_facts_and_offer(kit) -> None:
+    """One query for a new member (their grants), and the same offer for the same grants."""
+    kernel, _, _ = kit
+    first = await kernel.policy.offerable(USER, "g1")
+    assert "box.echo" in {a.name for a in first}
+    async with kernel.db.session() as s:  # another process disables box behind our back
+        await s.execute(update(GuildPlugin).values(enabled=False))
+    newcomer = Actor(id="u-new")
+    again = await kernel.policy.offerable(newcomer, "g1")
+    assert again is first  # the guild's facts and the offer for these grants were reused
+    await kernel.add_grant("g1", "box.admin", "user", "u-new")  # through the kernel: cleared
+    granted = {a.name for a in await kernel.policy.offerable(newcomer, "g1")}
+    assert not {n for n in granted if n.startswith("box.")}  # the fresh read: box disabled

@@ -209,9 +209,10 @@ class PolicyEngine:
                 from gigi_core.policy.view import guild_view
 
                 view = await guild_view(self.kernel, actor, guild_id)
-            offered = view.offers.get(actor.is_admin)
+            key = (view.grants, actor.is_admin)  # with the guild's facts, all it depends on
+            offered = view.offers.get(key)
             if offered is None:
-                offered = view.offers[actor.is_admin] = tuple(
+                offered = view.offers[key] = tuple(
                     sorted(
                         (
                             action

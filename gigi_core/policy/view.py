@@ -37,8 +37,20 @@ class GuildView:
     hook_capabilities: frozenset[str]
     configs: dict[str, dict[str, Any]] = field(default_factory=dict)  # plain fields only
     hook_failure: str | None = None  # a capabilities_for hook failed: every call is denied
-    # What the policy offers on these facts, per admin flag (the only other input).
-    offers: dict[bool, tuple[Any, ...]] = field(default_factory=dict, compare=False, repr=False)
+    # What the policy offers on these facts, per (grants, admin flag): shared by every view
+    # of the guild read from the same guild facts, so a new member with the same grants as
+    # another reuses the offer instead of deciding every action again.
+    offers: dict[Any, tuple[Any, ...]] = field(default_factory=dict, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class _GuildFacts:
+    """The guild's half of a view (plugin rows), the same for every member."""
+
+    enabled: frozenset[str]
+    external: frozenset[str]
+    configs: dict[str, dict[str, Any]]
+    offers: dict[Any, tuple[Any, ...]] = field(default_factory=dict)
 
 
 class ViewCache:
@@ -60,6 +72,7 @@ class ViewCache:
         self.ttl = ttl
         self.generation = 0  # bumped by every clear: a read begun before it is not kept
         self._entries: dict[tuple[Any, ...], tuple[float, GuildView]] = {}
+        self._guilds: dict[str, tuple[float, _GuildFacts]] = {}
 
     def get(self, key: tuple[Any, ...]) -> GuildView | None:
         entry = self._entries.get(key)
@@ -74,9 +87,23 @@ class ViewCache:
             self._entries.clear()
         self._entries[key] = (time.monotonic() + self.ttl, view)
 
+    def guild(self, guild_id: str) -> _GuildFacts | None:
+        entry = self._guilds.get(guild_id)
+        if entry is None or entry[0] < time.monotonic():
+            return None
+        return entry[1]
+
+    def put_guild(self, guild_id: str, facts: _GuildFacts, generation: int) -> None:
+        if self.ttl <= 0 or generation != self.generation:
+            return
+        if len(self._guilds) >= self.max_entries:
+            self._guilds.clear()
+        self._guilds[guild_id] = (time.monotonic() + self.ttl, facts)
+
     def clear(self) -> None:
         self.generation += 1
         self._entries.clear()
+        self._guilds.clear()
 
 
 async def guild_view(kernel: Kernel, actor: Actor, guild_id: str) -> GuildView:
@@ -93,19 +120,39 @@ async def guild_view(kernel: Kernel, actor: Actor, guild_id: str) -> GuildView:
 
 
 async def _read(kernel: Kernel, actor: Actor, guild_id: str) -> GuildView:
-    async with kernel.db.engine.connect() as conn:  # two reads, one connection, no ORM
-        rows = (
-            await conn.execute(
-                select(
-                    GuildPlugin.plugin,
-                    GuildPlugin.enabled,
-                    GuildPlugin.allow_external,
-                    GuildPlugin.config,
-                    GuildPlugin.distribution,
-                ).where(GuildPlugin.guild_id == guild_id)
+    """The actor's grants, and the guild's plugin rows unless another member's read has them
+    cached: a new member costs one query, not two."""
+    generation = kernel.views.generation
+    facts = kernel.views.guild(guild_id)
+    async with kernel.db.engine.connect() as conn:  # no ORM
+        if facts is None:
+            facts = _guild_facts(
+                kernel, guild_id, (await conn.execute(_plugin_rows(guild_id))).all()
             )
-        ).all()
+            kernel.views.put_guild(guild_id, facts, generation)
         grants = frozenset((await conn.execute(actor_grants_query(guild_id, actor))).scalars())
+    return GuildView(
+        guild_id=guild_id,
+        enabled=facts.enabled,
+        external=facts.external,
+        grants=grants,
+        hook_capabilities=frozenset(),
+        configs=facts.configs,
+        offers=facts.offers,
+    )
+
+
+def _plugin_rows(guild_id: str) -> Any:
+    return select(
+        GuildPlugin.plugin,
+        GuildPlugin.enabled,
+        GuildPlugin.allow_external,
+        GuildPlugin.config,
+        GuildPlugin.distribution,
+    ).where(GuildPlugin.guild_id == guild_id)
+
+
+def _guild_facts(kernel: Kernel, guild_id: str, rows: list[Any]) -> _GuildFacts:
     # A row another distribution of the same name saved is not this plugin's (and is logged).
     usable = getattr(kernel.plugin_state, "usable", None)
     saved = {r[0] for r in rows}
@@ -113,11 +160,8 @@ async def _read(kernel: Kernel, actor: Actor, guild_id: str) -> GuildView:
     stored = {plugin: enabled for plugin, enabled, _, _ in rows}
     stored.update((p, False) for p in saved - set(stored))
     defaults = {p for p in getattr(kernel.plugin_state, "on_by_default", ()) if p not in stored}
-    return GuildView(
-        guild_id=guild_id,
+    return _GuildFacts(
         enabled=frozenset({p for p, on in stored.items() if on} | defaults),
         external=frozenset(p for p, _, external, _ in rows if external),
-        grants=grants,
-        hook_capabilities=frozenset(),
         configs={p: dict(config or {}) for p, _, _, config in rows},
     )

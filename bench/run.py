@@ -13,6 +13,9 @@ import agent_turn
 import cold_start
 import events_publish
 import jobs_drain
+import memory_count
+import memory_ingest
+import memory_observe
 import memory_search
 import offered_tools
 import retrieval_merge
@@ -33,6 +36,9 @@ def main() -> None:
     retrieval_merge.main()
     usage_report.main()  # minutes: 1M usage rows on each backend
     memory_search.main()  # minutes: 100k embedded messages on each backend
+    memory_ingest.main()  # minutes: 500k messages through the real path and raw, each backend
+    memory_observe.main()  # seconds: the event handler while the writer is busy
+    memory_count.main()  # minutes: 1M messages loaded on each backend
 
 
 if __name__ == "__main__":

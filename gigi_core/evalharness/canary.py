@@ -1,8 +1,11 @@
 """Canaries: unique strings planted where content enters Gigi, hunted for where it must not be.
 
-Content (request text, model text, tool arguments, tool results, keys) may live only in the
-reply and in sealed columns. After a case, every column of every table is read back — found
-by reflection, so a table added tomorrow is scanned too — and every log record is checked.
+Content (request text, model text, tool arguments, tool results, keys, messages a surface
+saw) may live only in the reply and in sealed columns. After a case, every column of every
+table is read back — found by reflection, so a plugin's tables and a table added tomorrow
+are scanned too, with no list of names — plus the terms of every SQLite FTS5 index, and
+every log record is checked. A canary is found by its random part too, so a copy that was
+tokenised (``canary 3f2a…`` in a search index, ``'3f2a…':2`` in a ``tsvector``) still counts.
 """
 
 from __future__ import annotations
@@ -66,7 +69,8 @@ class Canaries:
         return data
 
     def find(self, text: str) -> list[str]:
-        return [token for token in self.planted if token in text] if "canary-" in text else []
+        """The canaries in ``text``, whole or by their random part (a tokenised copy)."""
+        return [token for token in self.planted if token.removeprefix("canary-") in text]
 
 
 def as_text(value: Any) -> str:
@@ -101,7 +105,52 @@ async def scan_database(
                         continue
                     for token in canaries.find(as_text(value)):
                         leaks.add(Leak(f"{table}.{column}", canaries.planted[token]))
+        for table, terms in await _fts5_terms(conn):
+            for token in canaries.find(terms):
+                leaks.add(Leak(f"{table} (index terms)", canaries.planted[token]))
     return sorted(leaks, key=str)
+
+
+async def _fts5_terms(conn: Any) -> list[tuple[str, str]]:
+    """Every term of every SQLite FTS5 index, read through ``fts5vocab``: the index's own
+    blobs store terms prefix-compressed, so a raw read could miss a canary inside them."""
+    from sqlalchemy import text
+
+    if conn.dialect.name != "sqlite":
+        return []
+    found = await conn.execute(
+        text(
+            "SELECT name FROM sqlite_master WHERE type = 'table' "
+            "AND lower(sql) LIKE 'create virtual table%using fts5%'"
+        )
+    )
+    out = []
+    for (name,) in list(found):
+        vocab = f"gigi_canary_vocab_{uuid.uuid4().hex[:8]}"
+        quoted = name.replace('"', '""')
+        await conn.execute(
+            text(f'CREATE VIRTUAL TABLE temp."{vocab}" USING fts5vocab(main, "{quoted}", row)')
+        )
+        try:
+            terms = [row[0] for row in await conn.execute(text(f'SELECT term FROM temp."{vocab}"'))]
+        finally:
+            await conn.execute(text(f'DROP TABLE temp."{vocab}"'))
+        out.append((name, " ".join(str(t) for t in terms)))
+    return out
+
+
+async def scan_at_rest(
+    url: Any, canaries: Canaries, *, sealed: frozenset[tuple[str, str]] = SEALED_COLUMNS
+) -> list[Leak]:
+    """``scan_database`` on a fresh engine, after the kernel that wrote there has closed."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    engine = create_async_engine(make_url(url))
+    try:
+        return await scan_database(engine, canaries, sealed=sealed)
+    finally:
+        await engine.dispose()
 
 
 class LogCapture(logging.Handler):

@@ -211,6 +211,90 @@ class FollowUp(Strict):
         return self.confirm or self.reject or self.cancel or ""
 
 
+class MessageSpec(Strict):
+    """A message a surface saw (``MessageCreated``); ``dm``/``group_dm`` carry no guild."""
+
+    id: str
+    channel: str = "c1"
+    parent: str | None = None  # the channel of a thread
+    kind: Literal[
+        "text", "thread", "private_thread", "forum_post", "voice_text", "dm", "group_dm"
+    ] = "text"
+    author: str = "u1"
+    bot: bool = False
+    text: str = ""
+    mentions: list[str] = Field(default_factory=list)
+    ago: str | None = Field(default=None, pattern=r"^\d+[smhd]$")  # written that long ago
+
+
+class EditSpec(Strict):
+    """A message's new text (``MessageEdited``)."""
+
+    id: str
+    channel: str = "c1"
+    parent: str | None = None
+    text: str
+
+
+class DeleteSpec(Strict):
+    """Deleted messages, one or a bulk delete (``MessageDeleted``)."""
+
+    ids: list[str]
+    channel: str = "c1"
+    parent: str | None = None
+
+
+class SetupCall(Strict):
+    """A direct tool call before the request (``kernel.call_tool``, no model), e.g. an admin
+    enabling something; ``result`` lists keys the result must have with these values."""
+
+    action: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    actor: str = "admin"
+    channel: str | None = "c1"
+    result: dict[str, Any] = Field(default_factory=dict)
+
+
+class JobsSpec(Strict):
+    """Queue ``defer`` (job names, no arguments), then run jobs until idle; ``clock_ahead``
+    runs them with the wall clock (``time.time``) that far ahead: retention, expiry."""
+
+    defer: list[str] = Field(default_factory=list)
+    clock_ahead: str | None = Field(default=None, pattern=r"^\d+[smhd]$")
+
+
+class SetupStep(Strict):
+    """One thing that happens before the request: a surface event, a call or running jobs.
+
+    ``${canary}`` in a step is its own canary, so a leak names the step it came from.
+    """
+
+    message: MessageSpec | None = None
+    edit: EditSpec | None = None
+    delete: DeleteSpec | None = None
+    call: SetupCall | None = None
+    jobs: JobsSpec | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> SetupStep:
+        given = [self.message, self.edit, self.delete, self.call, self.jobs]
+        if sum(x is not None for x in given) != 1:
+            raise ValueError("a setup step is exactly one of message, edit, delete, call or jobs")
+        return self
+
+    def label(self, index: int) -> str:
+        if self.message is not None:
+            where = "a DM" if self.message.kind in ("dm", "group_dm") else self.message.channel
+            return f"setup {index} (message {self.message.id} in {where})"
+        if self.edit is not None:
+            return f"setup {index} (edit of {self.edit.id})"
+        if self.delete is not None:
+            return f"setup {index} (delete of {', '.join(self.delete.ids)})"
+        if self.call is not None:
+            return f"setup {index} (call {self.call.action})"
+        return f"setup {index} (jobs)"
+
+
 BUDGET_FIELDS = frozenset(Budgets.__dataclass_fields__)
 
 
@@ -224,6 +308,7 @@ class Case(Strict):
     evalkit: bool = True
     guild: Guild = Field(default_factory=Guild)
     actors: dict[str, ActorSpec] = Field(default_factory=dict)
+    setup: list[SetupStep] = Field(default_factory=list)
     request: RequestSpec = Field(default_factory=RequestSpec)
     transport: Literal["scripted", "wire", "none"] = "scripted"
     model: list[Turn] = Field(default_factory=list)
@@ -247,6 +332,11 @@ class Case(Strict):
         for step in self.then:
             if step.guild is None and step.actor not in names:
                 raise ValueError(f"unknown actor {step.actor!r}; known: {', '.join(sorted(names))}")
+        for setup in self.setup:
+            if setup.call is not None and setup.call.actor not in names:
+                raise ValueError(
+                    f"unknown actor {setup.call.actor!r}; known: {', '.join(sorted(names))}"
+                )
         return self
 
     def actor(self, name: str) -> ActorSpec:

@@ -14,12 +14,19 @@ from typing import TYPE_CHECKING, Any
 
 from gigi_core.agent.contracts import Budgets, Reply, Request
 from gigi_core.errors import GigiError
-from gigi_core.evalharness.canary import SEALED_COLUMNS, Canaries, capture_logs, scan_database
+from gigi_core.evalharness.canary import (
+    PLACEHOLDER,
+    SEALED_COLUMNS,
+    Canaries,
+    capture_logs,
+    scan_at_rest,
+)
 from gigi_core.evalharness.expect import Observation, check
 from gigi_core.evalharness.isolation import isolated_database
 from gigi_core.evalharness.loading import LoadedCase, load_cases
 from gigi_core.evalharness.models import ActorSpec, Case, FollowUp, GuildChange
 from gigi_core.evalharness.plugin import EvalKit
+from gigi_core.evalharness.surface import run_setup
 from gigi_core.evalharness.transport import WIRE_PLUGIN, Transport, make_transport
 from gigi_core.evalharness.warm import Warm, open_case_kernel, warm
 from gigi_core.policy.actor import Actor
@@ -98,8 +105,14 @@ async def run_case(
             return await run_case(loaded, database_url=database_url, sealed=sealed, shared=own)
     started = time.perf_counter()
     canaries = Canaries()
+    data = loaded.case.model_dump()
+    # Each setup step with a placeholder gets a canary of its own: a leak names its step.
+    data["setup"] = [
+        canaries.expand(raw, canaries.new(step.label(i))) if PLACEHOLDER in str(raw) else raw
+        for i, (step, raw) in enumerate(zip(loaded.case.setup, data["setup"], strict=True), 1)
+    ]
     token = canaries.new("a ${canary} placeholder")
-    case = Case.model_validate(canaries.expand(loaded.case.model_dump(), token))
+    case = Case.model_validate(canaries.expand(data, token))
     play = _Play(case, canaries, sealed)
     with (
         tempfile.TemporaryDirectory(prefix="gigi-eval-") as home,
@@ -160,10 +173,13 @@ class _Play:
         for spec in case.test_plugins:
             extra.append((spec.name, make_plugin(spec.factory, home, self.canaries)))
         async with open_case_kernel(shared, home, plugins, extra, database_url) as kernel:
+            url = kernel.db.engine.url
             self._count_handlers(kernel)
             await self._setup_guild(kernel)
             await self.transport.start(kernel, case.guild.id, self.canaries)
             try:
+                self.problems.extend(await run_setup(kernel, case))
+                self.executed.clear()  # expectations are about the request and what follows
                 runtime = self.transport.runtime(kernel, self._budgets())
                 await self._request(kernel, runtime)
                 for index, step in enumerate(case.then, 1):
@@ -171,12 +187,13 @@ class _Play:
                 left = self.transport.remaining()
                 if left and not case.allow_unused_turns:
                     self.problems.append(f"{left} scripted model turn(s) were never used")
-                if case.scan:
-                    await kernel.db.writer.drain()  # runs written behind their replies
-                    leaks = await scan_database(kernel.db.engine, self.canaries, sealed=self.sealed)
-                    self.leaks.extend(str(leak) for leak in leaks)
             finally:
                 await self.transport.stop()
+        if case.scan:
+            # At rest: the kernel and its plugins shut down, so everything written behind
+            # replies and events (runs, a plugin's batching writer) is in the database.
+            leaks = await scan_at_rest(url, self.canaries, sealed=self.sealed)
+            self.leaks.extend(str(leak) for leak in leaks)
 
     # -- setup -----------------------------------------------------------------------
 

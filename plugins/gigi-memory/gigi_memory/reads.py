@@ -86,15 +86,45 @@ def _phrase(dialect: str, words: list[str]) -> tuple[str, str, dict[str, Any]]:
     )
 
 
-async def count(conn: Any, dialect: str, f: Filters, words: list[str] | None) -> int:
+def _occurrences(dialect: str, words: list[str]) -> tuple[str, dict[str, Any]]:
+    """SQL summing how often the phrase occurs in each counted message's search text.
+
+    Search text is words joined by single spaces, so an occurrence is the phrase between
+    word boundaries. PostgreSQL: ``regexp_count`` of a space plus the phrase followed by a
+    space (a lookahead, so back-to-back occurrences are all found). SQLite has no regular
+    expressions: the spaces are doubled (every word stands as `` w ``) and the length the
+    phrase's removal takes away is divided by its length. Both count non-overlapping
+    occurrences, left to right, so they agree; words hold no regex metacharacters.
+    """
+    phrase = " ".join(words)
+    if dialect == "sqlite":
+        return (
+            "coalesce(sum((length(' ' || replace(m.search_text, ' ', '  ') || ' ') - "
+            "length(replace(' ' || replace(m.search_text, ' ', '  ') || ' ', :occ, ''))) "
+            "/ length(:occ)), 0)",
+            {"occ": " " + phrase.replace(" ", "  ") + " "},
+        )
+    return (
+        "coalesce(sum(regexp_count(' ' || m.search_text || ' ', :occ)), 0)",
+        {"occ": " " + phrase + "(?= )"},
+    )
+
+
+async def count(
+    conn: Any, dialect: str, f: Filters, words: list[str] | None
+) -> tuple[int, int | None]:
+    """(messages, occurrences of the words in them; None without words), in one query."""
     where, params, binds = _where(f)
     source = "memory_messages m"
+    occurrences = "NULL"
     if words:
         source, match, extra = _phrase(dialect, words)
         where = f"{match} AND {where}"
-        params |= extra
-    stmt = sa.text(f"SELECT count(*) FROM {source} WHERE {where}").bindparams(*binds)
-    return int(await conn.scalar(stmt, params) or 0)
+        occurrences, occ = _occurrences(dialect, words)
+        params |= extra | occ
+    sql = f"SELECT count(*), {occurrences} FROM {source} WHERE {where}"
+    row = (await conn.execute(sa.text(sql).bindparams(*binds), params)).one()
+    return int(row[0] or 0), None if row[1] is None else int(row[1])
 
 
 async def selective_words(conn: Any, dialect: str, words: list[str]) -> list[str]:

@@ -78,6 +78,9 @@ class MemoryService:
             with contextlib.suppress(BaseException):
                 await self._refresher
         await self.writer.close()
+        # No removed word may survive a stop inside SQLite's FTS5 segments (nothing when clean).
+        with contextlib.suppress(Exception):
+            await self.store.compact()
         await self.vectors.close()
 
     # -- what the writer needs ----------------------------------------------------------------

@@ -178,10 +178,11 @@ async def count(
             "counts by author, mention, channel and time still work"
         )
     async with svc.engine.connect() as conn:
-        n = await reads.count(conn, svc.dialect, f, words)
+        n, occurrences = await reads.count(conn, svc.dialect, f, words)
     counted = "messages" + (" containing the text" if words else "")
     return {
         "count": n,
+        "occurrences": occurrences,
         "counted": counted,
         "scope": where.as_dict(f) | {"remembered_channel_ids": _remembered(svc, ctx, where)},
         "filters": {

@@ -98,8 +98,15 @@ async def call_tool(
     )
     # The kernel's own rules first: a caller who may not use the action here learns nothing
     # of its arguments' schema. Vetoes need the validated arguments, so they come after.
+    # The cached policy facts (as agent runs use them: cleared by every change made through
+    # the kernel, and on PostgreSQL by other processes' changes too): one read, not three.
+    view = None
     try:
-        early = await kernel.policy.explain(actor, spec, guild_id)
+        from gigi_core.policy.engine import base_decision, facts_from
+        from gigi_core.policy.view import guild_view
+
+        view = await guild_view(kernel, actor, guild_id)
+        early = base_decision(actor, facts_from(view, kernel, spec, None))
     except Exception:  # decide() below fails closed with its own reason
         early = None
     if early is not None and early.outcome is Outcome.deny:
@@ -116,6 +123,7 @@ async def call_tool(
         guild_id,
         call={"action": spec.name, "args": filled, "guild_id": guild_id, "channel_id": channel_id},
         channel_visible=channel_visible,
+        view=view,
     )
     if decision.outcome is Outcome.deny:
         await _audit(kernel, _with(audit, status="denied", decision=decision))
@@ -123,6 +131,11 @@ async def call_tool(
     if decision.outcome is Outcome.confirm:
         await _audit(kernel, _with(audit, status="needs_confirmation", decision=decision))
         raise ConfirmationRequired(spec.name, decision.reason)
+    config = _LOAD
+    if view is not None:
+        config = await kernel.plugin_config(
+            guild_id, spec.plugin, plain=view.configs.get(spec.plugin, {})
+        )
     return await execute(
         kernel,
         spec,
@@ -134,6 +147,7 @@ async def call_tool(
         audit=audit,
         run_id=run_id,
         call_id=call_id,
+        config=config,
         channel_lister=channel_lister,
     )
 

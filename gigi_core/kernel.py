@@ -14,6 +14,7 @@ from gigi_core.events import ChannelSecured, Event
 from gigi_core.history import HistoryReaders
 from gigi_core.hooks import HookRunner
 from gigi_core.observers import EventBus
+from gigi_core.outbox import Outbox
 from gigi_core.plugins import LoadedPlugins, LoadOptions, load_plugins
 from gigi_core.policy.actor import Actor
 from gigi_core.policy.engine import PolicyEngine
@@ -58,6 +59,7 @@ class Kernel:
         self.views = ViewCache()
         self.events = EventBus(self)
         self.history = HistoryReaders()
+        self.outbox = Outbox(self)
         self.plugin_state = PluginStateStore(
             db, self.secrets, on_by_default=on_by_default, on_change=self._facts_changed
         )

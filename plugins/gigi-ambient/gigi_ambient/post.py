@@ -1,7 +1,7 @@
 """Posting answers and staff notes: the one place that talks to the kernel's outbox port.
 
-``kernel.outbox`` posts with no pings at all and splits long text; until a kernel has it,
-nothing can be posted and answers are counted as undelivered (the log says why).
+``kernel.outbox`` posts with no pings at all (allowed mentions none) and splits long text;
+``PostUnavailable`` / ``PostForbidden`` are logged by class by the caller.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ class Poster(Protocol):
 
 
 class OutboxPoster:
-    """``kernel.outbox`` behind the ``Poster`` protocol."""
+    """``kernel.outbox`` behind the ``Poster`` protocol (no pings; long text is split)."""
 
     def __init__(self, kernel: Any) -> None:
         self.kernel = kernel
@@ -36,20 +36,13 @@ class OutboxPoster:
     async def post(
         self, guild_id: str, channel_id: str, text: str, reply_to: str | None = None
     ) -> str | None:
-        from gigi_core.events import OutboundMessage  # type: ignore[attr-defined]
+        from gigi_core.events import OutboundMessage
 
-        outbox = getattr(self.kernel, "outbox", None)
-        if outbox is None:
-            log.warning("ambient: this kernel has no outbox port; an answer was not posted")
-            return None
         message = OutboundMessage(
             guild_id=guild_id, channel_id=channel_id, text=text, reply_to=reply_to
         )
-        posted = await outbox.post(message, plugin=PLUGIN)
+        posted = await self.kernel.outbox.post(message, plugin=PLUGIN)
         return str(posted.message_id)
 
     async def can_post(self, guild_id: str, channel_id: str) -> bool:
-        outbox = getattr(self.kernel, "outbox", None)
-        if outbox is None:
-            return False
-        return bool(await outbox.can_post(guild_id, channel_id))
+        return bool(await self.kernel.outbox.can_post(guild_id, channel_id))

@@ -6,21 +6,20 @@ import json
 import pathlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from itertools import count
 from typing import Any
 
 from gigi_ambient.attempts import Backoff
 from gigi_ambient.service import AmbientService, service_of
 
 from gigi_core.events import MessageCreated
-from gigi_core.testing import open_test_kernel
+from gigi_core.testing import RecordingPoster, open_test_kernel
 from gigi_core.testing.fake_providers import FakeOpenAI, RecordingSleep
 
 GUILD, HERE, ADMIN = "100", "200", "1"
 PERSONA = "You are Luma, the server's cheerful helper.\nToday is {date}, {time}.\n{memory}"
-_ids = count(1000)
+_ids = iter(range(5_000_000, 10**9))  # apart from the poster's message ids
 
 
 def envelope(**fields: Any) -> str:
@@ -35,29 +34,6 @@ def envelope(**fields: Any) -> str:
         "hack": False,
     }
     return json.dumps({**base, **fields})
-
-
-@dataclass
-class Post:
-    guild_id: str
-    channel_id: str
-    text: str
-    reply_to: str | None
-
-
-@dataclass
-class RecordingPoster:
-    """Stands in for ``kernel.outbox`` (gigi_core.testing.RecordingPoster once it is on main)."""
-
-    posts: list[Post] = field(default_factory=list)
-    postable: set[str] = field(default_factory=set)
-
-    async def post(self, guild_id: str, channel_id: str, text: str, reply_to: str | None = None):
-        self.posts.append(Post(guild_id, channel_id, text, reply_to))
-        return str(next(_ids))
-
-    async def can_post(self, guild_id: str, channel_id: str) -> bool:
-        return channel_id in self.postable
 
 
 @dataclass
@@ -130,7 +106,7 @@ async def open_world(
         await configure(kernel, fake)
         svc = service_of(kernel)
         poster, sleeps = RecordingPoster(), RecordingSleep()
-        svc.poster = poster
+        kernel.outbox.register("test", poster)
         svc.backoff = Backoff(sleep=sleeps, jitter=lambda: 0.5)
         svc.clock = lambda: datetime(2026, 7, 13, 9, 30, tzinfo=UTC)
         await svc.enable(GUILD, HERE, PERSONA, ADMIN)

@@ -106,7 +106,7 @@ async def test_a_channel_the_author_cannot_see_is_never_answered_in(world) -> No
         return (user, channel) in seen
 
     world.svc.member_sees = member_sees
-    world.poster.postable = {"300", "400"}
+    world.poster.forbidden = {"555"}
     for channel, expected in (("400", HERE), ("<#300>", "300"), ("555", HERE)):
         world.fake.reply_text(envelope(answer="moved", answer_needed=True, channel=channel))
         await world.say("hi")

@@ -169,3 +169,9 @@ async def test_env_19_the_envelope_schema_is_pinned(world) -> None:
     assert body["required"] == list(FIELDS) and body["additionalProperties"] is False
     nullable = {k for k, v in body["properties"].items() if "null" in v["type"]}
     assert nullable == {"answer", "channel", "staff", "picture", "picture_count"}
+
+
+async def test_a_mention_is_left_to_the_surface_and_kept_as_history(world) -> None:
+    await world.say("@Gigi what is the time?", mentions_bot=True)
+    assert world.fake.requests == [] and world.poster.posts == []
+    assert [e.text for e in world.svc.history(GUILD).entries] == ["@Gigi what is the time?"]

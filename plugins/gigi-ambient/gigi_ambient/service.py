@@ -16,7 +16,7 @@ from typing import Any
 
 from gigi_ambient.attempts import AmbientError, Backoff
 from gigi_ambient.envelope import Delivery
-from gigi_ambient.history import History
+from gigi_ambient.history import Entry, History
 from gigi_ambient.post import MemberSees, OutboxPoster, Poster
 from gigi_ambient.responder import Responder, Settings, entry_of, short_path_match
 from gigi_ambient.store import AmbientStore, today
@@ -116,7 +116,13 @@ class AmbientService:
     # -- the gate ----------------------------------------------------------------------------
 
     async def observe(self, event: Any) -> None:
-        from gigi_core.events import ChannelDeleted, ChannelSecured, MessageCreated, MessageDeleted
+        from gigi_core.events import (
+            ChannelDeleted,
+            ChannelSecured,
+            MessageCreated,
+            MessageDeleted,
+            ReactionsCleared,
+        )
 
         guild = getattr(event, "guild_id", None)
         if guild is None:
@@ -126,6 +132,9 @@ class AmbientService:
             return
         if isinstance(event, ChannelSecured | ChannelDeleted):
             self.history(guild).forget_channel(event.channel_id)
+            return
+        if isinstance(event, ReactionsCleared):
+            await self._reactions_cleared(event)
             return
         if not isinstance(event, MessageCreated) or event.author_is_self or event.author_is_bot:
             return
@@ -158,6 +167,16 @@ class AmbientService:
             return
         if key not in self._workers or self._workers[key].done():
             self._workers[key] = asyncio.get_running_loop().create_task(self._work(key, queue))
+
+    async def _reactions_cleared(self, event: Any) -> None:
+        """ENV-13: the clearing is recorded in the channel's history as a note."""
+        if event.channel_id not in await self.channels(event.guild_id):
+            return
+        settings = await self.settings(event.guild_id)
+        history = self.history(event.guild_id)
+        note = f"(all {event.count} reactions were removed from message {event.message_id})"
+        history.append(Entry(event.channel_id, "user", "surface", note))
+        history.trim(settings.history_limit, settings.history_per_channel)
 
     def _archive(self, event: Any, settings: Settings) -> None:
         history = self.history(event.guild_id)

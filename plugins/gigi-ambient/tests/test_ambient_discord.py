@@ -87,3 +87,22 @@ async def test_ambient_answers_on_discord_without_pings(tmp_path) -> None:
         assert "hello folks" in sent["messages"][-1]["content"]
         # the persona's own answer is not answered again
         assert len(w["fake"].requests_to("chat")) == 1
+
+
+async def test_env_13_reaction_clear_events_are_recorded(tmp_path) -> None:
+    async with discord_world(tmp_path) as w:
+        channel, member = w["channel"], w["member"]
+        await w["svc"].enable(str(channel.guild.id), str(channel.id), "You are Luma.", None)
+        short = [[".*", ".*"]]  # archive everything: no model call in this test
+        await w["kernel"].configure_plugin(str(channel.guild.id), "ambient", {"short_path": short})
+        sent = await member.send(channel, "vote with reactions")
+        await member.react(sent, "👍")
+        await w["admin"].react(sent, "🎉")
+        w["env"].backend.clear_reactions(channel.id, sent.id)  # MESSAGE_REACTION_REMOVE_ALL
+        await settle(w)
+        texts = [e.text for e in w["svc"].history(str(channel.guild.id)).entries]
+        assert texts == [
+            "vote with reactions",
+            f"(all 2 reactions were removed from message {sent.id})",
+        ]
+        assert w["env"].errors == []  # the handler took discord.py's (message, reactions)

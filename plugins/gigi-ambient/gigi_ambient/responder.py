@@ -37,6 +37,7 @@ class Settings:
     tool_rounds: int = 4
     name: str | None = None
     precheck: bool = False
+    context: str = "none"
 
     @classmethod
     def from_config(cls, config: Any) -> Settings:
@@ -156,7 +157,7 @@ class Responder:
             kind="ambient",
             text=text,
             message_ids=(event.message_id,),
-            context="none",
+            context=settings.context,  # the broker's blocks go in the user turn, never the prefix
             persona=persona,
         )
 

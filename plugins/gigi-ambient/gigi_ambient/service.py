@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import deque
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -24,6 +25,7 @@ from gigi_ambient.store import AmbientStore, today
 log = logging.getLogger(__name__)
 KEY = "gigi_ambient"
 QUEUE = 32  # messages waiting per channel; past it a message is archived unanswered
+CHANNELS_SECONDS = 30.0  # how stale another process's /ambient enable may be here
 ANSWERED = 200  # the persona's own message ids kept per channel, to see replies to them
 
 
@@ -49,13 +51,13 @@ class AmbientService:
         self.member_sees: MemberSees = nobody_knows
         self.runtime: Any = None  # the agent runtime; None: the kernel's own
         self._channels: dict[str, dict[str, str]] = {}
+        self._read_at: dict[str, float] = {}
         self._histories: dict[str, History] = {}
         self._answered: dict[str, deque[str]] = {}
         self._queues: dict[tuple[str, str], asyncio.Queue[Any]] = {}
         self._workers: dict[tuple[str, str], asyncio.Task[None]] = {}
         self._pending: dict[tuple[str, str], dict[str, int]] = {}
         self._spent: dict[tuple[str, str], int] = {}
-        self._lock = asyncio.Lock()
 
     # -- facts ---------------------------------------------------------------------------
 
@@ -66,9 +68,13 @@ class AmbientService:
         return self._answered.setdefault(channel_id, deque(maxlen=ANSWERED))
 
     async def channels(self, guild_id: str) -> dict[str, str]:
+        """Enabled channels -> persona; re-read every ``CHANNELS_SECONDS`` so a change made
+        by another process on the same database applies here too."""
+        now = time.monotonic()
         found = self._channels.get(guild_id)
-        if found is None:
+        if found is None or now - self._read_at.get(guild_id, 0.0) > CHANNELS_SECONDS:
             found = self._channels[guild_id] = await self.store.channels_of(guild_id)
+            self._read_at[guild_id] = now
         return found
 
     async def settings(self, guild_id: str) -> Settings:

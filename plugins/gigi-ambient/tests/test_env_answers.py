@@ -175,3 +175,17 @@ async def test_a_mention_is_left_to_the_surface_and_kept_as_history(world) -> No
     await world.say("@Gigi what is the time?", mentions_bot=True)
     assert world.fake.requests == [] and world.poster.posts == []
     assert [e.text for e in world.svc.history(GUILD).entries] == ["@Gigi what is the time?"]
+
+
+async def test_the_routing_precheck_saves_the_full_call(world) -> None:
+    await world.kernel.configure_plugin(GUILD, "ambient", {"precheck": True, "name": "Luma"})
+    await world.kernel.llm.set_profile(f"guild:{GUILD}", "routing", "main", "gpt-router")
+    world.fake.reply_text(json.dumps({"answer_needed": False}))
+    await world.say("lol")
+    assert [b["model"] for b in world.chat_bodies()] == ["gpt-router"]
+    assert world.chat_bodies()[0]["response_format"]["json_schema"]["name"] == "precheck"
+    assert world.poster.posts == []
+    world.fake.reply_text(envelope(answer="Hi!", answer_needed=True))
+    await world.say("Luma, hello")  # direct: no pre-check, the full call
+    assert [b["model"] for b in world.chat_bodies()] == ["gpt-router", "gpt-main"]
+    assert world.answers() == ["Hi!"]

@@ -38,6 +38,7 @@ class Settings:
     name: str | None = None
     precheck: bool = False
     context: str = "none"
+    tool_reasoning_effort: str = "none"
 
     @classmethod
     def from_config(cls, config: Any) -> Settings:
@@ -137,7 +138,10 @@ class Responder:
             raise AmbientError(str(exc)) from None
         provider = self.kernel.llm.provider(resolution.provider)
         on_wire = bool(provider.supports.structured_output)
-        effort = (resolution.params or {}).get("reasoning_effort") or "none"
+        # ENV-21: the profile's effort, else the plugin's default ("none"; "omit": nothing)
+        effort = (resolution.params or {}).get("reasoning_effort") or settings.tool_reasoning_effort
+        if effort == "omit":
+            effort = None
         now = self.service.clock()
         persona = Persona(
             system=prompt.system_message(persona_text, now, schema_in_prompt=not on_wire),

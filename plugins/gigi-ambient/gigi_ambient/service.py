@@ -100,8 +100,8 @@ class AmbientService:
         pending = self._pending.setdefault(key, {})
         for name, value in counts.items():
             pending[name] = pending.get(name, 0) + value
-        if counts.get("tokens"):
-            self._spent[key] = self._spent.get(key, 0) + counts["tokens"]
+        if counts.get("tokens") and key in self._spent:  # else read with the pending ones
+            self._spent[key] += counts["tokens"]
 
     async def flush_counts(self) -> None:
         pending, self._pending = self._pending, {}

@@ -138,3 +138,13 @@ async def test_env_17_blocking_tool_execution_runs_in_a_worker_thread(tmp_path) 
         assert ticks >= 5  # the loop kept serving while the lookup slept 0.3 s
         tool_result = w.chat_bodies()[1]["messages"][-1]
         assert tool_result["role"] == "tool" and "1998" in tool_result["content"]
+
+
+async def test_tool_reasoning_effort_can_be_omitted_for_models_without_reasoning(tmp_path) -> None:
+    lookup, ctx = await lookup_world(tmp_path, config={"tool_reasoning_effort": "omit"})
+    async with ctx as w:
+        await w.kernel.enable_plugin(GUILD, "lookup")
+        w.fake.reply_text(envelope(answer=None))
+        await w.say("hello")
+        [body] = w.chat_bodies()
+        assert body["tools"] and "reasoning_effort" not in body

@@ -53,6 +53,7 @@ async def discord_world(tmp_path: pathlib.Path) -> AsyncIterator[dict[str, Any]]
 
 
 async def settle(w: dict[str, Any]) -> None:
+    await w["env"].settle()  # the bot's handlers ran and published
     await w["kernel"].events.drain()
     await w["svc"].drain()
     await w["env"].settle()

@@ -57,6 +57,16 @@ class History:
     def forget_messages(self, message_ids: set[str]) -> None:
         self.entries = [e for e in self.entries if e.message_id not in message_ids]
 
+    def edited(self, message_id: str, text: str | None) -> None:
+        """A message's new text; None (a withheld edit) drops the entry and its old text."""
+        kept = []
+        for e in self.entries:
+            if e.message_id != message_id:
+                kept.append(e)
+            elif text is not None:
+                kept.append(Entry(e.channel_id, e.role, e.author_id, text, e.message_id))
+        self.entries = kept
+
     def forget_author(self, author_id: str) -> int:
         before = len(self.entries)
         self.entries = [

@@ -127,6 +127,7 @@ class AmbientService:
             ChannelSecured,
             MessageCreated,
             MessageDeleted,
+            MessageEdited,
             ReactionsCleared,
         )
 
@@ -135,6 +136,9 @@ class AmbientService:
             return
         if isinstance(event, MessageDeleted):
             self.history(guild).forget_messages(set(event.message_ids))
+            return
+        if isinstance(event, MessageEdited):
+            self.history(guild).edited(event.message_id, None if event.withheld else event.text)
             return
         if isinstance(event, ChannelSecured | ChannelDeleted):
             self.history(guild).forget_channel(event.channel_id)

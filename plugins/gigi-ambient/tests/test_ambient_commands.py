@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from ambient_helpers import GUILD, envelope, open_world
 
@@ -114,3 +116,27 @@ async def test_deleted_messages_and_member_erasure_leave_the_history(tmp_path) -
 
         assert await delete_user_data("7", GUILD, w.kernel) == {"history": 1}
         assert len(w.svc.history(GUILD)) == 0
+
+
+async def test_edits_replace_or_drop_the_history_text_and_a_purge_forgets_the_guild(
+    tmp_path, database_url
+) -> None:
+    from gigi_ambient import purge_guild_data
+
+    from gigi_core.events import MessageEdited
+
+    async with open_world(tmp_path, database_url, config={"short_path": [[".*", ".*"]]}) as w:
+        first = await w.say("typo here")
+        second = await w.say("something private")
+        for mid, text, withheld in ((first, "no typo", False), (second, "", True)):
+            await w.kernel.publish(
+                MessageEdited(
+                    guild_id=GUILD, message_id=mid, channel_id="200", text=text,
+                    edited_at=datetime.now(UTC),
+                    withheld=withheld,
+                )
+            )  # fmt: skip
+        await w.settle()
+        assert [e.text for e in w.svc.history(GUILD).entries] == ["no typo"]
+        assert await purge_guild_data(GUILD, w.kernel) == {"channels": 1}
+        assert await w.svc.channels(GUILD) == {} and len(w.svc.history(GUILD)) == 0

@@ -20,7 +20,15 @@ Sleep = Callable[[float], Awaitable[None]]
 
 
 class AmbientError(GigiError):
-    """The ambient responder could not produce an answer; the message says why."""
+    """The ambient responder could not produce an answer; the message says why.
+
+    ``reasons`` are the attempts' termination reasons: what a log line may carry (the
+    message can quote a provider's words).
+    """
+
+    def __init__(self, message: str, *, hint: str | None = None, reasons: tuple[str, ...] = ()):
+        super().__init__(message, hint=hint)
+        self.reasons = reasons
 
 
 class AttemptFailed(Exception):
@@ -61,4 +69,5 @@ class Backoff:
             f"no usable answer after {self.attempts} attempts ({', '.join(reasons)}): {last}",
             hint="check the server's chat profile with `gigi llm profile list` and the "
             "provider's status; `gigi agent list --guild G` shows the failed runs",
+            reasons=tuple(reasons),
         )

@@ -135,7 +135,7 @@ class Responder:
         try:
             resolution = await self.kernel.llm.resolve(guild, "chat", event.author_id)
         except NothingToResolve as exc:
-            raise AmbientError(str(exc)) from None
+            raise AmbientError(str(exc), reasons=("no_provider",)) from None
         provider = self.kernel.llm.provider(resolution.provider)
         on_wire = bool(provider.supports.structured_output)
         # ENV-21: the profile's effort, else the plugin's default ("none"; "omit": nothing)

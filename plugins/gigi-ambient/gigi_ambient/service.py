@@ -202,7 +202,8 @@ class AmbientService:
                 await self.answer(event, persona, settings)
             except AmbientError as exc:
                 self.count(key[0], failures=1)
-                log.warning("ambient: no answer in channel %s: %s", key[1], exc.message)
+                reasons = ", ".join(exc.reasons) or "unknown"
+                log.warning("ambient: no answer in channel %s (%s)", key[1], reasons)
             except Exception as exc:  # a bug must not stop the channel's later messages
                 self.count(key[0], failures=1)
                 log.error("ambient: answering failed (%s)", type(exc).__name__)

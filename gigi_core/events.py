@@ -50,6 +50,7 @@ __all__ = [
     "PostedButton",
     "PostedMessage",
     "Poster",
+    "ReactionsCleared",
 ]
 
 
@@ -132,6 +133,16 @@ class ChannelSecured(Event):
 
     channel_id: str
     by: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReactionsCleared(Event):
+    """Every reaction was removed from a message at once (Discord's reaction clear)."""
+
+    channel_id: str
+    message_id: str
+    parent_channel_id: str | None = None
+    count: int = 0  # how many distinct reactions were removed
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -78,8 +78,10 @@ class AgentRuntime:
         actions = await self.kernel.policy.offerable(request.actor, request.guild_id, view)
         toolset = self._toolset(actions)
         pack = await context_step.gather(self.kernel, request, view.enabled)
+        persona = request.persona
         messages = [
-            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "system", "content": persona.system if persona else SYSTEM_PROMPT},
+            *(m.model_dump(mode="json") for m in (persona.history if persona else ())),
             {"role": "user", "content": context_step.prompt_text(request, pack)},
         ]
         state, journal = await self._start(request, "agent", toolset, messages=messages)

@@ -18,6 +18,17 @@ PLUGIN = "ambient"
 MemberSees = Callable[[str, str, str], Awaitable[bool | None]]
 
 
+def surface_member_sees(kernel: Any) -> MemberSees:
+    """What the surface serving the guild says now (``kernel.outbox.member``); None when no
+    surface here serves it or the author is no longer a member."""
+
+    async def sees(guild_id: str, channel_id: str, user_id: str) -> bool | None:
+        view = await kernel.outbox.member(guild_id, user_id)
+        return None if view is None else bool(await view.channel_visible(channel_id))
+
+    return sees
+
+
 class Poster(Protocol):
     async def post(
         self, guild_id: str, channel_id: str, text: str, reply_to: str | None = None

@@ -154,8 +154,13 @@ class Responder:
         text = prompt.user_turn(
             event.author_id, event.channel_id, event.text, direct=direct, reply_to=event.reply_to_id
         )
+        # Who the author is now (roles, admin flag, what they may read) from the surface;
+        # when no surface here can tell, the narrowest actor, who reads nothing.
+        view = await self.kernel.outbox.member(guild, event.author_id, shown_in=event.channel_id)
         request = Request(
-            actor=Actor(id=event.author_id),  # no roles known here: the narrowest actor
+            actor=view.actor if view is not None else Actor(id=event.author_id),
+            channel_visible=view.channel_visible if view is not None else None,
+            visible_channels=view.visible_channels if view is not None else None,
             guild_id=guild,
             channel_id=event.channel_id,
             kind="ambient",

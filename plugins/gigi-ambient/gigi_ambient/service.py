@@ -18,7 +18,7 @@ from typing import Any
 from gigi_ambient.attempts import AmbientError, Backoff
 from gigi_ambient.envelope import Delivery
 from gigi_ambient.history import Entry, History
-from gigi_ambient.post import MemberSees, OutboxPoster, Poster
+from gigi_ambient.post import MemberSees, OutboxPoster, Poster, surface_member_sees
 from gigi_ambient.responder import Responder, Settings, entry_of, short_path_match
 from gigi_ambient.store import AmbientStore, today
 
@@ -27,10 +27,6 @@ KEY = "gigi_ambient"
 QUEUE = 32  # messages waiting per channel; past it a message is archived unanswered
 CHANNELS_SECONDS = 30.0  # how stale another process's /ambient enable may be here
 ANSWERED = 200  # the persona's own message ids kept per channel, to see replies to them
-
-
-async def nobody_knows(guild_id: str, channel_id: str, user_id: str) -> bool | None:
-    return None
 
 
 def service_of(kernel: Any) -> AmbientService:
@@ -48,7 +44,7 @@ class AmbientService:
         self.backoff = Backoff()
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
         self.poster: Poster = OutboxPoster(kernel)
-        self.member_sees: MemberSees = nobody_knows
+        self.member_sees: MemberSees = surface_member_sees(kernel)
         self.runtime: Any = None  # the agent runtime; None: the kernel's own
         self._channels: dict[str, dict[str, str]] = {}
         self._read_at: dict[str, float] = {}

@@ -26,9 +26,9 @@ actions:
 
 
 class Lookup:
-    def __init__(self, tmp_path: Path, seconds: float = 0.0) -> None:
+    def __init__(self, tmp_path: Path, seconds: float = 0.0, *, default: str = "everyone") -> None:
         self.path = tmp_path / "lookup.yaml"
-        self.path.write_text(MANIFEST)
+        self.path.write_text(MANIFEST.replace("default: everyone", f"default: {default}"))
         self.seconds = seconds
         self.threads: list[str] = []
 

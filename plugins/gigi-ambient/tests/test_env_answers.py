@@ -11,6 +11,8 @@ from gigi_ambient.envelope import FIELDS
 from gigi_ambient.history import Entry, History
 from gigi_ambient.prompt import CONTEXT_HEADING
 
+from gigi_core import Actor
+
 
 async def test_env_01_model_answer_reaches_the_user(world) -> None:
     world.fake.reply_text(envelope(answer="Hi Bob!", answer_needed=True))
@@ -100,25 +102,17 @@ async def test_env_09_missing_channel_falls_back_to_the_message_channel(world) -
 
 
 async def test_a_channel_the_author_cannot_see_is_never_answered_in(world) -> None:
-    seen = {("42", "300")}
-
-    async def member_sees(guild: str, channel: str, user: str) -> bool:
-        return (user, channel) in seen
-
-    world.svc.member_sees = member_sees
+    # What the author may read comes from the surface serving the guild (kernel.outbox.member).
+    world.poster.members = {"42": (Actor(id="42"), frozenset({HERE, "300"}))}
     world.poster.forbidden = {"555"}
     for channel, expected in (("400", HERE), ("<#300>", "300"), ("555", HERE)):
         world.fake.reply_text(envelope(answer="moved", answer_needed=True, channel=channel))
         await world.say("hi")
         assert world.poster.posts[-1].channel_id == expected  # 400: hidden; 555: bot may not
-    world.svc.member_sees = _unknown
+    world.poster.members = {}  # no longer a member, or no surface can tell
     world.fake.reply_text(envelope(answer="moved", answer_needed=True, channel="300"))
     await world.say("hi")
     assert world.poster.posts[-1].channel_id == HERE  # nobody can tell: the message's channel
-
-
-async def _unknown(guild: str, channel: str, user: str) -> None:
-    return None
 
 
 async def test_env_10_dynamic_context_reaches_the_system_prompt(world) -> None:

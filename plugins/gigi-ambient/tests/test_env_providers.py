@@ -148,3 +148,22 @@ async def test_tool_reasoning_effort_can_be_omitted_for_models_without_reasoning
         await w.say("hello")
         [body] = w.chat_bodies()
         assert body["tools"] and "reasoning_effort" not in body
+
+
+async def test_the_persona_offers_the_tools_the_authors_roles_grant(tmp_path) -> None:
+    from gigi_core import Actor
+
+    lookup = Lookup(tmp_path, default="admins")
+    async with open_world(tmp_path, None, extra=[("lookup", lookup)]) as w:
+        await w.kernel.enable_plugin(GUILD, "lookup")
+        await w.kernel.add_grant(GUILD, "lookup.use", "role", "r-gamers")
+        w.fake.reply_text(envelope(answer=None))
+        await w.say("no member view: the narrowest actor")
+        w.poster.members = {"42": (Actor(id="42", roles=frozenset({"r-gamers"})), frozenset())}
+        w.fake.reply_text(envelope(answer=None))
+        await w.say("now the surface says who 42 is")
+        narrow, known = w.chat_bodies()
+        offered = [
+            {t["function"]["name"] for t in body.get("tools", [])} for body in (narrow, known)
+        ]
+        assert "lookup__game" not in offered[0] and "lookup__game" in offered[1]

@@ -1,0 +1,186 @@
+"""One message through the tiers (seed 004 §5.4): classify, then (high signal) extract with
+the window as context, write, embed, and check new decisions for contradictions.
+
+Never raises for a model's sake: a classification or extraction that times out, fails,
+refuses or answers off-schema writes the fallback ``discussion`` signal at 0.3. Logs carry
+counts and error classes only, never text.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import sqlalchemy as sa
+
+from gigi_knowledge import models, tables, vectors
+from gigi_knowledge.queue import Job
+from gigi_knowledge.service import KnowledgeService, now_ms
+from gigi_knowledge.writes import Context, guild_lock, new_id, write_extraction, write_signal
+
+log = logging.getLogger("gigi_knowledge")
+LIGHT = {"question": "question", "blocker": "blocker", "update": "update"}
+FALLBACK_NOTE = "A discussion took place here; its details could not be extracted."
+DAY_MS = 86_400_000
+
+
+def _context(svc: KnowledgeService, job: Job, window: Any, model: str | None) -> Context:
+    s = svc.settings
+    return Context(
+        job.guild_id,
+        job.channel_id,
+        window,
+        model,
+        now_ms(),
+        s.extract_confidence_min,
+        s.entity_dedup_threshold,
+        s.staleness_days,
+    )
+
+
+async def process(svc: KnowledgeService, job: Job) -> None:
+    window = svc.windows.snapshot(job.guild_id, job.channel_id)
+    focus = next((m for m in window if m.message_id == job.message_id), None)
+    info = svc.channel(job.guild_id, job.channel_id)
+    if focus is None or info is None:  # deleted, secured or disabled since it was queued
+        return
+    s = svc.settings
+    try:
+        cls, model = await models.classify(
+            svc.kernel, job.guild_id, job.channel_id, window, job.message_id, s
+        )
+    except models.ModelFailed as exc:
+        await _fallback(svc, job, window, focus, exc)
+        return
+    if not cls.is_high_signal:
+        kinds = [c for c in cls.categories if c != "routine"]
+        if not kinds:
+            return  # "thanks", "lol": nothing durable
+        ctx = _context(svc, job, window, model)
+        kind = next((LIGHT[c] for c in kinds if c in LIGHT), "discussion")
+        about = ctx.clean([e for e in cls.entities if len(e) <= 60], 60)[:3]
+        note = f"A {kind} came up" + (f" about {', '.join(about)}." if about else ".")
+        await write_signal(
+            svc, ctx, signal_type=kind, summary=note, confidence=cls.confidence, messages=[focus]
+        )
+        return
+    known = await _known_entities(svc, job.guild_id)
+    try:
+        extraction, model = await models.extract(
+            svc.kernel, job.guild_id, job.channel_id, window, job.message_id, info.context, known, s
+        )
+    except models.ModelFailed as exc:
+        await _fallback(svc, job, window, focus, exc)
+        return
+    ctx = _context(svc, job, window, model)
+    written = await write_extraction(svc, ctx, extraction)
+    if written.dropped:
+        log.info("knowledge: %d extracted item(s) not stored (checks)", written.dropped)
+    for decision_id in written.decisions:
+        try:
+            await check_contradictions(svc, job.guild_id, job.channel_id, decision_id)
+        except Exception as exc:
+            log.warning("knowledge: contradiction check failed: %s", type(exc).__name__)
+
+
+async def _fallback(
+    svc: KnowledgeService, job: Job, window: Any, focus: Any, exc: models.ModelFailed
+) -> None:
+    svc.fallbacks += 1
+    log.warning("knowledge: %s failed (%s); fallback signal written", exc.slot, exc.reason)
+    ctx = _context(svc, job, window, None)
+    await write_signal(
+        svc,
+        ctx,
+        signal_type="discussion",
+        summary=FALLBACK_NOTE,
+        confidence=svc.settings.fallback_confidence,
+        messages=[focus],
+    )
+
+
+async def _known_entities(svc: KnowledgeService, guild_id: str) -> list[str]:
+    e = tables.entities
+    async with svc.engine.connect() as conn:
+        rows = await conn.execute(
+            sa.select(e.c.name)
+            .where(e.c.guild_id == guild_id, e.c.deleted.is_(False))
+            .order_by(e.c.mention_count.desc())
+            .limit(50)
+        )
+        return [r.name for r in rows]
+
+
+async def check_contradictions(
+    svc: KnowledgeService, guild_id: str, channel_id: str, decision_id: str
+) -> int:
+    """Seed 004 §12.2: similar active decisions of the channel within 90 days (cosine ≥ the
+    threshold) go to the classify model; a yes is recorded for the contradiction job."""
+    d, v, c = tables.decisions, tables.embeddings, tables.contradictions
+    s = svc.settings
+    async with svc.engine.connect() as conn:
+        me = (
+            await conn.execute(
+                sa.select(v.c.vector, v.c.model, d.c.summary, d.c.decided_ms)
+                .join(d, d.c.id == v.c.source_id)
+                .where(v.c.source_type == "decision", v.c.source_id == decision_id)
+            )
+        ).first()
+        if me is None:
+            return 0
+        since = me.decided_ms - s.contradiction_days * DAY_MS
+        cands = (
+            await conn.execute(
+                sa.select(v.c.source_id, v.c.vector, d.c.summary, d.c.decided_ms)
+                .join(d, d.c.id == v.c.source_id)
+                .where(
+                    v.c.guild_id == guild_id,
+                    v.c.channel_id == channel_id,
+                    v.c.source_type == "decision",
+                    v.c.model == me.model,
+                    v.c.source_id != decision_id,
+                    d.c.status == "active",
+                    d.c.decided_ms >= since,
+                )
+            )
+        ).all()
+    query = vectors.decode(me.vector)
+    found = 0
+    for score, row in vectors.best(query, list(cands))[:5]:
+        if score < s.contradiction_threshold:
+            break
+        try:
+            yes = await models.contradicts(
+                svc.kernel, guild_id, channel_id, row.summary, me.summary, s
+            )
+        except models.ModelFailed:
+            continue
+        if not yes:
+            continue
+        earlier, later = (row.source_id, decision_id)
+        if row.decided_ms > me.decided_ms:
+            earlier, later = later, earlier
+        async with guild_lock(svc, guild_id), svc.engine.begin() as conn:
+            exists = await conn.scalar(
+                sa.select(sa.func.count())
+                .select_from(c)
+                .where(c.c.earlier_id == earlier, c.c.later_id == later)
+            )
+            if not exists:
+                t = now_ms()
+                await conn.execute(
+                    sa.insert(c).values(
+                        id=new_id(),
+                        guild_id=guild_id,
+                        channel_id=channel_id,
+                        earlier_id=earlier,
+                        later_id=later,
+                        similarity=round(score, 4),
+                        status="open",
+                        posted_message_id=None,
+                        created_ms=t,
+                        updated_ms=t,
+                    )
+                )
+                found += 1
+    return found

@@ -1,0 +1,436 @@
+"""Writing one validated extraction: entities (deduplicated), relationships (counted),
+decisions, actions, signals and their vectors, in one transaction per message.
+
+Everything model-made is checked here before it is stored: confidence at least the floor,
+cited message ids inside the window (an item citing none of them is dropped), member ids
+only those seen in the window (a claim to act for others stays the author's claim), and
+no run of a message's words (``VerbatimGuard``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from gigi_knowledge import tables, vectors
+from gigi_knowledge.refs import cited, source_ref
+from gigi_knowledge.verbatim import VerbatimGuard
+from gigi_knowledge.window import WindowMessage
+
+DAY_MS = 86_400_000
+E, R, D, A, S, V = (
+    tables.entities,
+    tables.relationships,
+    tables.decisions,
+    tables.actions,
+    tables.signals,
+    tables.embeddings,
+)
+_locks: dict[tuple[int, str], asyncio.Lock] = {}
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+def guild_lock(svc: Any, guild_id: str) -> asyncio.Lock:
+    """Writes of one guild in this process one at a time (entity dedup must see the last)."""
+    key = (id(svc), guild_id)
+    lock = _locks.get(key)
+    if lock is None:
+        lock = _locks[key] = asyncio.Lock()
+    return lock
+
+
+@dataclass
+class Written:
+    decisions: list[str] = field(default_factory=list)
+    actions: list[str] = field(default_factory=list)
+    entities_new: int = 0
+    entities_merged: int = 0
+    relationships: int = 0
+    signals: int = 0
+    dropped: int = 0
+
+
+@dataclass
+class Context:
+    guild_id: str
+    channel_id: str
+    window: Sequence[WindowMessage]
+    model: str | None
+    now_ms: int
+    floor: float
+    dedup: float
+    staleness_days: int
+    guard: VerbatimGuard = field(init=False)
+    members: set[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.guard = VerbatimGuard(m.text for m in self.window)
+        self.members = {m.author_id for m in self.window} | {
+            u for m in self.window for u in m.mentions
+        }
+
+    def refs(self, ids: Sequence[str]) -> list[WindowMessage]:
+        return cited(self.window, ids)
+
+    def clean(self, values: Sequence[str], limit: int = 40) -> list[str]:
+        out: list[str] = []
+        for v in values:
+            v = " ".join(v.split())[:limit]
+            if v and v not in out and not self.guard.copies(v):
+                out.append(v)
+        return out
+
+
+def _insert(dialect: str, table: sa.Table) -> Any:
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    return insert(table)
+
+
+async def write_signal(
+    svc: Any,
+    ctx: Context,
+    *,
+    signal_type: str,
+    summary: str,
+    confidence: float,
+    messages: Sequence[WindowMessage],
+    participants: Sequence[str] = (),
+    tags: Sequence[str] = (),
+    embed: bool = False,
+) -> str:
+    sid = new_id()
+    row = {
+        "id": sid,
+        "guild_id": ctx.guild_id,
+        "channel_id": ctx.channel_id,
+        "signal_type": signal_type,
+        "summary": summary[:400],
+        "participants": sorted(set(participants) | {m.author_id for m in messages}),
+        "tags": list(tags),
+        "related_entities": [],
+        "occurred_ms": max(m.created_ms for m in messages),
+        "confidence": confidence,
+        "source_ref": source_ref(messages),
+        "extraction_model": ctx.model,
+        "created_ms": ctx.now_ms,
+    }
+    vecs = await vectors.embed(svc.kernel, ctx.guild_id, [summary]) if embed else None
+    async with svc.engine.begin() as conn:
+        await conn.execute(sa.insert(S).values(**row))
+        if vecs:
+            await conn.execute(
+                sa.insert(V).values(**_vector_row(ctx, "signal", sid, vecs[0], vecs[1][0], row))
+            )
+    return sid
+
+
+def _vector_row(
+    ctx: Context, kind: str, source_id: str, model: str, vec: Any, row: dict[str, Any], **extra: Any
+) -> dict[str, Any]:
+    return {
+        "id": new_id(),
+        "guild_id": ctx.guild_id,
+        "source_type": kind,
+        "source_id": source_id,
+        "channel_id": ctx.channel_id,
+        "author_id": (row.get("asserted_by") or row.get("participants") or [None])[0],
+        "created_ms": row.get("decided_ms") or row.get("occurred_ms") or ctx.now_ms,
+        "topic_tags": row.get("tags") or [],
+        "model": model,
+        "dims": int(vec.shape[0]),
+        "vector": vectors.encode(vec),
+        **extra,
+    }
+
+
+def _deadline(value: str | None) -> int | None:
+    if not value:
+        return None
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        from datetime import UTC
+
+        when = when.replace(tzinfo=UTC)
+    return int(when.timestamp() * 1000)
+
+
+async def write_extraction(svc: Any, ctx: Context, extraction: Any) -> Written:
+    out = Written(dropped=sum(extraction.dropped.values()))
+    floor = ctx.floor
+
+    def keep(item: Any, *texts: str | None) -> list[WindowMessage] | None:
+        msgs = ctx.refs(item.message_ids)
+        if item.confidence < floor or not msgs or any(ctx.guard.copies(t) for t in texts):
+            out.dropped += 1
+            return None
+        return msgs
+
+    decisions, actions, signals, ents, rels = [], [], [], [], []
+    for d in extraction.items["decisions"]:
+        if (msgs := keep(d, d.summary)) is not None:
+            decisions.append((d, msgs))
+    for a in extraction.items["actions"]:
+        if (msgs := keep(a, a.description)) is not None:
+            actions.append((a, msgs))
+    for sig in extraction.items["signals"]:
+        if (msgs := keep(sig, sig.summary)) is not None:
+            signals.append((sig, msgs))
+    for e in extraction.items["entities"]:
+        if (msgs := keep(e, e.name)) is not None:
+            ents.append((e, msgs))
+    for r in extraction.items["relationships"]:
+        if (msgs := keep(r, r.context)) is not None:
+            rels.append((r, msgs))
+
+    # Tier 3 texts, embedded before any connection is taken; the texts go out of scope here.
+    texts = [d.summary + (f" — {d.rationale}" if d.rationale else "") for d, _ in decisions]
+    texts += [sig.summary for sig, _ in signals]
+    texts += [e.name for e, _ in ents]
+    emb = await vectors.embed(svc.kernel, ctx.guild_id, texts) if texts else None
+    model, vecs = emb if emb else (None, [])
+    dvecs = vecs[: len(decisions)]
+    svecs = vecs[len(decisions) : len(decisions) + len(signals)]
+    evecs = vecs[len(decisions) + len(signals) :]
+
+    async with guild_lock(svc, ctx.guild_id), svc.engine.begin() as conn:
+        names = await _entities(conn, svc, ctx, ents, evecs, model, out)
+        for r, msgs in rels:
+            src, dst = names.get(r.source.lower()), names.get(r.target.lower())
+            if src is None:
+                src = await _find_entity(conn, ctx, r.source)
+            if dst is None:
+                dst = await _find_entity(conn, ctx, r.target)
+            if src is None or dst is None or src == dst:
+                out.dropped += 1
+                continue
+            ref = source_ref(msgs)
+            stmt = _insert(svc.dialect, R).values(
+                id=new_id(),
+                guild_id=ctx.guild_id,
+                channel_id=ctx.channel_id,
+                source_id=src,
+                target_id=dst,
+                relationship=r.relationship,
+                context=r.context,
+                confidence=r.confidence,
+                first_observed_ms=ctx.now_ms,
+                last_observed_ms=ctx.now_ms,
+                observation_count=1,
+                source_ref=ref,
+                extraction_model=ctx.model,
+            )
+            await conn.execute(
+                stmt.on_conflict_do_update(
+                    index_elements=["source_id", "target_id", "relationship", "channel_id"],
+                    set_={
+                        "observation_count": R.c.observation_count + 1,
+                        "last_observed_ms": ctx.now_ms,
+                        "source_ref": ref,
+                    },
+                )
+            )
+            out.relationships += 1
+        for i, (d, msgs) in enumerate(decisions):
+            authors = sorted({m.author_id for m in msgs})
+            decided = [x for x in dict.fromkeys(d.decided_by) if x in ctx.members] or authors
+            row = {
+                "id": new_id(),
+                "guild_id": ctx.guild_id,
+                "channel_id": ctx.channel_id,
+                "summary": d.summary,
+                "rationale": None if ctx.guard.copies(d.rationale) else d.rationale,
+                "decided_by": decided,
+                "asserted_by": authors,
+                "decided_ms": max(m.created_ms for m in msgs),
+                "confidence": d.confidence,
+                "status": "active",
+                "superseded_by": None,
+                "tags": ctx.clean(d.tags),
+                "source_ref": source_ref(msgs),
+                "extraction_model": ctx.model,
+                "created_ms": ctx.now_ms,
+            }
+            await conn.execute(sa.insert(D).values(**row))
+            if i < len(dvecs):
+                await conn.execute(
+                    sa.insert(V).values(
+                        **_vector_row(ctx, "decision", row["id"], model, dvecs[i], row)
+                    )
+                )
+            out.decisions.append(row["id"])
+        for a, msgs in actions:
+            deadline = _deadline(a.deadline)
+            owner = a.owner_id if a.owner_id in ctx.members else None
+            owner_name = (
+                a.owner_name if a.owner_name and not ctx.guard.copies(a.owner_name) else None
+            )
+            row = {
+                "id": new_id(),
+                "guild_id": ctx.guild_id,
+                "channel_id": ctx.channel_id,
+                "description": a.description,
+                "owner_id": owner,
+                "owner_name": owner_name,
+                "deadline_ms": deadline,
+                "status": "open",
+                "staleness_ms": deadline or ctx.now_ms + ctx.staleness_days * DAY_MS,
+                "confidence": a.confidence,
+                "tags": ctx.clean(a.tags),
+                "source_ref": source_ref(msgs),
+                "related_decision": out.decisions[0] if out.decisions else None,
+                "asserted_by": sorted({m.author_id for m in msgs}),
+                "extraction_model": ctx.model,
+                "created_ms": ctx.now_ms,
+                "last_status_check_ms": None,
+                "nudged_ms": None,
+            }
+            await conn.execute(sa.insert(A).values(**row))
+            out.actions.append(row["id"])
+        for i, (sig, msgs) in enumerate(signals):
+            row = {
+                "id": new_id(),
+                "guild_id": ctx.guild_id,
+                "channel_id": ctx.channel_id,
+                "signal_type": sig.type,
+                "summary": sig.summary,
+                "participants": sorted(
+                    {x for x in sig.participants if x in ctx.members} | {m.author_id for m in msgs}
+                ),
+                "tags": ctx.clean(sig.tags),
+                "related_entities": [],
+                "occurred_ms": max(m.created_ms for m in msgs),
+                "confidence": sig.confidence,
+                "source_ref": source_ref(msgs),
+                "extraction_model": ctx.model,
+                "created_ms": ctx.now_ms,
+            }
+            await conn.execute(sa.insert(S).values(**row))
+            if i < len(svecs):
+                await conn.execute(
+                    sa.insert(V).values(
+                        **_vector_row(ctx, "signal", row["id"], model, svecs[i], row)
+                    )
+                )
+            out.signals += 1
+    return out
+
+
+async def _entities(
+    conn: Any,
+    svc: Any,
+    ctx: Context,
+    ents: list[Any],
+    evecs: list[Any],
+    model: str | None,
+    out: Written,
+) -> dict[str, str]:
+    """Dedup (seed 004 decision 1): same guild and type, an alias/name match or cosine ≥
+    the threshold → update the existing entity; otherwise insert it with its vector."""
+    names: dict[str, str] = {}
+    for i, (e, msgs) in enumerate(ents):
+        vec = evecs[i] if i < len(evecs) else None
+        aliases = ctx.clean(e.aliases, 120)
+        keys = {e.name.lower(), *(a.lower() for a in aliases)}
+        rows = (
+            await conn.execute(
+                sa.select(E.c.id, E.c.name, E.c.aliases).where(
+                    E.c.guild_id == ctx.guild_id, E.c.entity_type == e.type, E.c.deleted.is_(False)
+                )
+            )
+        ).all()
+        match = next(
+            (r for r in rows if keys & ({r.name.lower()} | {a.lower() for a in r.aliases or []})),
+            None,
+        )
+        if match is None and vec is not None and rows:
+            cands = (
+                await conn.execute(
+                    sa.select(V.c.source_id, V.c.vector).where(
+                        V.c.guild_id == ctx.guild_id,
+                        V.c.source_type == "entity",
+                        V.c.entity_type == e.type,
+                        V.c.model == model,
+                    )
+                )
+            ).all()
+            scored = vectors.best(vec, cands)
+            if scored and scored[0][0] >= ctx.dedup:
+                match = next((r for r in rows if r.id == scored[0][1].source_id), None)
+        user = e.member_id if e.type == "person" and e.member_id in ctx.members else None
+        if match is not None:
+            known = list(match.aliases or [])
+            for alias in [e.name, *aliases]:
+                if alias.lower() != match.name.lower() and alias.lower() not in {
+                    k.lower() for k in known
+                }:
+                    known.append(alias)
+            values: dict[str, Any] = {
+                "aliases": known[:20],
+                "mention_count": E.c.mention_count + 1,
+                "last_mentioned_ms": ctx.now_ms,
+            }
+            if user:
+                values["user_id"] = user
+            await conn.execute(sa.update(E).where(E.c.id == match.id).values(**values))
+            names.update({k: match.id for k in keys})
+            out.entities_merged += 1
+            continue
+        eid = new_id()
+        await conn.execute(
+            sa.insert(E).values(
+                id=eid,
+                guild_id=ctx.guild_id,
+                channel_id=ctx.channel_id,
+                entity_type=e.type,
+                name=" ".join(e.name.split()),
+                aliases=[a for a in aliases if a.lower() != e.name.lower()],
+                user_id=user,
+                meta={},
+                first_seen_ms=ctx.now_ms,
+                last_mentioned_ms=ctx.now_ms,
+                mention_count=1,
+                deleted=False,
+                source_ref=source_ref(msgs),
+                extraction_model=ctx.model,
+            )
+        )
+        if vec is not None and model:
+            row = {"participants": [msgs[0].author_id], "occurred_ms": ctx.now_ms}
+            await conn.execute(
+                sa.insert(V).values(
+                    **_vector_row(ctx, "entity", eid, model, vec, row, entity_type=e.type)
+                )
+            )
+        names.update({k: eid for k in keys})
+        out.entities_new += 1
+    return names
+
+
+async def _find_entity(conn: Any, ctx: Context, name: str) -> str | None:
+    row = (
+        await conn.execute(
+            sa.select(E.c.id)
+            .where(
+                E.c.guild_id == ctx.guild_id,
+                sa.func.lower(E.c.name) == name.lower(),
+                E.c.deleted.is_(False),
+            )
+            .limit(1)
+        )
+    ).first()
+    return row.id if row else None

@@ -27,7 +27,7 @@ async def embed(
             await llm.resolve(guild_id, "embedding", None, billing="server")
             reply = await llm.embed(texts, guild_id=guild_id, actor=None, billing="server")
         except Exception as exc:
-            from gigi_core.errors import GigiError
+            from gigi_core import GigiError
 
             if not isinstance(exc, GigiError):
                 raise

@@ -35,6 +35,10 @@ E, R, D, A, S, V = (
 _locks: dict[tuple[int, str], asyncio.Lock] = {}
 
 
+def norm(name: str) -> str:
+    return " ".join(name.lower().split())
+
+
 def new_id() -> str:
     return str(uuid.uuid4())
 
@@ -210,7 +214,7 @@ async def write_extraction(svc: Any, ctx: Context, extraction: Any) -> Written:
     async with guild_lock(svc, ctx.guild_id), svc.engine.begin() as conn:
         names = await _entities(conn, svc, ctx, ents, evecs, model, out)
         for r, msgs in rels:
-            src, dst = names.get(r.source.lower()), names.get(r.target.lower())
+            src, dst = names.get(norm(r.source)), names.get(norm(r.target))
             if src is None:
                 src = await _find_entity(conn, ctx, r.source)
             if dst is None:
@@ -345,7 +349,7 @@ async def _entities(
     for i, (e, msgs) in enumerate(ents):
         vec = evecs[i] if i < len(evecs) else None
         aliases = ctx.clean(e.aliases, 120)
-        keys = {e.name.lower(), *(a.lower() for a in aliases)}
+        keys = {norm(e.name), *(norm(a) for a in aliases)}
         rows = (
             await conn.execute(
                 sa.select(E.c.id, E.c.name, E.c.aliases).where(
@@ -354,7 +358,7 @@ async def _entities(
             )
         ).all()
         match = next(
-            (r for r in rows if keys & ({r.name.lower()} | {a.lower() for a in r.aliases or []})),
+            (r for r in rows if keys & ({norm(r.name)} | {norm(a) for a in r.aliases or []})),
             None,
         )
         if match is None and vec is not None and rows:
@@ -375,9 +379,7 @@ async def _entities(
         if match is not None:
             known = list(match.aliases or [])
             for alias in [e.name, *aliases]:
-                if alias.lower() != match.name.lower() and alias.lower() not in {
-                    k.lower() for k in known
-                }:
+                if norm(alias) != norm(match.name) and norm(alias) not in {norm(k) for k in known}:
                     known.append(alias)
             values: dict[str, Any] = {
                 "aliases": known[:20],
@@ -422,15 +424,14 @@ async def _entities(
 
 
 async def _find_entity(conn: Any, ctx: Context, name: str) -> str | None:
-    row = (
-        await conn.execute(
-            sa.select(E.c.id)
-            .where(
-                E.c.guild_id == ctx.guild_id,
-                sa.func.lower(E.c.name) == name.lower(),
-                E.c.deleted.is_(False),
-            )
-            .limit(1)
+    """An existing entity of the guild by name or alias (any type), for relationships."""
+    key = norm(name)
+    rows = await conn.execute(
+        sa.select(E.c.id, E.c.name, E.c.aliases).where(
+            E.c.guild_id == ctx.guild_id, E.c.deleted.is_(False)
         )
-    ).first()
-    return row.id if row else None
+    )
+    for row in rows:
+        if key == norm(row.name) or key in {norm(a) for a in row.aliases or []}:
+            return row.id  # type: ignore[no-any-return]
+    return None

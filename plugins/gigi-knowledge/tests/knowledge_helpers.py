@@ -39,8 +39,7 @@ async def settle(kernel: Any) -> None:
 async def publish(kernel: Any, *events: Any) -> None:
     for event in events:
         await kernel.publish(event)
-        await kernel.events.drain()  # in order: each message is in the window before the next
-    await settle(kernel)
+        await settle(kernel)  # one at a time: scripted replies meet their message
 
 
 async def call(

@@ -68,7 +68,9 @@ async def test_paused_and_secure_channels_reach_nothing(kernel: Any, model: Any)
 
 async def test_context_is_set_and_shown(kernel: Any) -> None:
     await enable(kernel)
-    out = await call(kernel, "context", purpose="Billing migration", type="project", tags="billing, q1")
+    out = await call(
+        kernel, "context", purpose="Billing migration", type="project", tags="billing, q1"
+    )
     assert out["context"]["purpose"] == "Billing migration"
     assert out["context"]["tags"] == ["billing", "q1"]
     shown = await call(kernel, "context")

@@ -110,3 +110,4 @@ from gigi_core.store import channel_tables as _channel_tables  # noqa: E402,F401
 from gigi_core.store import job_tables as _job_tables  # noqa: E402,F401  (background-job records)
 from gigi_core.store import limit_tables as _limit_tables  # noqa: E402,F401  (rate-limit buckets)
 from gigi_core.store import llm_tables as _llm_tables  # noqa: E402,F401  (registers LLM tables on Base)
+from gigi_core.store import outbox_tables as _outbox_tables  # noqa: E402,F401  (posted buttons)

@@ -104,4 +104,4 @@ async def purge_guild_data(guild_id: str, kernel: Any) -> Any:
 async def flush(kernel: Any, seconds: float = 30.0) -> bool:
     """Wait until every queued message went through the pipeline (tests, benchmarks)."""
     svc = kernel.__dict__.get("gigi_knowledge")
-    return True if svc is None else await svc.queue.drain(seconds)
+    return True if svc is None else await svc.settle(seconds)

@@ -12,10 +12,6 @@ from typing import Any
 PLUGIN = "knowledge"
 
 
-class OutboxMissing(Exception):
-    """This kernel has no outbox port (an older kernel): the job is retried later."""
-
-
 async def post(
     kernel: Any,
     guild_id: str,
@@ -24,9 +20,6 @@ async def post(
     buttons: Sequence[tuple[str, str, dict[str, Any], str]] = (),
 ) -> str | None:
     """Post ``text`` with buttons ``(label, command, arguments, style)``; the message id."""
-    outbox = getattr(kernel, "outbox", None)
-    if outbox is None:
-        raise OutboxMissing("kernel.outbox is not available")
     from gigi_core.events import Button, OutboundMessage, PostForbidden
 
     message = OutboundMessage(
@@ -38,7 +31,7 @@ async def post(
         ),  # type: ignore[arg-type]
     )
     try:
-        posted = await outbox.post(message, plugin=PLUGIN)
+        posted = await kernel.outbox.post(message, plugin=PLUGIN)
     except PostForbidden:
         return None
     return str(posted.message_id)

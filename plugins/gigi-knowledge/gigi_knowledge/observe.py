@@ -65,15 +65,8 @@ def handle(event: Any, kernel: Any) -> None:
         svc.drop_channel(event.guild_id, event.channel_id)
     elif isinstance(event, ChannelDeleted):
         svc.set_channel(event.guild_id, event.channel_id, None)
-        kernel_loop_defer_deleted(kernel, event.guild_id, event.channel_id)
+        from gigi_knowledge.admin import mark_deleted  # summary jobs skip it from now on
+
+        svc.background(mark_deleted(kernel, event.guild_id, event.channel_id))
     elif isinstance(event, GuildLeft):
         svc.drop_channel(event.guild_id)
-
-
-def kernel_loop_defer_deleted(kernel: Any, guild_id: str, channel_id: str) -> None:
-    """Mark the channel deleted in the store (summary jobs skip it), off the observer."""
-    import asyncio
-
-    from gigi_knowledge.admin import mark_deleted
-
-    asyncio.get_running_loop().create_task(mark_deleted(kernel, guild_id, channel_id))

@@ -62,6 +62,19 @@ class KnowledgeService:
         )
         self.fallbacks = 0  # extractions that failed and wrote the fallback signal
         self._refresher: asyncio.Task[None] | None = None
+        self._background: set[asyncio.Task[Any]] = set()
+
+    def background(self, work: Any) -> None:
+        """Run a store write an observer cannot await (kept until done; ``settle`` waits)."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def settle(self, seconds: float = 30.0) -> bool:
+        """Everything queued so far processed and every background write done."""
+        if self._background:
+            await asyncio.wait(set(self._background), timeout=seconds)
+        return await self.queue.drain(seconds)
 
     async def start(self) -> None:
         await self.reload()

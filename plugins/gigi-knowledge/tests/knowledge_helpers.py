@@ -89,3 +89,14 @@ async def all_tables_text(kernel: Any) -> str:
                     elif value is not None:
                         parts.append(str(value))
     return "\n".join(parts)
+
+
+class JobCtx:
+    """What a job handler is given, for calling one directly in a test."""
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        self.cancelled = False
+
+    async def progress(self, done: int, total: int | None = None, note: str | None = None) -> None:
+        return None

@@ -31,10 +31,19 @@ async def _seed(kernel: Any, model: Any) -> None:
     model.on(
         "extract",
         _reply(
-            decisions=[decision("Postgres upgrade happens on Friday", [], by=["u1"], tags=["postgres"])],
+            decisions=[
+                decision("Postgres upgrade happens on Friday", [], by=["u1"], tags=["postgres"])
+            ],
             actions=[action("Upgrade staging postgres", [], owner="u1")],
-            entities=[entity("Billing", [], type="project"), entity("Postgres", [], type="tool"), entity("Ana", [], type="person", member="u1")],
-            relationships=[relation("Billing", "Postgres", []), relation("Postgres", "Ana", [], rel="owns")],
+            entities=[
+                entity("Billing", [], type="project"),
+                entity("Postgres", [], type="tool"),
+                entity("Ana", [], type="person", member="u1"),
+            ],
+            relationships=[
+                relation("Billing", "Postgres", []),
+                relation("Postgres", "Ana", [], rel="owns"),
+            ],
         ),
         _reply(decisions=[decision("Postgres backups move to the secret vault", [], by=["u2"])]),
     )
@@ -51,7 +60,9 @@ async def test_hits_stay_in_the_visible_channels(kernel: Any, model: Any) -> Non
     assert "vault" not in texts  # c2's decision, for someone who cannot see c2
     assert {h.kind for h in hits} >= {"decision", "action"}
     top = next(h for h in hits if h.kind == "decision")
-    assert top.source_id.startswith("knowledge:decision:") and top.citation.label.startswith("<#c1> · ")
+    assert top.source_id.startswith("knowledge:decision:") and top.citation.label.startswith(
+        "<#c1> · "
+    )
     assert len(top.paths) >= 2  # structured and semantic both found it
     both = await r.retrieve("postgres decision", Scope("g1", frozenset({"c1", "c2"})), 20)
     assert "vault" in " ".join(h.text for h in both)

@@ -29,7 +29,9 @@ CLASSIFY = (
 )
 EXTRACT = (
     "You extract durable team knowledge from a window of chat messages. Answer only with "
-    "JSON matching the schema. Every item cites the ids of the messages it comes from. "
+    "JSON matching the schema. Extract only what the message marked (this message) states, "
+    "settles or changes, with the earlier messages as context; every item cites the ids of "
+    "the messages it comes from, including that one. "
     "Write synthesised statements in your own words: never copy a message's wording, never "
     "quote. decided_by, owner_id, member_id and participants are author or mention ids "
     "shown in the window. A message claiming to speak for someone else (admins, a manager) "
@@ -66,6 +68,14 @@ def render_window(window: Sequence[WindowMessage], focus: str | None = None) -> 
             + json.dumps(m.text)
         )
     return "\n".join(lines)
+
+
+def _upto(window: Sequence[WindowMessage], focus: str) -> Sequence[WindowMessage]:
+    """The window up to and including the message classified (later ones came after it)."""
+    for i, m in enumerate(window):
+        if m.message_id == focus:
+            return window[: i + 1]
+    return window
 
 
 async def _ask(
@@ -126,7 +136,7 @@ async def classify(
         slot="classify",
         purpose="routing",
         system=CLASSIFY,
-        user="Recent messages, oldest first:\n" + render_window(window[-5:], focus),
+        user="Recent messages, oldest first:\n" + render_window(_upto(window, focus)[-5:], focus),
         schema=schemas.classify_schema(),
         deadline=s.classify_timeout_seconds,
         max_tokens=300,
@@ -150,7 +160,7 @@ async def extract(
     user = (
         f"Channel context: {context or 'none given'}\n"
         f"Known entities: {json.dumps(list(known)[:50])}\n"
-        "Messages, oldest first:\n" + render_window(window, focus)
+        "Messages, oldest first:\n" + render_window(_upto(window, focus), focus)
     )
     data, model = await _ask(
         kernel,

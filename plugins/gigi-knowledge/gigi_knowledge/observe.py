@@ -44,23 +44,19 @@ def handle(event: Any, kernel: Any) -> None:
             return
         created = millis(event.created_at)
         svc.last_seen[(event.guild_id, channel, event.author_id)] = created
-        svc.windows.push(
-            event.guild_id,
-            channel,
-            WindowMessage(
-                event.message_id,
-                event.author_id,
-                created,
-                event.text,
-                tuple(event.mentioned_user_ids),
-            ),
+        held = WindowMessage(
+            event.message_id, event.author_id, created, event.text, tuple(event.mentioned_user_ids)
         )
-        svc.queue.put(Job(event.guild_id, channel, event.message_id, None))
+        svc.windows.push(event.guild_id, channel, held)
+        # The job carries its message: under a burst it may leave the window before its turn.
+        svc.queue.put(Job(event.guild_id, channel, event.message_id, held))
     elif isinstance(event, MessageEdited):
         # The window keeps what was said when; an edit away (or withheld) drops the old text.
         svc.windows.forget_message(event.guild_id, event.channel_id, {event.message_id})
+        svc.queue.forget(event.guild_id, event.channel_id, {event.message_id})
     elif isinstance(event, MessageDeleted):
         svc.windows.forget_message(event.guild_id, event.channel_id, set(event.message_ids))
+        svc.queue.forget(event.guild_id, event.channel_id, set(event.message_ids))
     elif isinstance(event, ChannelSecured):
         svc.drop_channel(event.guild_id, event.channel_id)
     elif isinstance(event, ChannelDeleted):

@@ -9,6 +9,7 @@ counts and error classes only, never text.
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 import sqlalchemy as sa
@@ -16,12 +17,31 @@ import sqlalchemy as sa
 from gigi_knowledge import models, tables, vectors
 from gigi_knowledge.queue import Job
 from gigi_knowledge.service import KnowledgeService, now_ms
-from gigi_knowledge.writes import Context, guild_lock, new_id, write_extraction, write_signal
+from gigi_knowledge.writes import (
+    Context,
+    guild_lock,
+    new_id,
+    note_row,
+    write_extraction,
+    write_signal,
+)
 
 log = logging.getLogger("gigi_knowledge")
 LIGHT = {"question": "question", "blocker": "blocker", "update": "update"}
 FALLBACK_NOTE = "A discussion took place here; its details could not be extracted."
 DAY_MS = 86_400_000
+KNOWN_SECONDS = 30.0
+
+
+def context_window(snapshot: Any, focus: Any) -> tuple[Any, ...]:
+    """The messages before ``focus`` still in the window, then ``focus`` itself."""
+    before = []
+    for m in snapshot:
+        if m.message_id == focus.message_id:
+            break
+        if m.created_ms <= focus.created_ms:
+            before.append(m)
+    return (*before, focus)
 
 
 def _context(svc: KnowledgeService, job: Job, window: Any, model: str | None) -> Context:
@@ -35,15 +55,16 @@ def _context(svc: KnowledgeService, job: Job, window: Any, model: str | None) ->
         s.extract_confidence_min,
         s.entity_dedup_threshold,
         s.staleness_days,
+        job.message_id,
     )
 
 
 async def process(svc: KnowledgeService, job: Job) -> None:
-    window = svc.windows.snapshot(job.guild_id, job.channel_id)
-    focus = next((m for m in window if m.message_id == job.message_id), None)
+    focus = job.payload
     info = svc.channel(job.guild_id, job.channel_id)
     if focus is None or info is None:  # deleted, secured or disabled since it was queued
         return
+    window = context_window(svc.windows.snapshot(job.guild_id, job.channel_id), focus)
     s = svc.settings
     try:
         cls, model = await models.classify(
@@ -60,9 +81,7 @@ async def process(svc: KnowledgeService, job: Job) -> None:
         kind = next((LIGHT[c] for c in kinds if c in LIGHT), "discussion")
         about = ctx.clean([e for e in cls.entities if len(e) <= 60], 60)[:3]
         note = f"A {kind} came up" + (f" about {', '.join(about)}." if about else ".")
-        await write_signal(
-            svc, ctx, signal_type=kind, summary=note, confidence=cls.confidence, messages=[focus]
-        )
+        svc.notes.add(note_row(ctx, kind, note, cls.confidence, focus))
         return
     known = await _known_entities(svc, job.guild_id)
     try:
@@ -74,6 +93,8 @@ async def process(svc: KnowledgeService, job: Job) -> None:
         return
     ctx = _context(svc, job, window, model)
     written = await write_extraction(svc, ctx, extraction)
+    if written.entities_new:
+        svc.known.pop(job.guild_id, None)
     if written.dropped:
         log.info("knowledge: %d extracted item(s) not stored (checks)", written.dropped)
     for decision_id in written.decisions:
@@ -100,6 +121,10 @@ async def _fallback(
 
 
 async def _known_entities(svc: KnowledgeService, guild_id: str) -> list[str]:
+    """The guild's 50 most mentioned entity names, cached for a short while (a prompt hint)."""
+    cached = svc.known.get(guild_id)
+    if cached is not None and cached[0] > time.monotonic():
+        return cached[1]
     e = tables.entities
     async with svc.engine.connect() as conn:
         rows = await conn.execute(
@@ -108,7 +133,9 @@ async def _known_entities(svc: KnowledgeService, guild_id: str) -> list[str]:
             .order_by(e.c.mention_count.desc())
             .limit(50)
         )
-        return [r.name for r in rows]
+        names = [r.name for r in rows]
+    svc.known[guild_id] = (time.monotonic() + KNOWN_SECONDS, names)
+    return names
 
 
 async def check_contradictions(

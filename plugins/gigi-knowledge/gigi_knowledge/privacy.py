@@ -205,6 +205,8 @@ async def purge_guild(kernel: Any, guild_id: str) -> dict[str, int]:
     svc = await ready(kernel)
     svc.channels.pop(guild_id, None)
     svc.drop_channel(guild_id)
+    svc.notes.discard(guild_id)
+    await svc.notes.flush()
     counts: dict[str, int] = {}
     async with svc.engine.begin() as conn:
         for table in tables.ALL:

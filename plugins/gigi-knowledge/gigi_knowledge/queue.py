@@ -64,6 +64,20 @@ class ProcessingQueue:
         self._jobs.extend(kept)
         return before - len(kept)
 
+    def forget(self, guild_id: str, channel_id: str, message_ids: set[str]) -> None:
+        """A queued message deleted or edited away: its job goes (its text with it)."""
+        kept = [
+            j
+            for j in self._jobs
+            if not (
+                j.guild_id == guild_id
+                and j.channel_id == channel_id
+                and j.message_id in message_ids
+            )
+        ]
+        self._jobs.clear()
+        self._jobs.extend(kept)
+
     def __len__(self) -> int:
         return len(self._jobs)
 

@@ -61,6 +61,10 @@ class KnowledgeService:
             self._process, depth=self.settings.queue_depth, concurrency=self.settings.concurrency
         )
         self.fallbacks = 0  # extractions that failed and wrote the fallback signal
+        self.known: dict[str, tuple[float, list[str]]] = {}  # guild -> (until, entity names)
+        from gigi_knowledge.writes import NoteWriter
+
+        self.notes = NoteWriter(self)
         self._refresher: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[Any]] = set()
 
@@ -74,7 +78,9 @@ class KnowledgeService:
         """Everything queued so far processed and every background write done."""
         if self._background:
             await asyncio.wait(set(self._background), timeout=seconds)
-        return await self.queue.drain(seconds)
+        drained = await self.queue.drain(seconds)
+        await self.notes.flush()
+        return drained
 
     async def start(self) -> None:
         await self.reload()
@@ -134,6 +140,7 @@ class KnowledgeService:
             with contextlib.suppress(BaseException):
                 await self._refresher
         await self.queue.close()
+        await self.notes.flush()  # notes already made are written; windows are not
         self.windows = Windows(self.settings.window_size)
 
 

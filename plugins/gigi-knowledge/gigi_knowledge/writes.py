@@ -2,7 +2,8 @@
 decisions, actions, signals and their vectors, in one transaction per message.
 
 Everything model-made is checked here before it is stored: confidence at least the floor,
-cited message ids inside the window (an item citing none of them is dropped), member ids
+cited message ids inside the window and including the message processed (an item citing
+none of them, or only earlier messages, is dropped), member ids
 only those seen in the window (a claim to act for others stays the author's claim), and
 no run of a message's words (``VerbatimGuard``).
 """
@@ -73,6 +74,7 @@ class Context:
     floor: float
     dedup: float
     staleness_days: int
+    focus: str | None = None
     guard: VerbatimGuard = field(init=False)
     members: set[str] = field(init=False)
 
@@ -100,6 +102,68 @@ def _insert(dialect: str, table: sa.Table) -> Any:
     else:
         from sqlalchemy.dialects.sqlite import insert
     return insert(table)
+
+
+def note_row(
+    ctx: Context, kind: str, summary: str, confidence: float, focus: WindowMessage
+) -> dict[str, Any]:
+    """A light tier-1 note (no vector), for the batching ``NoteWriter``."""
+    return {
+        "id": new_id(),
+        "guild_id": ctx.guild_id,
+        "channel_id": ctx.channel_id,
+        "signal_type": kind,
+        "summary": summary[:400],
+        "participants": [focus.author_id],
+        "tags": [],
+        "related_entities": [],
+        "occurred_ms": focus.created_ms,
+        "confidence": confidence,
+        "source_ref": source_ref([focus]),
+        "extraction_model": ctx.model,
+        "created_ms": ctx.now_ms,
+    }
+
+
+class NoteWriter:
+    """Light notes are most of what the pipeline writes: they go in batches (one
+    transaction per ``BATCH`` or per ``DELAY`` seconds), not a commit per message."""
+
+    BATCH = 200
+    DELAY = 0.05
+
+    def __init__(self, svc: Any) -> None:
+        self.svc = svc
+        self.rows: list[dict[str, Any]] = []
+        self._task: asyncio.Task[None] | None = None
+        self.failed = 0
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.rows.append(row)
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def _run(self) -> None:
+        await asyncio.sleep(self.DELAY)
+        while self.rows:
+            rows, self.rows = self.rows[: self.BATCH], self.rows[self.BATCH :]
+            try:
+                async with self.svc.engine.begin() as conn:
+                    await conn.execute(sa.insert(S), rows)
+            except Exception as exc:  # notes are the lightest knowledge: counted, not retried
+                self.failed += len(rows)
+                import logging
+
+                logging.getLogger("gigi_knowledge").error(
+                    "knowledge: %d note(s) not written: %s", len(rows), type(exc).__name__
+                )
+
+    async def flush(self) -> None:
+        while self._task is not None and not self._task.done():
+            await asyncio.shield(self._task)
+
+    def discard(self, guild_id: str) -> None:
+        self.rows = [r for r in self.rows if r["guild_id"] != guild_id]
 
 
 async def write_signal(
@@ -179,7 +243,15 @@ async def write_extraction(svc: Any, ctx: Context, extraction: Any) -> Written:
 
     def keep(item: Any, *texts: str | None) -> list[WindowMessage] | None:
         msgs = ctx.refs(item.message_ids)
-        if item.confidence < floor or not msgs or any(ctx.guard.copies(t) for t in texts):
+        # An item must rest on the message being processed: what only earlier messages
+        # say was extracted (or not) when they went through, so windows never double up.
+        cites_focus = ctx.focus is None or ctx.focus in item.message_ids
+        if (
+            item.confidence < floor
+            or not msgs
+            or not cites_focus
+            or any(ctx.guard.copies(t) for t in texts)
+        ):
             out.dropped += 1
             return None
         return msgs
@@ -211,6 +283,7 @@ async def write_extraction(svc: Any, ctx: Context, extraction: Any) -> Written:
     svecs = vecs[len(decisions) : len(decisions) + len(signals)]
     evecs = vecs[len(decisions) + len(signals) :]
 
+    batch: dict[sa.Table, list[dict[str, Any]]] = {D: [], A: [], S: [], V: []}
     async with guild_lock(svc, ctx.guild_id), svc.engine.begin() as conn:
         names = await _entities(conn, svc, ctx, ents, evecs, model, out)
         for r, msgs in rels:
@@ -269,13 +342,9 @@ async def write_extraction(svc: Any, ctx: Context, extraction: Any) -> Written:
                 "extraction_model": ctx.model,
                 "created_ms": ctx.now_ms,
             }
-            await conn.execute(sa.insert(D).values(**row))
+            batch[D].append(row)
             if i < len(dvecs):
-                await conn.execute(
-                    sa.insert(V).values(
-                        **_vector_row(ctx, "decision", row["id"], model, dvecs[i], row)
-                    )
-                )
+                batch[V].append(_vector_row(ctx, "decision", row["id"], model, dvecs[i], row))
             out.decisions.append(row["id"])
         for a, msgs in actions:
             deadline = _deadline(a.deadline)
@@ -303,7 +372,7 @@ async def write_extraction(svc: Any, ctx: Context, extraction: Any) -> Written:
                 "last_status_check_ms": None,
                 "nudged_ms": None,
             }
-            await conn.execute(sa.insert(A).values(**row))
+            batch[A].append(row)
             out.actions.append(row["id"])
         for i, (sig, msgs) in enumerate(signals):
             row = {
@@ -323,15 +392,22 @@ async def write_extraction(svc: Any, ctx: Context, extraction: Any) -> Written:
                 "extraction_model": ctx.model,
                 "created_ms": ctx.now_ms,
             }
-            await conn.execute(sa.insert(S).values(**row))
+            batch[S].append(row)
             if i < len(svecs):
-                await conn.execute(
-                    sa.insert(V).values(
-                        **_vector_row(ctx, "signal", row["id"], model, svecs[i], row)
-                    )
-                )
+                batch[V].append(_vector_row(ctx, "signal", row["id"], model, svecs[i], row))
             out.signals += 1
+        for table in (D, A, S, V):  # one statement per table (executemany)
+            if batch[table]:
+                await conn.execute(sa.insert(table), batch[table])
     return out
+
+
+@dataclass
+class _Known:
+    id: str
+    name: str
+    aliases: list[str]
+    entity_type: str
 
 
 async def _entities(
@@ -346,17 +422,23 @@ async def _entities(
     """Dedup (seed 004 decision 1): same guild and type, an alias/name match or cosine ≥
     the threshold → update the existing entity; otherwise insert it with its vector."""
     names: dict[str, str] = {}
+    if not ents:
+        return names
+    known_rows = (
+        await conn.execute(
+            sa.select(E.c.id, E.c.name, E.c.aliases, E.c.entity_type).where(
+                E.c.guild_id == ctx.guild_id, E.c.deleted.is_(False)
+            )
+        )
+    ).all()
+    by_type: dict[str, list[Any]] = {}
+    for r in known_rows:
+        by_type.setdefault(r.entity_type, []).append(r)
     for i, (e, msgs) in enumerate(ents):
         vec = evecs[i] if i < len(evecs) else None
         aliases = ctx.clean(e.aliases, 120)
         keys = {norm(e.name), *(norm(a) for a in aliases)}
-        rows = (
-            await conn.execute(
-                sa.select(E.c.id, E.c.name, E.c.aliases).where(
-                    E.c.guild_id == ctx.guild_id, E.c.entity_type == e.type, E.c.deleted.is_(False)
-                )
-            )
-        ).all()
+        rows = by_type.get(e.type, [])
         match = next(
             (r for r in rows if keys & ({norm(r.name)} | {norm(a) for a in r.aliases or []})),
             None,
@@ -419,6 +501,9 @@ async def _entities(
                 )
             )
         names.update({k: eid for k in keys})
+        by_type.setdefault(e.type, []).append(
+            _Known(eid, " ".join(e.name.split()), aliases, e.type)
+        )
         out.entities_new += 1
     return names
 

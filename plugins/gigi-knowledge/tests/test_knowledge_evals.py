@@ -46,7 +46,7 @@ def _matches(row: Any, want: dict[str, Any]) -> bool:
 
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
 async def test_golden_case(path: Path, kernel: Any, model: Any) -> None:
-    case = json.loads(path.read_text())
+    case = json.loads(path.read_text())  # noqa: ASYNC240 (a small file, once per case)
     poster = RecordingPoster()
     kernel.outbox.register("test", poster)
     for channel, opts in case.get("channels", {"c1": {}}).items():

@@ -60,6 +60,13 @@ def register_retrievers(register: Any) -> None:
 
 
 @hookimpl
+def register_commands(cli: Any) -> None:
+    from gigi_knowledge.cli import add_commands
+
+    add_commands(cli)
+
+
+@hookimpl
 async def startup(kernel: Any) -> None:
     from gigi_knowledge.service import service_of
 

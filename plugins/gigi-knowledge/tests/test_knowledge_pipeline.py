@@ -158,3 +158,40 @@ async def test_queue_drops_oldest_and_counts(kernel: Any, model: Any, monkeypatc
     assert await q.drain(5)
     assert sorted(done) == ["2", "3", "4"]
     await q.close()
+
+
+async def test_extraction_never_reads_across_a_secure_range(kernel: Any, model: Any) -> None:
+    await enable(kernel)
+    model.always("classify", classify(high=False, categories=["discussion"]))
+    before = message("said before the secure period")
+    await publish(kernel, before)
+    await kernel.set_channel_state("g1", "c1", "secure", by="admin")
+    await publish(kernel, message("said while secure"))
+    await kernel.set_channel_state("g1", "c1", "active", by="admin")
+    model.on("classify", classify())
+    after = message("said after")
+    model.on("extract", extraction())
+    await publish(kernel, after)
+    (req,) = model.calls("extract")
+    prompt = req.messages[-1].content
+    assert after.message_id in prompt and before.message_id not in prompt
+    assert "while secure" not in prompt
+
+
+async def test_a_deleted_message_leaves_the_window_and_the_queue(kernel: Any, model: Any) -> None:
+    from gigi_core.events import MessageDeleted
+
+    await enable(kernel)
+    model.always("classify", classify(high=False, categories=["routine"]))
+    m1, m2 = message("one"), message("two")
+    await publish(kernel, m1, m2)
+    svc = kernel.gigi_knowledge
+    from gigi_knowledge.queue import Job
+
+    svc.queue._jobs.append(Job("g1", "c1", m2.message_id, None))  # still waiting its turn
+    svc.queue.forget("g1", "c1", {m2.message_id})
+    assert len(svc.queue) == 0
+    await publish(
+        kernel, MessageDeleted(guild_id="g1", channel_id="c1", message_ids=(m1.message_id,))
+    )
+    assert [m.message_id for m in svc.windows.snapshot("g1", "c1")] == [m2.message_id]

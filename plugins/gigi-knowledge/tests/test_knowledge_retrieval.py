@@ -133,3 +133,22 @@ async def test_the_pack_orders_decisions_before_actions(kernel: Any, model: Any)
     text = pack.render()
     assert text.index("## Relevant Decisions") < text.index("## Relevant Actions")
     assert "vault" not in text
+
+
+async def test_personal_mode_through_the_context_broker(kernel: Any, model: Any) -> None:
+    from gigi_core.context import build_context
+
+    await _seed(kernel, model)
+    pack = await build_context(
+        kernel,
+        actor=ALICE,
+        guild_id="g1",
+        channel_id=None,
+        visible_channels=frozenset(),
+        text="what are my actions?",
+        mode="knowledge",
+        use_model=False,
+        personal_user="u1",
+    )
+    text = pack.render()
+    assert "Upgrade staging postgres" in text and "vault" not in text

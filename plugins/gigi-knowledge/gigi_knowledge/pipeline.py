@@ -14,7 +14,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from gigi_knowledge import models, tables, vectors
+from gigi_knowledge import models, tables
 from gigi_knowledge.queue import Job
 from gigi_knowledge.service import KnowledgeService, now_ms
 from gigi_knowledge.writes import (
@@ -97,9 +97,9 @@ async def process(svc: KnowledgeService, job: Job) -> None:
         svc.known.pop(job.guild_id, None)
     if written.dropped:
         log.info("knowledge: %d extracted item(s) not stored (checks)", written.dropped)
-    for decision_id in written.decisions:
+    for decision in written.decision_vectors:
         try:
-            await check_contradictions(svc, job.guild_id, job.channel_id, decision_id)
+            await check_contradictions(svc, job.guild_id, job.channel_id, decision)
         except Exception as exc:
             log.warning("knowledge: contradiction check failed: %s", type(exc).__name__)
 
@@ -139,41 +139,26 @@ async def _known_entities(svc: KnowledgeService, guild_id: str) -> list[str]:
 
 
 async def check_contradictions(
-    svc: KnowledgeService, guild_id: str, channel_id: str, decision_id: str
+    svc: KnowledgeService, guild_id: str, channel_id: str, me: Any
 ) -> int:
     """Seed 004 §12.2: similar active decisions of the channel within 90 days (cosine ≥ the
-    threshold) go to the classify model; a yes is recorded for the contradiction job."""
-    d, v, c = tables.decisions, tables.embeddings, tables.contradictions
+    threshold) go to the classify model; a yes is recorded for the contradiction job.
+    ``me`` is the new decision (``caches.KnownDecision``)."""
+    c = tables.contradictions
     s = svc.settings
+    since = me.decided_ms - s.contradiction_days * DAY_MS
     async with svc.engine.connect() as conn:
-        me = (
-            await conn.execute(
-                sa.select(v.c.vector, v.c.model, d.c.summary, d.c.decided_ms)
-                .join(d, d.c.id == v.c.source_id)
-                .where(v.c.source_type == "decision", v.c.source_id == decision_id)
-            )
-        ).first()
-        if me is None:
-            return 0
-        since = me.decided_ms - s.contradiction_days * DAY_MS
-        cands = (
-            await conn.execute(
-                sa.select(v.c.source_id, v.c.vector, d.c.summary, d.c.decided_ms)
-                .join(d, d.c.id == v.c.source_id)
-                .where(
-                    v.c.guild_id == guild_id,
-                    v.c.channel_id == channel_id,
-                    v.c.source_type == "decision",
-                    v.c.model == me.model,
-                    v.c.source_id != decision_id,
-                    d.c.status == "active",
-                    d.c.decided_ms >= since,
-                )
-            )
-        ).all()
-    query = vectors.decode(me.vector)
+        known = await svc.caches.channel_decisions(conn, guild_id, channel_id, since)
+    scored = sorted(
+        (
+            (float(me.vec @ d.vec), d)
+            for d in known
+            if d.id != me.id and d.model == me.model and d.vec.shape == me.vec.shape
+        ),
+        key=lambda p: -p[0],
+    )
     found = 0
-    for score, row in vectors.best(query, list(cands))[:5]:
+    for score, row in scored[:5]:
         if score < s.contradiction_threshold:
             break
         try:
@@ -184,7 +169,7 @@ async def check_contradictions(
             continue
         if not yes:
             continue
-        earlier, later = (row.source_id, decision_id)
+        earlier, later = (row.id, me.id)
         if row.decided_ms > me.decided_ms:
             earlier, later = later, earlier
         async with guild_lock(svc, guild_id), svc.engine.begin() as conn:

@@ -109,6 +109,7 @@ async def delete_user(kernel: Any, user_id: str, guild_id: str | None) -> dict[s
     svc = await ready(kernel)
     dia = svc.dialect
     counts = {"entities": 0, "notes_deleted": 0, "rows_anonymised": 0}
+    svc.caches.forget(guild_id)
     async with svc.engine.begin() as conn:
         ents = [
             r.id
@@ -206,6 +207,7 @@ async def purge_guild(kernel: Any, guild_id: str) -> dict[str, int]:
     svc.channels.pop(guild_id, None)
     svc.drop_channel(guild_id)
     svc.notes.discard(guild_id)
+    svc.caches.forget(guild_id)
     await svc.notes.flush()
     counts: dict[str, int] = {}
     async with svc.engine.begin() as conn:

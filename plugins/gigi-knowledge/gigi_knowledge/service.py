@@ -62,8 +62,10 @@ class KnowledgeService:
         )
         self.fallbacks = 0  # extractions that failed and wrote the fallback signal
         self.known: dict[str, tuple[float, list[str]]] = {}  # guild -> (until, entity names)
+        from gigi_knowledge.caches import Caches
         from gigi_knowledge.writes import NoteWriter
 
+        self.caches = Caches()
         self.notes = NoteWriter(self)
         self._refresher: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[Any]] = set()

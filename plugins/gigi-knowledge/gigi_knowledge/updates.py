@@ -97,6 +97,7 @@ async def decision_supersede(ctx: Any, id: str) -> dict[str, Any]:
         await conn.execute(
             sa.update(C).where(C.c.id == note.id).values(status="superseded", updated_ms=now_ms())
         )
+    svc.caches.forget(ctx.guild_id)  # the earlier decision is no longer a candidate
     return {"superseded": note.earlier_id, "by": note.later_id}
 
 

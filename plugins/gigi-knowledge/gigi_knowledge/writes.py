@@ -56,6 +56,7 @@ def guild_lock(svc: Any, guild_id: str) -> asyncio.Lock:
 @dataclass
 class Written:
     decisions: list[str] = field(default_factory=list)
+    decision_vectors: list[Any] = field(default_factory=list)  # caches.KnownDecision
     actions: list[str] = field(default_factory=list)
     entities_new: int = 0
     entities_merged: int = 0
@@ -283,15 +284,59 @@ async def write_extraction(svc: Any, ctx: Context, extraction: Any) -> Written:
     svecs = vecs[len(decisions) : len(decisions) + len(signals)]
     evecs = vecs[len(decisions) + len(signals) :]
 
+    from gigi_knowledge.caches import KnownDecision
+
     batch: dict[sa.Table, list[dict[str, Any]]] = {D: [], A: [], S: [], V: []}
-    async with guild_lock(svc, ctx.guild_id), svc.engine.begin() as conn:
+    async with guild_lock(svc, ctx.guild_id):
+        try:
+            await _write(
+                svc,
+                ctx,
+                out,
+                batch,
+                ents,
+                evecs,
+                model,
+                rels,
+                decisions,
+                dvecs,
+                actions,
+                signals,
+                svecs,
+                KnownDecision,
+            )
+        except BaseException:
+            svc.caches.forget(ctx.guild_id)  # the cache may hold what was rolled back
+            raise
+    for d in out.decision_vectors:
+        svc.caches.add_decision(ctx.guild_id, ctx.channel_id, d)
+    return out
+
+
+async def _write(
+    svc: Any,
+    ctx: Context,
+    out: Written,
+    batch: dict[sa.Table, list[dict[str, Any]]],
+    ents: list[Any],
+    evecs: list[Any],
+    model: Any,
+    rels: list[Any],
+    decisions: list[Any],
+    dvecs: list[Any],
+    actions: list[Any],
+    signals: list[Any],
+    svecs: list[Any],
+    KnownDecision: Any,
+) -> None:
+    async with svc.engine.begin() as conn:
         names = await _entities(conn, svc, ctx, ents, evecs, model, out)
         for r, msgs in rels:
             src, dst = names.get(norm(r.source)), names.get(norm(r.target))
             if src is None:
-                src = await _find_entity(conn, ctx, r.source)
+                src = await _find_entity(conn, svc, ctx, r.source)
             if dst is None:
-                dst = await _find_entity(conn, ctx, r.target)
+                dst = await _find_entity(conn, svc, ctx, r.target)
             if src is None or dst is None or src == dst:
                 out.dropped += 1
                 continue
@@ -345,6 +390,9 @@ async def write_extraction(svc: Any, ctx: Context, extraction: Any) -> Written:
             batch[D].append(row)
             if i < len(dvecs):
                 batch[V].append(_vector_row(ctx, "decision", row["id"], model, dvecs[i], row))
+                out.decision_vectors.append(
+                    KnownDecision(row["id"], row["summary"], row["decided_ms"], dvecs[i], model)
+                )
             out.decisions.append(row["id"])
         for a, msgs in actions:
             deadline = _deadline(a.deadline)
@@ -399,15 +447,6 @@ async def write_extraction(svc: Any, ctx: Context, extraction: Any) -> Written:
         for table in (D, A, S, V):  # one statement per table (executemany)
             if batch[table]:
                 await conn.execute(sa.insert(table), batch[table])
-    return out
-
-
-@dataclass
-class _Known:
-    id: str
-    name: str
-    aliases: list[str]
-    entity_type: str
 
 
 async def _entities(
@@ -421,50 +460,38 @@ async def _entities(
 ) -> dict[str, str]:
     """Dedup (seed 004 decision 1): same guild and type, an alias/name match or cosine ≥
     the threshold → update the existing entity; otherwise insert it with its vector."""
+    from gigi_knowledge.caches import KnownEntity
+
     names: dict[str, str] = {}
     if not ents:
         return names
-    known_rows = (
-        await conn.execute(
-            sa.select(E.c.id, E.c.name, E.c.aliases, E.c.entity_type).where(
-                E.c.guild_id == ctx.guild_id, E.c.deleted.is_(False)
-            )
-        )
-    ).all()
-    by_type: dict[str, list[Any]] = {}
-    for r in known_rows:
-        by_type.setdefault(r.entity_type, []).append(r)
+    by_type = await svc.caches.guild_entities(conn, ctx.guild_id)
     for i, (e, msgs) in enumerate(ents):
         vec = evecs[i] if i < len(evecs) else None
         aliases = ctx.clean(e.aliases, 120)
         keys = {norm(e.name), *(norm(a) for a in aliases)}
-        rows = by_type.get(e.type, [])
+        rows = by_type.setdefault(e.type, [])
         match = next(
-            (r for r in rows if keys & ({norm(r.name)} | {norm(a) for a in r.aliases or []})),
-            None,
+            (r for r in rows if keys & ({norm(r.name)} | {norm(a) for a in r.aliases})), None
         )
-        if match is None and vec is not None and rows:
-            cands = (
-                await conn.execute(
-                    sa.select(V.c.source_id, V.c.vector).where(
-                        V.c.guild_id == ctx.guild_id,
-                        V.c.source_type == "entity",
-                        V.c.entity_type == e.type,
-                        V.c.model == model,
-                    )
-                )
-            ).all()
-            scored = vectors.best(vec, cands)
-            if scored and scored[0][0] >= ctx.dedup:
-                match = next((r for r in rows if r.id == scored[0][1].source_id), None)
+        if match is None and vec is not None:
+            best, score = None, -1.0
+            for r in rows:
+                if r.vec is not None and r.model == model and r.vec.shape == vec.shape:
+                    sim = float(vec @ r.vec)
+                    if sim > score:
+                        best, score = r, sim
+            if best is not None and score >= ctx.dedup:
+                match = best
         user = e.member_id if e.type == "person" and e.member_id in ctx.members else None
         if match is not None:
-            known = list(match.aliases or [])
             for alias in [e.name, *aliases]:
-                if norm(alias) != norm(match.name) and norm(alias) not in {norm(k) for k in known}:
-                    known.append(alias)
+                if norm(alias) != norm(match.name) and norm(alias) not in {
+                    norm(k) for k in match.aliases
+                }:
+                    match.aliases.append(alias)
             values: dict[str, Any] = {
-                "aliases": known[:20],
+                "aliases": match.aliases[:20],
                 "mention_count": E.c.mention_count + 1,
                 "last_mentioned_ms": ctx.now_ms,
             }
@@ -475,14 +502,16 @@ async def _entities(
             out.entities_merged += 1
             continue
         eid = new_id()
+        name = " ".join(e.name.split())
+        kept_aliases = [a for a in aliases if norm(a) != norm(name)]
         await conn.execute(
             sa.insert(E).values(
                 id=eid,
                 guild_id=ctx.guild_id,
                 channel_id=ctx.channel_id,
                 entity_type=e.type,
-                name=" ".join(e.name.split()),
-                aliases=[a for a in aliases if a.lower() != e.name.lower()],
+                name=name,
+                aliases=kept_aliases,
                 user_id=user,
                 meta={},
                 first_seen_ms=ctx.now_ms,
@@ -501,22 +530,16 @@ async def _entities(
                 )
             )
         names.update({k: eid for k in keys})
-        by_type.setdefault(e.type, []).append(
-            _Known(eid, " ".join(e.name.split()), aliases, e.type)
-        )
+        rows.append(KnownEntity(eid, name, kept_aliases, e.type, vec, model))
         out.entities_new += 1
     return names
 
 
-async def _find_entity(conn: Any, ctx: Context, name: str) -> str | None:
+async def _find_entity(conn: Any, svc: Any, ctx: Context, name: str) -> str | None:
     """An existing entity of the guild by name or alias (any type), for relationships."""
     key = norm(name)
-    rows = await conn.execute(
-        sa.select(E.c.id, E.c.name, E.c.aliases).where(
-            E.c.guild_id == ctx.guild_id, E.c.deleted.is_(False)
-        )
-    )
-    for row in rows:
-        if key == norm(row.name) or key in {norm(a) for a in row.aliases or []}:
-            return row.id  # type: ignore[no-any-return]
+    for rows in (await svc.caches.guild_entities(conn, ctx.guild_id)).values():
+        for row in rows:
+            if key == norm(row.name) or key in {norm(a) for a in row.aliases}:
+                return row.id
     return None

@@ -141,7 +141,11 @@ CONF = {"type": "number", "minimum": 0, "maximum": 1}
 def classify_schema() -> dict[str, Any]:
     return _object(
         {
-            "categories": {"type": "array", "items": {"enum": list(CATEGORIES)}, "maxItems": 8},
+            "categories": {
+                "type": "array",
+                "items": {"type": "string", "enum": list(CATEGORIES)},
+                "maxItems": 8,
+            },
             "confidence": CONF,
             "entities": _string_list(10),
             "is_high_signal": {"type": "boolean"},
@@ -184,7 +188,7 @@ def extract_schema(max_items: int) -> dict[str, Any]:
                 _object(
                     {
                         "name": {"type": "string", "maxLength": NAME_MAX},
-                        "type": {"enum": list(ENTITY_TYPES)},
+                        "type": {"type": "string", "enum": list(ENTITY_TYPES)},
                         "aliases": _string_list(8, NAME_MAX),
                         "member_id": _nullable("string", 64),
                         "message_ids": _ids(),
@@ -197,7 +201,7 @@ def extract_schema(max_items: int) -> dict[str, Any]:
                     {
                         "source": {"type": "string", "maxLength": NAME_MAX},
                         "target": {"type": "string", "maxLength": NAME_MAX},
-                        "relationship": {"enum": list(RELATIONSHIPS)},
+                        "relationship": {"type": "string", "enum": list(RELATIONSHIPS)},
                         "context": _nullable("string", 300),
                         "message_ids": _ids(),
                         "confidence": CONF,
@@ -207,7 +211,7 @@ def extract_schema(max_items: int) -> dict[str, Any]:
             "signals": arr(
                 _object(
                     {
-                        "type": {"enum": list(SIGNAL_TYPES)},
+                        "type": {"type": "string", "enum": list(SIGNAL_TYPES)},
                         "summary": {"type": "string", "maxLength": 400},
                         "participants": _string_list(20, 64),
                         "message_ids": _ids(),
@@ -226,7 +230,10 @@ def verdict_schema() -> dict[str, Any]:
 
 def summary_schema() -> dict[str, Any]:
     return _object(
-        {"summary": {"type": "string", "maxLength": 4000}, "sentiment": {"enum": list(SENTIMENTS)}}
+        {
+            "summary": {"type": "string", "maxLength": 4000},
+            "sentiment": {"type": "string", "enum": list(SENTIMENTS)},
+        }
     )
 
 

@@ -304,15 +304,18 @@ async def summary_job(
     for g, c, info in targets:
         tz = ZoneInfo(info.timezone)
         start, end = due_daily(at, tz)
-        material = await gather(svc, g, c, start, end)
-        if not material.empty and not await _exists(svc, g, c, "daily", start):
-            text, sentiment, model = await compose(svc, g, c, material, "daily")
-            out["daily"] += await store(
-                svc, g, c, "daily", start, end, material, text, sentiment, model
-            )
+        if not await _exists(svc, g, c, "daily", start):  # the usual case: already written
+            material = await gather(svc, g, c, start, end)
+            if not material.empty:
+                text, sentiment, model = await compose(svc, g, c, material, "daily")
+                out["daily"] += await store(
+                    svc, g, c, "daily", start, end, material, text, sentiment, model
+                )
         wstart, wend = due_weekly(at, tz)
+        if await _exists(svc, g, c, "weekly", wstart):
+            continue
         weekly = await gather(svc, g, c, wstart, wend, weekly=True)
-        if not weekly.empty and not await _exists(svc, g, c, "weekly", wstart):
+        if not weekly.empty:
             text, sentiment, model = await compose(svc, g, c, weekly, "weekly")
             out["weekly"] += await store(
                 svc, g, c, "weekly", wstart, wend, weekly, text, sentiment, model

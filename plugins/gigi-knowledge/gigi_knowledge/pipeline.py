@@ -15,16 +15,10 @@ from typing import Any
 import sqlalchemy as sa
 
 from gigi_knowledge import models, tables
+from gigi_knowledge.notes import note_row, write_signal
 from gigi_knowledge.queue import Job
 from gigi_knowledge.service import KnowledgeService, now_ms
-from gigi_knowledge.writes import (
-    Context,
-    guild_lock,
-    new_id,
-    note_row,
-    write_extraction,
-    write_signal,
-)
+from gigi_knowledge.writes import Context, guild_lock, new_id, write_extraction
 
 log = logging.getLogger("gigi_knowledge")
 LIGHT = {"question": "question", "blocker": "blocker", "update": "update"}

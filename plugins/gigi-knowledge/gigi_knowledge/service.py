@@ -63,7 +63,7 @@ class KnowledgeService:
         self.fallbacks = 0  # extractions that failed and wrote the fallback signal
         self.known: dict[str, tuple[float, list[str]]] = {}  # guild -> (until, entity names)
         from gigi_knowledge.caches import Caches
-        from gigi_knowledge.writes import NoteWriter
+        from gigi_knowledge.notes import NoteWriter
 
         self.caches = Caches()
         self.notes = NoteWriter(self)

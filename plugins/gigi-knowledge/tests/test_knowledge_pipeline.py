@@ -195,3 +195,35 @@ async def test_a_deleted_message_leaves_the_window_and_the_queue(kernel: Any, mo
         kernel, MessageDeleted(guild_id="g1", channel_id="c1", message_ids=(m1.message_id,))
     )
     assert [m.message_id for m in svc.windows.snapshot("g1", "c1")] == [m2.message_id]
+
+
+async def test_a_failed_write_leaves_no_phantom_in_the_entity_cache(
+    kernel: Any, model: Any, monkeypatch: Any
+) -> None:
+    from gigi_knowledge import writes
+
+    await enable(kernel)
+    model.always("classify", classify())
+    m1, m2 = message("kafka and zookeeper"), message("kafka again")
+    model.on(
+        "extract",
+        extraction(
+            entities=[entity("Kafka", [m1.message_id]), entity("Zookeeper", [m1.message_id])],
+            relationships=[relation("Kafka", "Zookeeper", [m1.message_id])],
+        ),
+        extraction(entities=[entity("Kafka", [m2.message_id])]),
+    )
+    real = writes._insert
+
+    def broken(dialect: str, table: Any) -> Any:
+        raise RuntimeError("the store went away")
+
+    monkeypatch.setattr(writes, "_insert", broken)
+    await publish(kernel, m1)  # the relationship's upsert fails: the whole write rolls back
+    assert kernel.gigi_knowledge.queue.failed == 1
+    assert await rows(kernel, "knowledge_entities") == []
+    assert "g1" not in kernel.gigi_knowledge.caches.entities
+    monkeypatch.setattr(writes, "_insert", real)
+    await publish(kernel, m2)
+    (e,) = await rows(kernel, "knowledge_entities")
+    assert e.name == "Kafka" and e.mention_count == 1  # inserted, not "merged" into a phantom

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from ambient_helpers import GUILD, envelope, open_world
 
+from gigi_ambient_tests.ambient_helpers import GUILD, envelope, open_world
 from gigi_core import Actor, PolicyDenied
 from gigi_core.testing import open_test_kernel
 

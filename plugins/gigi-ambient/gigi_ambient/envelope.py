@@ -81,6 +81,10 @@ class Delivery:
     answer_needed: bool
     hack: bool
     picture: str | None
+    picture_count: int | None = None
+    picture_edit: bool = False
+    run_id: str | None = None  # the agent run that produced the envelope (its trace)
+    actor: Any = None  # the author as the surface knows them now (policy for the picture)
 
 
 def _text(value: str | None) -> str | None:
@@ -113,4 +117,6 @@ def decide(envelope: Envelope, *, direct: bool, here: str, allowed_channel: str 
         answer_needed=needed,
         hack=envelope.hack,
         picture=_text(envelope.picture),
+        picture_count=envelope.picture_count,
+        picture_edit=envelope.picture_edit,
     )

@@ -59,9 +59,8 @@ async def picture(
     edit: bool = False,
     source_message_id: str | None = None,
 ) -> dict[str, Any]:
-    from gigi_core import ConfirmationRequired, PolicyDenied, ToolError
-
     from gigi_ambient.service import service_of
+    from gigi_core import ConfirmationRequired, PolicyDenied, ToolError
 
     svc = service_of(ctx.kernel)
     settings = Settings.from_config(ctx.config)

@@ -8,7 +8,6 @@ import pathlib
 
 from gigi_ambient_tests.ambient_helpers import GUILD, HERE, envelope, open_world
 from gigi_ambient_tests.ambient_painter_plugin import Painter
-
 from gigi_core import Actor
 
 ADMIN_MEMBER = {"42": (Actor(id="42", is_admin=True), frozenset({HERE}))}

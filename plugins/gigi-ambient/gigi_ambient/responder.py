@@ -41,6 +41,8 @@ class Settings:
     tool_reasoning_effort: str = "none"
     picture_action: str | None = None
     picture_tokens: int = 5000
+    persist_history: bool = False
+    history_retention_days: int = 7
 
     @classmethod
     def from_config(cls, config: Any) -> Settings:
@@ -62,7 +64,10 @@ def short_path_match(settings: Settings, channel_id: str, author_id: str) -> boo
 
 
 def entry_of(event: MessageCreated) -> Entry:
-    return Entry(event.channel_id, "user", event.author_id, event.text, event.message_id)
+    return Entry(
+        event.channel_id, "user", event.author_id, event.text, event.message_id,
+        at=event.created_at,
+    )  # fmt: skip
 
 
 class Responder:
@@ -107,7 +112,10 @@ class Responder:
         delivery = decide(envelope, direct=direct, here=here, allowed_channel=allowed)
         delivery = replace(delivery, run_id=run_id, actor=actor)
         if delivery.answer is not None:
-            history.append(Entry(delivery.channel_id, "assistant", "self", delivery.answer))
+            answer = Entry(
+                delivery.channel_id, "assistant", "self", delivery.answer, at=self.service.clock()
+            )
+            history.append(answer)
         history.trim(settings.history_limit, settings.history_per_channel)  # ENV-07, after
         return delivery
 

@@ -116,7 +116,9 @@ def decide(envelope: Envelope, *, direct: bool, here: str, allowed_channel: str 
         staff=staff,
         answer_needed=needed,
         hack=envelope.hack,
-        picture=_text(envelope.picture),
+        # a picture is made only when the model says an answer is needed (or it was direct):
+        # a silent persona stays silent, and a staff note never forces a picture
+        picture=_text(envelope.picture) if envelope.answer_needed or direct else None,
         picture_count=envelope.picture_count,
         picture_edit=envelope.picture_edit,
     )

@@ -32,6 +32,10 @@ async def test_without_an_image_plugin_the_picture_is_a_note_in_the_trace(
         await world.say("draw me a cat")
         assert world.answers() == ["Here you go!"]  # the answer is not lost
         assert await notes(world) == [("ambient.picture", "no_implementation")]
+        # a persona that stays silent (ENV-02) makes no picture either
+        world.fake.reply_text(envelope(answer="meh", answer_needed=False, picture="a cat"))
+        await world.say("cats are fine I guess")
+        assert world.answers() == ["Here you go!"] and await notes(world) == []
 
 
 async def test_an_image_plugin_makes_the_pictures_and_they_are_posted(

@@ -102,3 +102,47 @@ async def picture(
         return outcome("bad_result", action)
     svc.count(ctx.guild_id, pictures=len(urls), tokens=len(urls) * settings.picture_tokens)
     return outcome("made", action, urls)
+
+
+async def make_and_post(svc: Any, event: Any, delivery: Any) -> str:
+    """``ambient.picture`` as the author; the URLs are posted and the outcome is noted in
+    the run's trace (``no_implementation`` when no image plugin is installed)."""
+    from gigi_core import Actor, ConfirmationRequired, PolicyDenied, ToolError
+
+    source = event.message_id if event.attachments else event.reply_to_id
+    args = {
+        "prompt": delivery.picture,
+        "count": max(1, min(4, delivery.picture_count or 1)),
+        "edit": bool(delivery.picture_edit and source),
+        "source_message_id": source if delivery.picture_edit else None,
+    }
+    urls: list[str] = []
+    try:
+        called = await svc.kernel.call_tool(
+            "ambient.picture",
+            args,
+            actor=delivery.actor or Actor(id=event.author_id),
+            guild_id=event.guild_id,
+            channel_id=event.channel_id,
+            run_id=delivery.run_id,
+        )
+        status, urls = called.result["status"], called.result["urls"]
+    except PolicyDenied:
+        status = "denied"
+    except ConfirmationRequired:
+        status = "needs_confirmation"
+    except ToolError as exc:
+        log.warning("ambient: the picture failed (%s)", type(exc).__name__)
+        status = "failed"
+    if urls:
+        here = delivery.channel_id == event.channel_id
+        reply_to = event.message_id if here else None
+        posted = await svc._post(event.guild_id, delivery.channel_id, "\n".join(urls), reply_to)
+        status = "posted" if posted is not None else "not_posted"
+    log.info("ambient: picture %s", status)
+    if delivery.run_id is not None:
+        try:
+            await svc.kernel.agent.note(delivery.run_id, status, tool="ambient.picture")
+        except Exception as exc:  # the trace note must never lose the answer
+            log.warning("ambient: picture note not written (%s)", type(exc).__name__)
+    return status

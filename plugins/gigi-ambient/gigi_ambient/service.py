@@ -363,49 +363,9 @@ class AmbientService:
         return delivery
 
     async def _picture(self, event: Any, delivery: Delivery) -> str:
-        """``ambient.picture`` as the author; the URLs are posted and the outcome is noted in
-        the run's trace (``no_implementation`` when no image plugin is installed)."""
-        from gigi_core import Actor, ConfirmationRequired, PolicyDenied, ToolError
+        from gigi_ambient.picture import make_and_post
 
-        source = event.message_id if event.attachments else event.reply_to_id
-        args = {
-            "prompt": delivery.picture,
-            "count": max(1, min(4, delivery.picture_count or 1)),
-            "edit": bool(delivery.picture_edit and source),
-            "source_message_id": source if delivery.picture_edit else None,
-        }
-        urls: list[str] = []
-        try:
-            called = await self.kernel.call_tool(
-                "ambient.picture",
-                args,
-                actor=delivery.actor or Actor(id=event.author_id),
-                guild_id=event.guild_id,
-                channel_id=event.channel_id,
-                run_id=delivery.run_id,
-            )
-            status, urls = called.result["status"], called.result["urls"]
-        except PolicyDenied:
-            status = "denied"
-        except ConfirmationRequired:
-            status = "needs_confirmation"
-        except ToolError as exc:
-            log.warning("ambient: the picture failed (%s)", type(exc).__name__)
-            status = "failed"
-        if urls:
-            here = delivery.channel_id == event.channel_id
-            reply_to = event.message_id if here else None
-            posted = await self._post(
-                event.guild_id, delivery.channel_id, "\n".join(urls), reply_to
-            )
-            status = "posted" if posted is not None else "not_posted"
-        log.info("ambient: picture %s", status)
-        if delivery.run_id is not None:
-            try:
-                await self.kernel.agent.note(delivery.run_id, status, tool="ambient.picture")
-            except Exception as exc:  # the trace note must never lose the answer
-                log.warning("ambient: picture note not written (%s)", type(exc).__name__)
-        return status
+        return await make_and_post(self, event, delivery)
 
     async def _staff(self, event: Any, delivery: Delivery, settings: Settings) -> None:
         """A staff note is never dropped: the staff channel, else the message's channel."""

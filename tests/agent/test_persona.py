@@ -92,3 +92,27 @@ def test_persona_survives_the_sealed_state() -> None:
     )  # fmt: skip
     back = request_from_json(json.loads(json.dumps(request_to_json(ambient("x", persona)))))
     assert back.persona == persona
+
+
+async def test_a_plugin_notes_what_it_did_after_the_run_in_the_trace(env) -> None:
+    import pytest
+
+    from gigi_core.agent.render import trace_lines
+    from gigi_core.agent.runs import RunNotFound
+
+    _, _, runtime = env
+    rt, _ = runtime(say(json.dumps({"answer": "hi", "ok": True})))
+    reply = await rt.handle(ambient("hello", Persona(system="p", output=OUT)))
+    await rt.note(reply.run_id, "no_implementation", tool="ambient.picture")
+    await rt.note(reply.run_id, "posted")
+    trace = await rt.trace(reply.run_id)
+    notes = [(s["kind"], s["tool"], s["status"]) for s in trace["steps"][-2:]]
+    assert notes == [("note", "ambient.picture", "no_implementation"), ("note", None, "posted")]
+    indexes = [s["index"] for s in trace["steps"]]
+    assert indexes == sorted(set(indexes))  # appended after the run's own steps
+    assert any("note ambient.picture -> no_implementation" in line for line in trace_lines(trace))
+    for status, tool in (("Free text, not a code", None), ("ok", "not an action")):
+        with pytest.raises(ValueError):
+            await rt.note(reply.run_id, status, tool=tool)
+    with pytest.raises(RunNotFound):
+        await rt.note("run_missing", "ok")

@@ -44,27 +44,48 @@ async def shutdown(kernel: Any) -> None:
 
 
 @hookimpl
+def register_jobs(register: Any) -> None:
+    register("ambient.history_expire", _expire, schedule="17 * * * *")  # hourly
+
+
+async def _expire(ctx: Any) -> None:
+    from gigi_ambient.service import service_of
+
+    await service_of(ctx.kernel).expire_stored()
+
+
+@hookimpl
 async def export_user_data(user_id: str, guild_id: str | None, kernel: Any) -> Any:
-    """Only this process's in-memory history holds a member's words; nothing is stored."""
-    svc = kernel.__dict__.get("gigi_ambient")
-    if svc is None or guild_id is None:
-        return {"history": []}
-    entries = svc.history(guild_id).entries
+    """A member's words: this process's in-memory history and, where a server turned
+    ``persist_history`` on, its stored rows."""
+    from gigi_ambient.service import service_of
+
+    svc = service_of(kernel)
+    found: dict[str, dict[str, Any]] = {}
+    for guild, entry in await svc.stored.of_author(guild_id, user_id):
+        found[entry.key] = _exported(guild, entry)
+    for guild in [guild_id] if guild_id is not None else list(svc._histories):
+        for entry in svc.history(guild).entries:
+            if entry.role == "user" and entry.author_id == user_id:
+                found[entry.key] = _exported(guild, entry)
+    return {"history": list(found.values())}
+
+
+def _exported(guild_id: str, entry: Any) -> dict[str, Any]:
     return {
-        "history": [
-            {"channel_id": e.channel_id, "message_id": e.message_id, "text": e.text}
-            for e in entries
-            if e.role == "user" and e.author_id == user_id
-        ]
+        "guild_id": guild_id,
+        "channel_id": entry.channel_id,
+        "message_id": entry.message_id,
+        "text": entry.text,
+        "at": entry.at.isoformat(),
     }
 
 
 @hookimpl
 async def delete_user_data(user_id: str, guild_id: str | None, kernel: Any) -> Any:
-    svc = kernel.__dict__.get("gigi_ambient")
-    if svc is None or guild_id is None:
-        return {"history": 0}
-    return {"history": svc.history(guild_id).forget_author(user_id)}
+    from gigi_ambient.service import service_of
+
+    return await service_of(kernel).forget_author(guild_id, user_id)
 
 
 @hookimpl
@@ -72,6 +93,6 @@ async def purge_guild_data(guild_id: str, kernel: Any) -> Any:
     from gigi_ambient.service import service_of
 
     svc = service_of(kernel)
-    svc.history(guild_id).entries.clear()
+    stored = await svc.purge_history(guild_id)
     svc._channels.pop(guild_id, None)
-    return {"channels": await svc.store.purge_guild(guild_id)}
+    return {"channels": await svc.store.purge_guild(guild_id), "history": stored}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gigi_ambient.picture import picture
 from gigi_ambient.service import service_of
 
 
@@ -36,7 +37,8 @@ async def status(ctx: Any) -> dict[str, Any]:
         "message": (
             f"Ambient mode today in {where}: {counts['calls']} model calls, "
             f"{counts['answers']} answers, {counts['silences']} silences, "
-            f"{counts['staff_notes']} staff notes, {counts['skipped']} skipped (rate limit or "
+            f"{counts['staff_notes']} staff notes, {counts['pictures']} pictures, "
+            f"{counts['skipped']} skipped (rate limit or "
             f"budget), {counts['failures']} failures; {spend}."
         ),
         "channels": channels,
@@ -44,4 +46,9 @@ async def status(ctx: Any) -> dict[str, Any]:
     }
 
 
-ACTIONS = {"ambient.enable": enable, "ambient.disable": disable, "ambient.status": status}
+ACTIONS = {
+    "ambient.enable": enable,
+    "ambient.disable": disable,
+    "ambient.status": status,
+    "ambient.picture": picture,
+}

@@ -81,6 +81,10 @@ class Delivery:
     answer_needed: bool
     hack: bool
     picture: str | None
+    picture_count: int | None = None
+    picture_edit: bool = False
+    run_id: str | None = None  # the agent run that produced the envelope (its trace)
+    actor: Any = None  # the author as the surface knows them now (policy for the picture)
 
 
 def _text(value: str | None) -> str | None:
@@ -112,5 +116,9 @@ def decide(envelope: Envelope, *, direct: bool, here: str, allowed_channel: str 
         staff=staff,
         answer_needed=needed,
         hack=envelope.hack,
-        picture=_text(envelope.picture),
+        # a picture is made only when the model says an answer is needed (or it was direct):
+        # a silent persona stays silent, and a staff note never forces a picture
+        picture=_text(envelope.picture) if envelope.answer_needed or direct else None,
+        picture_count=envelope.picture_count,
+        picture_edit=envelope.picture_edit,
     )

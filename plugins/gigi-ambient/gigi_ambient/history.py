@@ -1,4 +1,5 @@
-"""A guild's bounded conversation history, in this process's memory only (ENV-07, ENV-11).
+"""A guild's bounded conversation history, in this process's memory (ENV-07, ENV-11); a
+server that turned ``persist_history`` on also keeps it in ``ambient_history`` (``persist``).
 
 One list per guild across its ambient channels, oldest first. Shrinking removes the oldest
 entry of a channel holding more than ``per_channel`` entries, else the oldest overall, so a
@@ -7,9 +8,29 @@ busy channel never pushes a quiet one's context out.
 
 from __future__ import annotations
 
+import itertools
+import time
+import uuid
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import Literal
+
+
+def _key() -> str:
+    return uuid.uuid4().hex
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+_counter = itertools.count()
+
+
+def _seq() -> int:
+    """Increasing within a process and across restarts (nanoseconds plus a counter)."""
+    return time.time_ns() + next(_counter)
 
 
 @dataclass(frozen=True)
@@ -19,6 +40,9 @@ class Entry:
     author_id: str
     text: str
     message_id: str | None = None
+    key: str = field(default_factory=_key)  # the stored row's id; an edit keeps it
+    at: datetime = field(default_factory=_now)  # when it was said (retention)
+    seq: int = field(default_factory=_seq)  # the stored order; an edit keeps it
 
 
 class History:
@@ -64,8 +88,12 @@ class History:
             if e.message_id != message_id:
                 kept.append(e)
             elif text is not None:
-                kept.append(Entry(e.channel_id, e.role, e.author_id, text, e.message_id))
+                kept.append(replace(e, text=text))
         self.entries = kept
+
+    def forget_before(self, cutoff: datetime) -> None:
+        """Retention: entries said before ``cutoff`` leave memory too."""
+        self.entries = [e for e in self.entries if e.at >= cutoff]
 
     def forget_author(self, author_id: str) -> int:
         before = len(self.entries)

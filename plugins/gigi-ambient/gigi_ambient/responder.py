@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +39,10 @@ class Settings:
     precheck: bool = False
     context: str = "none"
     tool_reasoning_effort: str = "none"
+    picture_action: str | None = None
+    picture_tokens: int = 5000
+    persist_history: bool = False
+    history_retention_days: int = 7
 
     @classmethod
     def from_config(cls, config: Any) -> Settings:
@@ -60,7 +64,10 @@ def short_path_match(settings: Settings, channel_id: str, author_id: str) -> boo
 
 
 def entry_of(event: MessageCreated) -> Entry:
-    return Entry(event.channel_id, "user", event.author_id, event.text, event.message_id)
+    return Entry(
+        event.channel_id, "user", event.author_id, event.text, event.message_id,
+        at=event.created_at,
+    )  # fmt: skip
 
 
 class Responder:
@@ -95,14 +102,20 @@ class Responder:
             if settings.precheck and not direct and not await self._precheck(event, settings):
                 self.service.count(guild, silences=1)
                 return None
-            envelope = await self._envelope(event, persona_text, settings, earlier, direct)
+            envelope, run_id, actor = await self._envelope(
+                event, persona_text, settings, earlier, direct
+            )
         finally:
             history.trim(settings.history_limit, settings.history_per_channel)
         here = event.channel_id
         allowed = await self._allowed_channel(event, named_channel(envelope.channel))
         delivery = decide(envelope, direct=direct, here=here, allowed_channel=allowed)
+        delivery = replace(delivery, run_id=run_id, actor=actor)
         if delivery.answer is not None:
-            history.append(Entry(delivery.channel_id, "assistant", "self", delivery.answer))
+            answer = Entry(
+                delivery.channel_id, "assistant", "self", delivery.answer, at=self.service.clock()
+            )
+            history.append(answer)
         history.trim(settings.history_limit, settings.history_per_channel)  # ENV-07, after
         return delivery
 
@@ -126,7 +139,8 @@ class Responder:
         settings: Settings,
         earlier: tuple[Any, ...],
         direct: bool,
-    ) -> Envelope:
+    ) -> tuple[Envelope, str | None, Any]:
+        """The validated envelope, the run that gave it, and the actor it ran as."""
         from gigi_core import Actor
         from gigi_core.llm import NothingToResolve, StructuredOutput
         from gigi_core.surfaces import Persona, Request
@@ -157,8 +171,9 @@ class Responder:
         # Who the author is now (roles, admin flag, what they may read) from the surface;
         # when no surface here can tell, the narrowest actor, who reads nothing.
         view = await self.kernel.outbox.member(guild, event.author_id, shown_in=event.channel_id)
+        actor = view.actor if view is not None else Actor(id=event.author_id)
         request = Request(
-            actor=view.actor if view is not None else Actor(id=event.author_id),
+            actor=actor,
             channel_visible=view.channel_visible if view is not None else None,
             visible_channels=view.visible_channels if view is not None else None,
             guild_id=guild,
@@ -170,14 +185,15 @@ class Responder:
             persona=persona,
         )
 
-        async def attempt(n: int) -> Envelope:
+        async def attempt(n: int) -> tuple[Envelope, str | None]:
             reply = await self.service.runtime.handle(request)
             self.service.count(guild, calls=1, tokens=reply.tokens_in + reply.tokens_out)
             if reply.status == "done" and isinstance(reply.output, dict):
-                return Envelope.from_output(reply.output)
+                return Envelope.from_output(reply.output), reply.run_id
             raise AttemptFailed(reply.termination_reason or reply.status, reply.text)
 
-        return await self.service.backoff.run(attempt)
+        envelope, run_id = await self.service.backoff.run(attempt)
+        return envelope, run_id, actor
 
     async def _precheck(self, event: MessageCreated, settings: Settings) -> bool:
         """The ``routing`` profile's cheap yes/no; without one (or on any failure), yes."""

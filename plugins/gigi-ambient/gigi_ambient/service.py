@@ -12,12 +12,13 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from gigi_ambient.attempts import AmbientError, Backoff
 from gigi_ambient.envelope import Delivery
 from gigi_ambient.history import Entry, History
+from gigi_ambient.persist import HistoryStore
 from gigi_ambient.post import MemberSees, OutboxPoster, Poster, surface_member_sees
 from gigi_ambient.responder import Responder, Settings, entry_of, short_path_match
 from gigi_ambient.store import AmbientStore, today
@@ -27,6 +28,7 @@ KEY = "gigi_ambient"
 QUEUE = 32  # messages waiting per channel; past it a message is archived unanswered
 CHANNELS_SECONDS = 30.0  # how stale another process's /ambient enable may be here
 ANSWERED = 200  # the persona's own message ids kept per channel, to see replies to them
+EXPIRE_SECONDS = 60.0  # how often a server's stored history is cut to its retention
 
 
 def service_of(kernel: Any) -> AmbientService:
@@ -40,6 +42,7 @@ class AmbientService:
     def __init__(self, kernel: Any) -> None:
         self.kernel = kernel
         self.store = AmbientStore(kernel.db.engine)
+        self.stored = HistoryStore(kernel.db.engine, lambda: kernel.state_sealer)
         self.responder = Responder(self)
         self.backoff = Backoff()
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
@@ -54,6 +57,11 @@ class AmbientService:
         self._workers: dict[tuple[str, str], asyncio.Task[None]] = {}
         self._pending: dict[tuple[str, str], dict[str, int]] = {}
         self._spent: dict[tuple[str, str], int] = {}
+        self._persisted: dict[str, dict[str, Entry]] = {}  # guild -> what its rows hold
+        self._loaded: set[str] = set()
+        self._cleared: set[str] = set()  # persist_history off and its rows deleted
+        self._expired_at: dict[str, float] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
 
     # -- facts ---------------------------------------------------------------------------
 
@@ -85,7 +93,109 @@ class AmbientService:
     async def disable(self, guild_id: str, channel_id: str) -> bool:
         gone = await self.store.disable(guild_id, channel_id)
         (await self.channels(guild_id)).pop(channel_id, None)
+        await self.forget_channel(guild_id, channel_id)
+        return gone
+
+    # -- the stored history (persist_history) ---------------------------------------------
+
+    def _lock(self, guild_id: str) -> asyncio.Lock:
+        return self._locks.setdefault(guild_id, asyncio.Lock())
+
+    def _cutoff(self, settings: Settings) -> datetime:
+        return self.clock() - timedelta(days=settings.history_retention_days)
+
+    async def ready(self, guild_id: str, settings: Settings) -> None:
+        """Once per process: a server's stored history (within retention) back in memory."""
+        if not settings.persist_history or guild_id in self._loaded:
+            return
+        async with self._lock(guild_id):
+            if guild_id in self._loaded:
+                return
+            rows = await self.stored.load(guild_id, self._cutoff(settings))
+            history = self.history(guild_id)
+            known = {e.key for e in history.entries}
+            history.entries[:0] = [e for e in rows if e.key not in known]
+            history.trim(settings.history_limit, settings.history_per_channel)
+            self._persisted[guild_id] = {e.key: e for e in rows}
+            self._loaded.add(guild_id)
+
+    async def persist(self, guild_id: str, settings: Settings) -> None:
+        """Make the stored rows what memory holds (within retention, never for a paused or
+        secure channel); with ``persist_history`` off, delete the server's rows once."""
+        if not settings.persist_history:
+            if guild_id not in self._cleared:
+                self._cleared.add(guild_id)
+                self._loaded.discard(guild_id)
+                self._persisted.pop(guild_id, None)
+                await self.stored.purge_guild(guild_id)
+            return
+        self._cleared.discard(guild_id)
+        await self.ready(guild_id, settings)
+        async with self._lock(guild_id):
+            history = self.history(guild_id)
+            cutoff = self._cutoff(settings)
+            history.forget_before(cutoff)
+            blocked = set(await self.kernel.channels.states(guild_id))  # paused or secure
+            persisted = self._persisted.setdefault(guild_id, {})
+            current = {e.key for e in history.entries}
+            delete = [k for k in persisted if k not in current]
+            write = [
+                e
+                for e in history.entries
+                if e.channel_id not in blocked and persisted.get(e.key) != e
+            ]
+            if delete or write:
+                await self.stored.sync(guild_id, write, delete)
+                for key in delete:
+                    persisted.pop(key, None)
+                persisted.update((e.key, e) for e in write)
+            now = time.monotonic()
+            if now - self._expired_at.get(guild_id, -EXPIRE_SECONDS) >= EXPIRE_SECONDS:
+                self._expired_at[guild_id] = now  # rows another process or a crash left
+                await self.stored.expire(guild_id, cutoff)
+
+    def _unpersist(self, guild_id: str, gone: Callable[[Entry], bool]) -> None:
+        persisted = self._persisted.get(guild_id, {})
+        for key in [k for k, e in persisted.items() if gone(e)]:
+            del persisted[key]
+
+    async def forget_channel(self, guild_id: str, channel_id: str) -> None:
         self.history(guild_id).forget_channel(channel_id)
+        self._unpersist(guild_id, lambda e: e.channel_id == channel_id)
+        await self.stored.forget_channel(guild_id, channel_id)
+
+    async def forget_messages(self, guild_id: str, message_ids: set[str]) -> None:
+        self.history(guild_id).forget_messages(message_ids)
+        self._unpersist(guild_id, lambda e: e.message_id in message_ids)
+        await self.stored.forget_messages(guild_id, message_ids)
+
+    async def forget_author(self, guild_id: str | None, author_id: str) -> dict[str, int]:
+        """A member's erasure: their entries in memory and their stored rows."""
+        in_memory = 0
+        for guild in [guild_id] if guild_id is not None else list(self._histories):
+            in_memory += self.history(guild).forget_author(author_id)
+            self._unpersist(guild, lambda e: e.role == "user" and e.author_id == author_id)
+        return {
+            "history": in_memory,
+            "stored": await self.stored.forget_author(guild_id, author_id),
+        }
+
+    async def purge_history(self, guild_id: str) -> int:
+        self.history(guild_id).entries.clear()
+        self._persisted.pop(guild_id, None)
+        self._loaded.discard(guild_id)
+        return await self.stored.purge_guild(guild_id)
+
+    async def expire_stored(self) -> int:
+        """The scheduled sweep: every server's rows cut to its retention (all of them when
+        ``persist_history`` is off), also for servers that went quiet."""
+        gone = 0
+        for guild in await self.stored.guilds():
+            settings = await self.settings(guild)
+            if settings.persist_history:
+                gone += await self.stored.expire(guild, self._cutoff(settings))
+            else:
+                gone += await self.purge_history(guild)
         return gone
 
     # -- counters --------------------------------------------------------------------------
@@ -131,13 +241,17 @@ class AmbientService:
         if guild is None:
             return
         if isinstance(event, MessageDeleted):
-            self.history(guild).forget_messages(set(event.message_ids))
+            await self.forget_messages(guild, set(event.message_ids))
             return
         if isinstance(event, MessageEdited):
-            self.history(guild).edited(event.message_id, None if event.withheld else event.text)
+            if event.withheld:  # paused or secure: the old text goes, memory and rows
+                await self.forget_messages(guild, {event.message_id})
+            elif any(e.message_id == event.message_id for e in self.history(guild).entries):
+                self.history(guild).edited(event.message_id, event.text)
+                await self.persist(guild, await self.settings(guild))
             return
         if isinstance(event, ChannelSecured | ChannelDeleted):
-            self.history(guild).forget_channel(event.channel_id)
+            await self.forget_channel(guild, event.channel_id)
             return
         if isinstance(event, ReactionsCleared):
             await self._reactions_cleared(event)
@@ -148,9 +262,10 @@ class AmbientService:
         if persona is None or not event.text.strip():
             return
         settings = await self.settings(guild)
+        await self.ready(guild, settings)
         if short_path_match(settings, event.channel_id, event.author_id) or event.mentions_bot:
             # ENV-05: archived without a model call; a mention is the surface's to answer.
-            self._archive(event, settings)
+            await self._archive(event, settings)
             return
         if not await self.kernel.limits.take(
             "ambient.channel", f"{guild}:{event.channel_id}", settings.calls_per_minute, 60.0
@@ -159,7 +274,7 @@ class AmbientService:
             and await self.spent_today(guild) >= settings.daily_token_budget
         ):
             self.count(guild, skipped=1)
-            self._archive(event, settings)
+            await self._archive(event, settings)
             return
         key = (guild, event.channel_id)
         queue = self._queues.get(key)
@@ -169,7 +284,7 @@ class AmbientService:
             queue.put_nowait((event, persona, settings))
         except asyncio.QueueFull:
             self.count(guild, skipped=1)
-            self._archive(event, settings)
+            await self._archive(event, settings)
             return
         if key not in self._workers or self._workers[key].done():
             self._workers[key] = asyncio.get_running_loop().create_task(self._work(key, queue))
@@ -181,13 +296,15 @@ class AmbientService:
         settings = await self.settings(event.guild_id)
         history = self.history(event.guild_id)
         note = f"(all {event.count} reactions were removed from message {event.message_id})"
-        history.append(Entry(event.channel_id, "user", "surface", note))
+        history.append(Entry(event.channel_id, "user", "surface", note, at=self.clock()))
         history.trim(settings.history_limit, settings.history_per_channel)
+        await self.persist(event.guild_id, settings)
 
-    def _archive(self, event: Any, settings: Settings) -> None:
+    async def _archive(self, event: Any, settings: Settings) -> None:
         history = self.history(event.guild_id)
         history.append(entry_of(event))
         history.trim(settings.history_limit, settings.history_per_channel)
+        await self.persist(event.guild_id, settings)
 
     # -- the workers -------------------------------------------------------------------------
 
@@ -205,6 +322,10 @@ class AmbientService:
                 log.error("ambient: answering failed (%s)", type(exc).__name__)
             finally:
                 queue.task_done()
+            try:
+                await self.persist(key[0], settings)
+            except Exception as exc:  # memory keeps it; the next message writes it again
+                log.warning("ambient: history not stored (%s)", type(exc).__name__)
         try:
             await self.flush_counts()
         except Exception as exc:  # counted again at the next flush
@@ -225,8 +346,6 @@ class AmbientService:
                 channel_id=event.channel_id,
                 actor_id=event.author_id,
             )
-        if delivery.picture is not None:
-            log.info("ambient: picture requested but no image action is installed; ignored")
         if delivery.answer is not None:
             here = delivery.channel_id == event.channel_id
             posted = await self._post(
@@ -239,7 +358,14 @@ class AmbientService:
             self.count(guild, silences=1)
         if delivery.staff is not None:
             await self._staff(event, delivery, settings)
+        if delivery.picture is not None:
+            await self._picture(event, delivery)
         return delivery
+
+    async def _picture(self, event: Any, delivery: Delivery) -> str:
+        from gigi_ambient.picture import make_and_post
+
+        return await make_and_post(self, event, delivery)
 
     async def _staff(self, event: Any, delivery: Delivery, settings: Settings) -> None:
         """A staff note is never dropped: the staff channel, else the message's channel."""

@@ -28,6 +28,32 @@ daily = sa.Table(
     sa.Column("skipped", sa.Integer, nullable=False),
     sa.Column("failures", sa.Integer, nullable=False),
     sa.Column("tokens", sa.BigInteger, nullable=False),
+    sa.Column("pictures", sa.Integer, nullable=False),  # ambient_0002
 )
 
-COUNTERS = ("calls", "answers", "silences", "staff_notes", "skipped", "failures", "tokens")
+COUNTERS = (
+    "calls",
+    "answers",
+    "silences",
+    "staff_notes",
+    "skipped",
+    "failures",
+    "tokens",
+    "pictures",
+)
+
+history = sa.Table(
+    "ambient_history",
+    metadata,
+    sa.Column("key", sa.String(32), primary_key=True),
+    sa.Column("guild_id", sa.String(64), nullable=False),
+    sa.Column("channel_id", sa.String(64), nullable=False),
+    sa.Column("message_id", sa.String(64)),
+    sa.Column("role", sa.String(16), nullable=False),
+    sa.Column("author_id", sa.String(64), nullable=False),
+    sa.Column("seq", sa.BigInteger, nullable=False),
+    sa.Column("at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("key_id", sa.String(32), nullable=False),
+    sa.Column("nonce", sa.LargeBinary, nullable=False),
+    sa.Column("sealed", sa.LargeBinary, nullable=False),
+)

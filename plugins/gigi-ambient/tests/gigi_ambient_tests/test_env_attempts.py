@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from ambient_helpers import GUILD, HERE, PERSONA, envelope, open_world
 from gigi_ambient.attempts import AmbientError
 from gigi_ambient.responder import Settings
 
+from gigi_ambient_tests.ambient_helpers import GUILD, HERE, PERSONA, envelope, open_world
 from gigi_core.events import MessageCreated
 from gigi_core.testing.fake_providers.server import Reply
 

@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from ambient_helpers import World, open_world
 
+from gigi_ambient_tests.ambient_helpers import World, open_world
 from gigi_core.testing import backends
 
 database_url = backends.database_url

@@ -11,12 +11,12 @@ from typing import Any
 
 import discord
 import simcord
-from ambient_helpers import envelope
 from gigi_ambient.attempts import Backoff
 from gigi_ambient.service import service_of
 from gigi_discord import create_bot
 from gigi_discord.settings import DiscordSettings
 
+from gigi_ambient_tests.ambient_helpers import envelope
 from gigi_core.events import MessageDeleted
 from gigi_core.testing import open_test_kernel
 from gigi_core.testing.fake_providers import FakeOpenAI, RecordingSleep

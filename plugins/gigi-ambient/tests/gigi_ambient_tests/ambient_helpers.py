@@ -58,7 +58,7 @@ class World:
                 message_id=mid,
                 channel_id=channel,
                 author_id=author,
-                created_at=datetime.now(UTC),
+                created_at=kw.pop("created_at", None) or datetime.now(UTC),
                 text=text,
                 **kw,
             )
@@ -92,6 +92,7 @@ async def open_world(
     *,
     extra: list[tuple[str, Any]] | None = None,
     config: dict[str, Any] | None = None,
+    secret_key: str | None = None,
 ) -> AsyncIterator[World]:
     async with (
         FakeOpenAI(api_key="sk-test") as fake,
@@ -100,6 +101,7 @@ async def open_world(
             plugins=["ambient", "openai"],
             extra_plugins=extra or [],
             database_url=database_url,
+            secret_key=secret_key,
         ) as kernel,
     ):
         await kernel.enable_plugin(GUILD, "ambient", config=config or None)

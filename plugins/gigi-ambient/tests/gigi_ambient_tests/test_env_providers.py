@@ -6,9 +6,8 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from ambient_helpers import GUILD, envelope, open_world
-from ambient_lookup_plugin import Lookup
-
+from gigi_ambient_tests.ambient_helpers import GUILD, envelope, open_world
+from gigi_ambient_tests.ambient_lookup_plugin import Lookup
 from gigi_core.testing.fake_providers import FakeToolCall
 from gigi_core.testing.fake_providers.openai import responses_body
 

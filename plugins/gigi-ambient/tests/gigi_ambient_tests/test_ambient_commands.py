@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from ambient_helpers import GUILD, envelope, open_world
 
+from gigi_ambient_tests.ambient_helpers import GUILD, envelope, open_world
 from gigi_core import Actor, PolicyDenied
 from gigi_core.testing import open_test_kernel
 
@@ -114,7 +114,7 @@ async def test_deleted_messages_and_member_erasure_leave_the_history(tmp_path) -
         exported = await export_user_data("7", GUILD, w.kernel)
         assert [e["text"] for e in exported["history"]] == ["archived two"]
 
-        assert await delete_user_data("7", GUILD, w.kernel) == {"history": 1}
+        assert await delete_user_data("7", GUILD, w.kernel) == {"history": 1, "stored": 0}
         assert len(w.svc.history(GUILD)) == 0
 
 
@@ -138,5 +138,5 @@ async def test_edits_replace_or_drop_the_history_text_and_a_purge_forgets_the_gu
             )  # fmt: skip
         await w.settle()
         assert [e.text for e in w.svc.history(GUILD).entries] == ["no typo"]
-        assert await purge_guild_data(GUILD, w.kernel) == {"channels": 1}
+        assert await purge_guild_data(GUILD, w.kernel) == {"channels": 1, "history": 0}
         assert await w.svc.channels(GUILD) == {} and len(w.svc.history(GUILD)) == 0

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ambient_helpers import GUILD, envelope, open_world
-
+from gigi_ambient_tests.ambient_helpers import GUILD, envelope, open_world
 from gigi_core import hookimpl
 from gigi_core.llm import ChatRequest, ChatResponse, Provider, Supports, Usage
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 
-from ambient_helpers import GUILD, HERE, PERSONA, World, envelope
 from gigi_ambient.attempts import Backoff
 from gigi_ambient.service import service_of
 
+from gigi_ambient_tests.ambient_helpers import GUILD, HERE, PERSONA, World, envelope
 from gigi_core.testing import RecordingPoster, open_test_kernel
 from gigi_core.testing.fake_providers import FakeAnthropic, FakeGemini, FakeToolCall, RecordingSleep
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 
-from ambient_helpers import GUILD, HERE, envelope
 from gigi_ambient.envelope import FIELDS
 from gigi_ambient.history import Entry, History
 from gigi_ambient.prompt import CONTEXT_HEADING
 
+from gigi_ambient_tests.ambient_helpers import GUILD, HERE, envelope
 from gigi_core import Actor
 
 

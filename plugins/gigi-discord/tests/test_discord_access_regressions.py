@@ -4,7 +4,7 @@ history without permission, a modal submitted after losing Manage Server."""
 from __future__ import annotations
 
 import discord
-from conftest import world
+from discord_world import world
 from gigi_discord.identity import channel_checker
 
 from gigi_core.testing.scripted import call, say

@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 
 import pytest
-from conftest import world
 from discord_test_helpers import leaks
+from discord_world import world
 from gigi_discord.errors import describe
 from gigi_discord.redact import ModalRedactor
 

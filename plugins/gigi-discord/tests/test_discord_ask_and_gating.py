@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 import discord
-from conftest import world
+from discord_world import world
 
 from gigi_core.testing import wire_name
 from gigi_core.testing.scripted import call, say

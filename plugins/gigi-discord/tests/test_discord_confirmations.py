@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from conftest import make_bot, world
 from discord_test_helpers import race_clicks
+from discord_world import make_bot, world
 
 from gigi_core.testing.scripted import ScriptedModel, call, say
 

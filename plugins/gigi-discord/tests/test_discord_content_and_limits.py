@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import make_bot, world
 from discord_watch_plugin import Watch
+from discord_world import make_bot, world
 from gigi_discord import create_bot
 from gigi_discord.commands.manifest import RenderError
 from gigi_discord.settings import DiscordSettings

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from conftest import world
+from discord_world import world
 from gigi_discord.render import with_source_links
 
 from gigi_core.retrieval import Citation

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import discord
-from conftest import world
 from discord_watch_plugin import DmWatch, Watch
+from discord_world import world
 from gigi_discord.settings import DiscordSettings
 
 from gigi_core.events import (

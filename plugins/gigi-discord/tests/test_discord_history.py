@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import discord
 import pytest
-from conftest import world
+from discord_world import world
 
 from gigi_core.events import HistoryForbidden, HistoryUnavailable
 

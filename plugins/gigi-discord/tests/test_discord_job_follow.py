@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import world
+from discord_world import world
 
 from gigi_core import hookimpl
 

@@ -3,7 +3,7 @@ and the channel's earlier messages become countable."""
 
 from __future__ import annotations
 
-from conftest import world
+from discord_world import world
 
 from gigi_core import Actor
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import world
+from discord_world import world
 
 from gigi_core.testing import wire_name
 from gigi_core.testing.fake_providers import FakeOpenAI, FakeToolCall

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import discord
 import pytest
-from conftest import make_bot, world
 from discord_watch_plugin import Watch, WatchAdmin
+from discord_world import make_bot, world
 
 from gigi_core.events import Button, OutboundMessage, PostForbidden
 

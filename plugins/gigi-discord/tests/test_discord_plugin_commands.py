@@ -8,8 +8,8 @@ import json
 import discord
 import pytest
 import simcord
-from conftest import make_bot, world
 from discord_watch_plugin import Watch, WatchAdmin
+from discord_world import make_bot, world
 
 from gigi_core.surfaces import CommandSpec, CommandTable
 from gigi_core.testing.scripted import say

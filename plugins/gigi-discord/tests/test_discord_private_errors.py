@@ -3,7 +3,7 @@ admins only (members get a short sentence); old confirmation buttons grey out at
 
 from __future__ import annotations
 
-from conftest import make_bot, world
+from discord_world import make_bot, world
 
 from gigi_core.testing.fake_providers import FakeOpenAI
 from gigi_core.testing.scripted import ScriptedModel, call

@@ -4,7 +4,7 @@ permissions at the time of the call, and the request's own channel is checked to
 from __future__ import annotations
 
 import discord
-from conftest import world
+from discord_world import world
 from gigi_discord.identity import channel_lister
 
 from gigi_core.testing.scripted import call, say

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import discord
 import pytest
-from conftest import world
+from discord_world import world
 from gigi_discord import create_bot
 from gigi_discord.settings import DiscordSettings
 from gigi_discord.surface import DiscordSurface

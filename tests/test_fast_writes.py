@@ -228,3 +228,19 @@ async def test_a_submitted_write_shares_the_next_awaited_writes_commit(db) -> No
     finally:
         await reopened.close()
     assert names == ["alone", "closed", "drained", "first-row", "last-write"]
+
+
+async def test_a_statement_that_cannot_be_planned_is_still_written(db, monkeypatch) -> None:
+    """Planning reads SQLAlchemy's compiler attributes; if that fails, the write goes
+    through SQLAlchemy instead of failing."""
+
+    def broken(*args):
+        raise AttributeError("positiontup")
+
+    monkeypatch.setattr(fast_writes, "_compile", broken)
+    add = STATEMENTS[FAST.name][0]
+    for name in ("p1", "p2", "p3"):
+        await db.writer.write(lambda conn, name=name: conn.execute(add, {"name": name}))
+    assert [r[1] for r in await _rows(db, FAST)] == ["p1", "p2", "p3"]
+    if db.dialect == "sqlite":
+        assert _leaves(db) == [fast_writes._NOT_FAST]

@@ -15,6 +15,7 @@ SQLAlchemy's (``IntegrityError`` ...).
 
 from __future__ import annotations
 
+import logging
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from sqlalchemy.sql.dml import UpdateBase
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
 
+log = logging.getLogger(__name__)
 _PLANS_KEPT = 256
 
 
@@ -128,7 +130,7 @@ class FastConnection:
                     seen.clear()
                 seen.add(id(statement))
                 return None
-            family = _family(self._conn, statement, first)
+            family = _guarded(_family, self._conn, statement, first)
             if len(compiled) >= _PLANS_KEPT:
                 compiled.clear()
             compiled[key] = family
@@ -138,7 +140,7 @@ class FastConnection:
         lengths = tuple(len(first[k]) for k in expanding)  # an IN list's marks follow it
         plan = plans.get(lengths)
         if plan is None:
-            plan = plans[lengths] = _compile(self._conn, statement, first)
+            plan = plans[lengths] = _guarded(_compile, self._conn, statement, first)
         if plan is _NOT_FAST or any(
             row.keys() != plan.keys or tuple(len(row[k]) for k in expanding) != lengths
             for row in rows[1:]
@@ -158,6 +160,16 @@ def _rows(parameters: Any) -> list[Mapping[str, Any]] | None:
     ):
         return list(parameters)
     return None
+
+
+def _guarded(make: Callable[..., Any], *args: Any) -> Any:
+    """A plan, or ``_NOT_FAST`` when planning fails: the compiler attributes read here are
+    SQLAlchemy's, and a version that changed them must cost speed, never a write."""
+    try:
+        return make(*args)
+    except Exception:
+        log.debug("statement left to SQLAlchemy: planning it failed", exc_info=True)
+        return _NOT_FAST
 
 
 def _family(conn: Connection, statement: UpdateBase, row: Mapping[str, Any]) -> Any:

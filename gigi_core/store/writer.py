@@ -5,6 +5,8 @@ thread (about 0.6 ms each here), so a run's dozen rows took 2.5 ms; as one synch
 transaction on a dedicated writer thread (datasette's write-thread pattern) they take about
 1 ms. PostgreSQL goes through the async engine instead.
 Writes queued while a batch commits are committed together in the next one (group commit).
+A write nobody awaits lingers ``linger_seconds`` (5 ms) for company before its batch starts;
+on the thread, plain DML goes straight to the driver (``fast_writes``).
 
 ``attach`` queues a write that must not cost its caller a commit of its own: it joins
 the next write made from the same task (the run journal's, in ``turn`` durability), in

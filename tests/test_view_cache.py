@@ -182,13 +182,67 @@ async def test_cached_facts_follow_the_actors_roles_and_admin_flag(kit) -> None:
     assert SECRET not in await offered(kernel, Actor("u2"))
 
 
-async def test_cached_entries_are_per_role_set_even_for_outside_changes(kit) -> None:
-    """An actor whose roles changed is read afresh, so a role grant made elsewhere applies."""
-    kernel, _, _ = kit
-    assert SECRET not in await offered(kernel, Actor("u1"))
-    await grant_elsewhere(kernel, "role", "mods")
-    assert SECRET not in await offered(kernel, Actor("u1"))  # same identity: cached
+async def test_a_role_set_is_decided_on_the_guilds_cached_grants(kit) -> None:
+    """A role gained or lost applies at once (every member's grants come from the guild's
+    rows); a role grant made elsewhere applies once the TTL passes, for every role set."""
+    kernel, _, clock = kit
+    await kernel.add_grant("g1", "box.admin", "role", "mods")
     assert SECRET in await offered(kernel, Actor("u1", roles={"mods"}))
+    assert SECRET not in await offered(kernel, Actor("u1"))  # the role is gone: at once
+    await grant_elsewhere(kernel, "role", "helpers")
+    assert SECRET not in await offered(kernel, Actor("u1", roles={"helpers"}))  # cached rows
+    clock.now += 61
+    assert SECRET in await offered(kernel, Actor("u1", roles={"helpers"}))
+    assert SECRET in await offered(kernel, Actor("u9", roles={"helpers", "x"}))
+
+
+async def test_a_members_view_lives_no_longer_than_its_guilds_facts(kit) -> None:
+    """A view built near the end of the guild facts' life expires with them: an outside
+    change applies within GIGI_POLICY_CACHE_SECONDS of it, never within twice that."""
+    kernel, _, clock = kit
+    assert SECRET not in await offered(kernel, Actor("u1"))  # the guild's facts read now
+    clock.now += 59
+    assert SECRET not in await offered(kernel, Actor("u2"))  # built on those facts
+    await grant_elsewhere(kernel, "user", "u2")
+    clock.now += 2  # the guild's facts are 61 s old; u2's view only 2 s
+    assert SECRET in await offered(kernel, Actor("u2"))
+
+
+def _counting(kernel):
+    """A list that grows by one for each SQL statement the kernel's engine runs."""
+    from sqlalchemy import event
+
+    seen: list[str] = []
+    event.listen(
+        kernel.db.engine.sync_engine, "before_cursor_execute", lambda *a: seen.append(a[2])
+    )
+    return seen
+
+
+async def test_a_new_member_costs_no_query_while_the_guilds_grants_are_kept(kit) -> None:
+    """Every member's grants are computed from the guild's cached grant rows."""
+    kernel, _, _ = kit
+    await kernel.add_grant("g1", "box.admin", "user", "u-granted")
+    await offered(kernel, Actor("u1"))  # reads the guild's facts
+    seen = _counting(kernel)
+    assert SECRET not in await offered(kernel, Actor("u-new"))
+    assert SECRET in await offered(kernel, Actor("u-granted"))
+    assert seen == []
+
+
+async def test_a_guild_with_many_grants_reads_each_new_members_grants(kit, monkeypatch) -> None:
+    """Past GRANTS_KEPT grant rows the guild's grants are not kept: one query per member."""
+    kernel, _, _ = kit
+    monkeypatch.setattr(view_module, "GRANTS_KEPT", 2)
+    for n in range(3):
+        await kernel.add_grant("g1", "box.admin", "user", f"u-{n}")
+    await offered(kernel, Actor("u1"))  # reads the guild's facts: too many grants to keep
+    seen = _counting(kernel)
+    assert SECRET in await offered(kernel, Actor("u-2"))
+    assert SECRET not in await offered(kernel, Actor("u-new"))
+    assert len(seen) == 2 and all("capability_grants" in q for q in seen)
+    assert SECRET in await offered(kernel, Actor("u-2"))  # cached with the guild's facts
+    assert len(seen) == 2
 
 
 async def test_a_revoke_during_a_concurrent_read_applies_to_the_next_decision(
@@ -216,7 +270,7 @@ async def test_a_revoke_during_a_concurrent_read_applies_to_the_next_decision(
 
 
 async def test_a_new_member_reuses_the_guilds_facts_and_offer(kit) -> None:
-    """One query for a new member (their grants), and the same offer for the same grants."""
+    """No query for a new member, and the same offer for the same grants."""
     kernel, _, _ = kit
     first = await kernel.policy.offerable(USER, "g1")
     assert "box.echo" in {a.name for a in first}

@@ -334,8 +334,9 @@ class LlmService:
         request = calls.apply_params(request, resolution.params)
         where = calls.where(request_id, actor, guild_id, channel_id)
 
-        def make(model: str) -> Call:
-            return chat_fn(request.model_copy(update={"model": model}))
+        def make(model: str) -> Call:  # the fallback model gets its own copy
+            same = model == request.model
+            return chat_fn(request if same else request.model_copy(update={"model": model}))
 
         return await self.caller.with_fallback(resolution, make, where, durability)  # type: ignore[no-any-return]
 

@@ -1,6 +1,8 @@
-"""What the policy needs to know about one actor in one guild, read in two queries.
+"""What the policy needs to know about one actor in one guild, read once per guild.
 
-A run reads this once and decides every call of that run against it; a run resumed after a
+A guild's plugin rows and grants are read together (two queries) and every member's view
+is built from them in memory; a guild with more than ``GRANTS_KEPT`` grant rows reads each
+member's grants instead (one query per member). A run reads this once and decides every call of that run against it; a run resumed after a
 confirmation reads it afresh, so a revoked grant applies from the next step that resumes.
 The stored facts are cached for ``GIGI_POLICY_CACHE_SECONDS`` (default 2): a change made
 through this process's kernel clears the cache at once, one made by another process (the
@@ -22,7 +24,7 @@ from gigi_core.errors import ConfigError
 from gigi_core.policy.actor import Actor
 from gigi_core.policy.engine import hook_capabilities
 from gigi_core.store.grants import actor_grants_query
-from gigi_core.store.tables import GuildPlugin
+from gigi_core.store.tables import CapabilityGrant, GuildPlugin
 
 if TYPE_CHECKING:
     from gigi_core.kernel import Kernel
@@ -43,18 +45,45 @@ class GuildView:
     offers: dict[Any, tuple[Any, ...]] = field(default_factory=dict, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
+#: A guild with more grant rows than this reads each member's grants on their first turn
+#: instead of keeping all of them (memory stays bounded in a guild with huge grant lists).
+GRANTS_KEPT = 1_000
+Subject = tuple[str, str]  # (subject_type, subject_id): ("user", id) or ("role", id)
+
+
+@dataclass
 class _GuildFacts:
-    """The guild's half of a view (plugin rows), the same for every member."""
+    """The guild's half of a view (plugin rows, grants), the same for every member.
+
+    The views derived from it live in it, so a member's view never outlives the facts it
+    was built from: an outside change applies within the TTL, not within twice that.
+    """
 
     enabled: frozenset[str]
     external: frozenset[str]
     configs: dict[str, dict[str, Any]]
+    grants: dict[Subject, frozenset[str]] | None  # None: too many kept, read per member
     offers: dict[Any, tuple[Any, ...]] = field(default_factory=dict)
+    views: dict[tuple[Any, ...], GuildView] = field(default_factory=dict)
+
+    def grants_of(self, actor: Actor) -> frozenset[str] | None:
+        """The capability patterns granted to the actor or their roles, when all are kept."""
+        if self.grants is None:
+            return None
+        found = self.grants.get(("user", actor.id), _NONE)
+        for role in actor.roles:
+            held = self.grants.get(("role", role))
+            if held:
+                found = found | held
+        return found
+
+
+_NONE: frozenset[str] = frozenset()
 
 
 class ViewCache:
-    """Stored facts per (guild, actor identity) for a few seconds; cleared on any change."""
+    """Stored facts per guild, and the views of its members built on them, for a few
+    seconds; cleared on any change."""
 
     max_entries = 10_000
 
@@ -71,21 +100,23 @@ class ViewCache:
                 )
         self.ttl = ttl
         self.generation = 0  # bumped by every clear: a read begun before it is not kept
-        self._entries: dict[tuple[Any, ...], tuple[float, GuildView]] = {}
         self._guilds: dict[str, tuple[float, _GuildFacts]] = {}
 
     def get(self, key: tuple[Any, ...]) -> GuildView | None:
-        entry = self._entries.get(key)
-        if entry is None or entry[0] < time.monotonic():
-            return None
-        return entry[1]
+        """A member's view, keyed ``(guild_id, actor id, roles)``, while its guild's facts live."""
+        facts = self.guild(key[0])
+        return None if facts is None else facts.views.get(key)
 
     def put(self, key: tuple[Any, ...], view: GuildView, generation: int) -> None:
+        """Kept with the guild's facts it was built on (not at all if those are gone)."""
         if self.ttl <= 0 or generation != self.generation:
             return
-        if len(self._entries) >= self.max_entries:
-            self._entries.clear()
-        self._entries[key] = (time.monotonic() + self.ttl, view)
+        facts = self.guild(key[0])
+        if facts is None or facts.offers is not view.offers:  # built on other facts
+            return
+        if len(facts.views) >= self.max_entries:
+            facts.views.clear()
+        facts.views[key] = view
 
     def guild(self, guild_id: str) -> _GuildFacts | None:
         entry = self._guilds.get(guild_id)
@@ -102,7 +133,6 @@ class ViewCache:
 
     def clear(self) -> None:
         self.generation += 1
-        self._entries.clear()
         self._guilds.clear()
 
 
@@ -120,17 +150,23 @@ async def guild_view(kernel: Kernel, actor: Actor, guild_id: str) -> GuildView:
 
 
 async def _read(kernel: Kernel, actor: Actor, guild_id: str) -> GuildView:
-    """The actor's grants, and the guild's plugin rows unless another member's read has them
-    cached: a new member costs one query, not two."""
+    """The guild's plugin rows and grants unless another member's read has them cached: a
+    new member then costs no query at all (one for their grants in a guild with more than
+    ``GRANTS_KEPT`` grant rows)."""
     generation = kernel.views.generation
     facts = kernel.views.guild(guild_id)
-    async with kernel.db.engine.connect() as conn:  # no ORM
-        if facts is None:
-            facts = _guild_facts(
-                kernel, guild_id, (await conn.execute(_plugin_rows(guild_id))).all()
-            )
-            kernel.views.put_guild(guild_id, facts, generation)
-        grants = frozenset((await conn.execute(actor_grants_query(guild_id, actor))).scalars())
+    grants = facts.grants_of(actor) if facts is not None else None
+    if facts is None or grants is None:
+        async with kernel.db.engine.connect() as conn:  # no ORM
+            if facts is None:
+                rows = (await conn.execute(_plugin_rows(guild_id))).all()
+                kept = (await conn.execute(_grant_rows(guild_id))).all()
+                facts = _guild_facts(kernel, guild_id, rows, kept)
+                kernel.views.put_guild(guild_id, facts, generation)
+                grants = facts.grants_of(actor)
+            if grants is None:
+                query = actor_grants_query(guild_id, actor)
+                grants = frozenset((await conn.execute(query)).scalars())
     return GuildView(
         guild_id=guild_id,
         enabled=facts.enabled,
@@ -139,6 +175,14 @@ async def _read(kernel: Kernel, actor: Actor, guild_id: str) -> GuildView:
         hook_capabilities=frozenset(),
         configs=facts.configs,
         offers=facts.offers,
+    )
+
+
+def _grant_rows(guild_id: str) -> Any:
+    return (
+        select(CapabilityGrant.subject_type, CapabilityGrant.subject_id, CapabilityGrant.capability)
+        .where(CapabilityGrant.guild_id == guild_id)
+        .limit(GRANTS_KEPT + 1)
     )
 
 
@@ -152,7 +196,9 @@ def _plugin_rows(guild_id: str) -> Any:
     ).where(GuildPlugin.guild_id == guild_id)
 
 
-def _guild_facts(kernel: Kernel, guild_id: str, rows: list[Any]) -> _GuildFacts:
+def _guild_facts(
+    kernel: Kernel, guild_id: str, rows: list[Any], grant_rows: list[Any]
+) -> _GuildFacts:
     # A row another distribution of the same name saved is not this plugin's (and is logged).
     usable = getattr(kernel.plugin_state, "usable", None)
     saved = {r[0] for r in rows}
@@ -164,4 +210,12 @@ def _guild_facts(kernel: Kernel, guild_id: str, rows: list[Any]) -> _GuildFacts:
         enabled=frozenset({p for p, on in stored.items() if on} | defaults),
         external=frozenset(p for p, _, external, _ in rows if external),
         configs={p: dict(config or {}) for p, _, _, config in rows},
+        grants=_by_subject(grant_rows) if len(grant_rows) <= GRANTS_KEPT else None,
     )
+
+
+def _by_subject(rows: list[Any]) -> dict[Subject, frozenset[str]]:
+    held: dict[Subject, set[str]] = {}
+    for subject_type, subject_id, capability in rows:
+        held.setdefault((subject_type, subject_id), set()).add(capability)
+    return {subject: frozenset(caps) for subject, caps in held.items()}

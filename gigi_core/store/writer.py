@@ -5,6 +5,8 @@ thread (about 0.6 ms each here), so a run's dozen rows took 2.5 ms; as one synch
 transaction on a dedicated writer thread (datasette's write-thread pattern) they take about
 1 ms. PostgreSQL goes through the async engine instead.
 Writes queued while a batch commits are committed together in the next one (group commit).
+A write nobody awaits lingers ``linger_seconds`` (5 ms) for company before its batch starts;
+on the thread, plain DML goes straight to the driver (``fast_writes``).
 
 ``attach`` queues a write that must not cost its caller a commit of its own: it joins
 the next write made from the same task (the run journal's, in ``turn`` durability), in
@@ -22,6 +24,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from gigi_core.store.fast_writes import FastConnection, Plans
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection, Engine
@@ -66,6 +70,12 @@ def _mine(*, create: bool = False) -> list[_Attached] | None:
 class Writer:
     """Owned by a ``Database``; ``write`` waits for the commit, ``submit`` does not."""
 
+    #: How long a write nobody awaits may wait for company before its batch starts. A run's
+    #: first row, queued as its first model call begins, then commits with the turn's last
+    #: write when that comes sooner: one commit and one thread hop instead of two. An
+    #: awaited write, ``drain`` and ``close`` start the batch at once.
+    linger_seconds = 0.005
+
     def __init__(self, db: Database, *, thread: bool) -> None:
         self.db = db
         self._queue: list[tuple[WriteFn, asyncio.Future[Any]]] = []
@@ -75,8 +85,10 @@ class Writer:
         self._executor: ThreadPoolExecutor | None = None
         self._engine: Engine | None = None
         self._conn: Connection | None = None  # held by the writer thread for its lifetime
+        self._plans = Plans()  # statements compiled for the driver (fast_writes)
         self._closed = False
         self._waiting: set[_Attached] = set()  # attached, not yet queued
+        self._linger: asyncio.TimerHandle | None = None  # a batch due to start
 
     async def write(self, fn: Callable[[Connection], T]) -> T:
         """Run ``fn(connection)`` inside a write transaction and return what it returns.
@@ -144,7 +156,7 @@ class Writer:
             for entry in taken:
                 _settle(entry.future, exc=RuntimeError("the database is closed"))
             return
-        self._enqueue(_run_all(_combined(taken)), attached=taken, take=False)
+        self._enqueue(_run_all(_combined(taken)), attached=taken, take=False, now=True)
 
     def submit(
         self, fn: WriteFn, *, on_result: Callable[[Any], None] | None = None
@@ -167,6 +179,7 @@ class Writer:
         attached: list[_Attached] | None = None,
         take: bool = True,
         awaited: bool = False,
+        now: bool = False,
     ) -> asyncio.Future[Any]:
         if self._closed:
             raise RuntimeError("the database is closed")
@@ -182,9 +195,27 @@ class Writer:
         if attached:
             future.add_done_callback(lambda f: _pass_on(f, attached))
         self._queue.append((fn, future))
-        if self._task is None or self._task.done():
-            self._task = loop.create_task(self._run())
+        self._start(now=now or awaited)
         return future
+
+    def _start(self, *, now: bool) -> None:
+        """Start committing what is queued, at once or after ``linger_seconds``."""
+        if self._task is not None and not self._task.done():
+            return  # the running batch loop takes what is queued next
+        if not now and self.linger_seconds > 0:
+            if self._linger is None:
+                loop = asyncio.get_running_loop()
+                self._linger = loop.call_later(self.linger_seconds, self._start_now)
+            return
+        if self._linger is not None:
+            self._linger.cancel()
+            self._linger = None
+        if self._queue:
+            self._task = asyncio.get_running_loop().create_task(self._run())
+
+    def _start_now(self) -> None:
+        self._linger = None
+        self._start(now=True)
 
     async def drain(self) -> None:
         """Wait until everything queued so far is committed or failed (read-your-writes).
@@ -194,6 +225,7 @@ class Writer:
         """
         if self._waiting:
             self._alone(list(self._waiting))
+        self._start(now=True)
         pending = [f for _, f in self._queue] + self._committing
         if pending:
             await asyncio.wait(pending)
@@ -201,6 +233,7 @@ class Writer:
     async def close(self) -> None:
         if self._waiting:
             self._alone(list(self._waiting))
+        self._start(now=True)
         while self._task is not None and not self._task.done():
             await asyncio.shield(self._task)
         self._closed = True
@@ -249,7 +282,7 @@ class Writer:
             self._conn = self._engine.connect()
         try:
             with self._conn.begin():
-                return fn(self._conn)
+                return fn(FastConnection(self._conn, self._plans))
         except Exception:
             self._release()  # a broken connection is not reused
             raise

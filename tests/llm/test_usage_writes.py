@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import threading
 
 import pytest
 from sqlalchemy import event, text
@@ -122,16 +123,47 @@ def _turn(kernel, durability: str) -> AgentRuntime:
 REQUEST = Request(actor=Actor(id="u1"), guild_id="g1", channel_id="c1", kind="mention", text="go")
 
 
+def _held_on_the_writer_thread(monkeypatch) -> threading.Event:
+    """Usage writes wait for the returned event on SQLite's writer thread (PostgreSQL writes
+    on the event loop, where a write cannot be held without holding everything)."""
+    release = threading.Event()
+    real = caller.usage_write
+
+    def held(rows, outcome=None):
+        write = real(rows, outcome)
+
+        def wait_then_write(conn):
+            if threading.current_thread() is not threading.main_thread():
+                release.wait(10)
+            return write(conn)
+
+        return wait_then_write
+
+    monkeypatch.setattr(caller, "usage_write", held)
+    return release
+
+
 @pytest.mark.parametrize("durability", ["step", "turn", "deferred"])
-async def test_usage_rows_land_by_the_durability(database_url, tmp_path, durability) -> None:
+async def test_usage_rows_land_by_the_durability(
+    database_url, tmp_path, durability, monkeypatch
+) -> None:
+    """step and turn: the row is stored before the reply; deferred: the reply does not wait
+    for it (held on SQLite's writer thread, it is still out), and it is never lost."""
     async with echo_kernel(tmp_path, database_url, KeyedEcho()) as kernel:
         await configure(kernel)
         runtime = _turn(kernel, durability)
+        release = _held_on_the_writer_thread(monkeypatch)
+        if durability != "deferred":
+            release.set()
         reply = await runtime.handle(REQUEST)
         assert reply.status == "done" and reply.text == "answer from m-1"
         async with kernel.db.engine.connect() as conn:  # no drain: what landed before the reply
             landed = await conn.scalar(text("SELECT COUNT(*) FROM llm_usage_events"))
-        assert landed == (0 if durability == "deferred" else 1)
+        if durability != "deferred":
+            assert landed == 1
+        elif kernel.db.dialect == "sqlite":
+            assert landed == 0
+        release.set()
         assert await _stored(kernel) == 1  # deferred: behind the reply, never lost
 
 

@@ -1,4 +1,4 @@
-"""Gateway shard leases (revision kernel_0011): which process serves which shard, and until when."""
+"""Gateway shard leases (revision kernel_0011): which process serves which shard, until when."""
 
 from __future__ import annotations
 
@@ -19,3 +19,14 @@ class ShardLease(Base):
     owner: Mapped[str] = mapped_column(String(64))
     lease_until: Mapped[float] = mapped_column(Float)
     claimed_at: Mapped[float] = mapped_column(Float)
+
+
+class ShardMember(Base):
+    """A process taking part in a pool (holding shards or standing by): the live members
+    decide each one's fair share of the shards."""
+
+    __tablename__ = "gigi_shard_members"
+
+    pool: Mapped[str] = mapped_column(String(64), primary_key=True)
+    owner: Mapped[str] = mapped_column(String(64), primary_key=True)
+    lease_until: Mapped[float] = mapped_column(Float)

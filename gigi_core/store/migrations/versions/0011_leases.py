@@ -26,9 +26,16 @@ def upgrade() -> None:
         sa.Column("lease_until", sa.Float, nullable=False),
         sa.Column("claimed_at", sa.Float, nullable=False),
     )
+    op.create_table(
+        "gigi_shard_members",
+        sa.Column("pool", sa.String(64), primary_key=True),
+        sa.Column("owner", sa.String(64), primary_key=True),
+        sa.Column("lease_until", sa.Float, nullable=False),
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("gigi_shard_members")
     op.drop_table("gigi_shard_leases")
     with op.batch_alter_table("agent_runs") as batch:
         batch.drop_column("lease_until")

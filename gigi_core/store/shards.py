@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -76,6 +76,13 @@ class ShardLeases:
     async def beat(self, *, claim: bool = True) -> ShardBeat:
         """Renew membership and held leases; claim free shards up to the fair share."""
         async with self.db.engine.begin() as conn:
+            # Beats of one pool take turns: two claimants must not both see a shard free.
+            # (SQLite: the membership write below takes the database's write lock first.)
+            if self.db.dialect == "postgresql":
+                await conn.execute(
+                    text("SELECT pg_advisory_xact_lock(hashtext(:k))"),
+                    {"k": f"gigi.shards:{self.pool}"},
+                )
             now = float((await conn.execute(select(db_epoch()))).scalar_one())
             until = now + self.lease
             await self._upsert(

@@ -16,6 +16,7 @@ from gigi_discord import create_bot
 from gigi_discord.settings import DiscordSettings
 
 from gigi_core.testing import AgentRuntime, open_test_kernel
+from gigi_core.testing.backends import database_url, postgres_server  # noqa: F401
 from gigi_core.testing.scripted import ScriptedModel
 
 

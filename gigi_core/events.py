@@ -7,9 +7,9 @@ kernel delivers it to observers without storing it anywhere. Plugins receive the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from gigi_core.errors import GigiError
 
@@ -17,11 +17,15 @@ ChannelKind = Literal[
     "text", "thread", "private_thread", "forum_post", "voice_text", "dm", "group_dm"
 ]
 ObservationState = Literal["active", "paused", "secure"]
+ButtonStyle = Literal["primary", "secondary", "success", "danger"]
 OBSERVATION_STATES: tuple[str, ...] = ("active", "paused", "secure")
 
 __all__ = [
     "OBSERVATION_STATES",
     "Attachment",
+    "Button",
+    "ButtonExpired",
+    "ButtonStyle",
     "ChannelDeleted",
     "ChannelKind",
     "ChannelSecured",
@@ -37,6 +41,13 @@ __all__ = [
     "MessageDeleted",
     "MessageEdited",
     "ObservationState",
+    "OutboundMessage",
+    "OutboxError",
+    "PostForbidden",
+    "PostUnavailable",
+    "PostedButton",
+    "PostedMessage",
+    "Poster",
 ]
 
 
@@ -176,3 +187,84 @@ class HistoryForbidden(GigiError):
     """
 
     retry_job = False
+
+
+# -- posting on a plugin's behalf (kernel.outbox) --------------------------------------------
+
+
+@dataclass(frozen=True)
+class Button:
+    """A button under a posted message. Pressing it runs ``command`` (a manifest-declared
+    command of the posting plugin) with ``arguments`` as the member who pressed, through the
+    policy: a button never does more than that member could by typing the command."""
+
+    label: str
+    command: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    style: ButtonStyle = "secondary"
+
+
+@dataclass(frozen=True)
+class OutboundMessage:
+    """What a plugin asks ``kernel.outbox.post`` to say. Surfaces never ping anyone with it.
+
+    Button arguments are stored until the buttons expire: put ids in them, never message text.
+    """
+
+    guild_id: str
+    channel_id: str
+    text: str
+    buttons: tuple[Button, ...] = ()
+    reply_to: str | None = None  # a message id in the same channel
+    buttons_ttl_seconds: int = 7 * 86400
+
+
+@dataclass(frozen=True)
+class PostedButton:
+    """A button as a surface renders it: ``token`` goes into its custom id."""
+
+    token: str
+    button: Button
+
+
+@dataclass(frozen=True)
+class PostedMessage:
+    message_id: str
+    channel_id: str
+    url: str | None = None
+
+
+class Poster(Protocol):
+    """What a running surface registers with ``kernel.outbox.register``."""
+
+    def serves(self, guild_id: str) -> bool:
+        """True when this process is connected to the guild (it may post there)."""
+
+    async def can_post(self, guild_id: str, channel_id: str) -> bool:
+        """Whether the bot may post in the channel now (it exists; permissions allow)."""
+
+    async def post(
+        self, message: OutboundMessage, buttons: tuple[PostedButton, ...]
+    ) -> PostedMessage:
+        """Post without pings, split at the surface's limit; raises ``PostForbidden``."""
+
+
+class PostUnavailable(GigiError):
+    """No surface connected to this guild runs in this process now: try again later."""
+
+
+class PostForbidden(GigiError):
+    """The bot may not post there (channel gone or hidden, no permission, plugin off).
+
+    A job that raises it fails at once: retrying cannot help until an admin changes it.
+    """
+
+    retry_job = False
+
+
+class OutboxError(GigiError):
+    """A plugin asked for a post the kernel will not make (bad buttons, unknown command)."""
+
+
+class ButtonExpired(GigiError):
+    """The pressed button is past its time or unknown: its message is older than its buttons."""

@@ -14,6 +14,7 @@ from gigi_core.events import ChannelSecured, Event
 from gigi_core.history import HistoryReaders
 from gigi_core.hooks import HookRunner
 from gigi_core.observers import EventBus
+from gigi_core.outbox import Outbox
 from gigi_core.plugins import LoadedPlugins, LoadOptions, load_plugins
 from gigi_core.policy.actor import Actor
 from gigi_core.policy.engine import PolicyEngine
@@ -58,6 +59,7 @@ class Kernel:
         self.views = ViewCache()
         self.events = EventBus(self)
         self.history = HistoryReaders()
+        self.outbox = Outbox(self)
         self.plugin_state = PluginStateStore(
             db, self.secrets, on_by_default=on_by_default, on_change=self._facts_changed
         )
@@ -346,38 +348,11 @@ class Kernel:
         self, plugin: str, config: dict[str, Any]
     ) -> tuple[dict[str, Any], dict[str, str]]:
         """Validate against the manifest's config_schema (and a config model, if registered)."""
-        import jsonschema_rs
+        from gigi_core.plugin_config import validate_config
 
-        manifest = self.manifest(plugin)
-        if not isinstance(config, dict):
-            raise ConfigError(f"config for {plugin} must be a JSON object")
-        validator = jsonschema_rs.Draft202012Validator(manifest.plugin.config_schema)
-        secret_names = manifest.plugin.secret_fields()
-        # Never echo the config (or a part of it) in an error: it reaches CLI stderr and an
-        # admin's chat reply, and a whole-object rule's message quotes every field, secrets
-        # included. Name the rule, its schema path and the field instead.
-        for error in validator.iter_errors(config):
-            path = [str(p) for p in error.instance_path]
-            field = ".".join(path) or "(config)"
-            hidden = "invalid value (not shown): " if path and path[0] in secret_names else ""
-            raise ConfigError(
-                f"invalid config for {plugin}: {field}: {hidden}{_schema_rule(error)}"
-            )
-        model = self.registry.config_models.get(plugin)
-        if model is not None:
-            from pydantic import ValidationError
-
-            try:
-                model.model_validate(config)
-            except ValidationError as exc:
-                err = exc.errors(include_url=False)[0]
-                field = ".".join(str(p) for p in err["loc"]) or "(config)"
-                raise ConfigError(
-                    f"invalid config for {plugin}: {field}: {_model_rule(err)}"
-                ) from None
-        secrets = {k: str(v) for k, v in config.items() if k in secret_names}
-        plain = {k: v for k, v in config.items() if k not in secret_names}
-        return plain, secrets
+        return validate_config(
+            plugin, self.manifest(plugin), self.registry.config_models.get(plugin), config
+        )
 
     async def plugin_config(
         self, guild_id: str, plugin: str, *, plain: dict[str, Any] | None = None
@@ -476,43 +451,3 @@ class Kernel:
             AuditRecord(kind=kind, status="ok", actor_id=by, guild_id=guild_id, action=plugin)
         )
         await self.track(kind, guild_id=guild_id, plugin=plugin)
-
-
-def _schema_rule(error: Any) -> str:
-    """``breaks maxLength 3 (schema rule /properties/units/maxLength)``: never the value.
-
-    Only values from the schema (a limit, a type, a required name) and member names (the
-    paths that are wrong) are shown.
-    """
-    kind = error.kind
-    rule = str(getattr(kind, "name", None) or type(kind).__name__)
-    try:
-        details = kind.as_dict()
-    except Exception:
-        details = {}
-    types, limit = details.get("types"), details.get("limit")
-    prop, unexpected = details.get("property"), details.get("unexpected")
-    if rule == "type" and isinstance(types, list) and types:
-        phrase = f"must be of type {' or '.join(map(str, types))}"
-    elif isinstance(limit, int | float) and not isinstance(limit, bool):
-        phrase = f"breaks {rule} {limit:g}"
-    elif rule == "required" and isinstance(prop, str):
-        phrase = f"needs the property {prop[:64]!r}"
-    elif isinstance(unexpected, list) and unexpected:
-        names = ", ".join(repr(str(n)[:40]) for n in unexpected[:5])
-        phrase = f"has properties the schema does not allow: {names}"
-        phrase += " …" if len(unexpected) > 5 else ""
-    else:
-        phrase = f"does not satisfy {rule}"
-    where = "/" + "/".join(str(p) for p in error.schema_path)
-    return f"{phrase} (schema rule {where})"
-
-
-def _model_rule(err: dict[str, Any]) -> str:
-    """A config model's message, unless it could quote the value (an author's validator may)."""
-    message = str(err.get("msg", ""))
-    value = err.get("input")
-    quotes = isinstance(value, str | int | float) and len(str(value)) >= 3 and str(value) in message
-    if err.get("type") in ("value_error", "assertion_error") or quotes:
-        return f"does not satisfy the config model ({err.get('type', 'invalid')})"
-    return message

@@ -106,6 +106,9 @@ class ConsoleSurface:
         """Read and handle lines until /quit or end of input."""
         import asyncio
 
+        from gigi_core.default_plugins.console_outbox import ConsolePoster
+
+        unregister = self.kernel.outbox.register("console", ConsolePoster(self))
         await self._banner()
         loop = asyncio.get_running_loop()
         handles_sigint = self.interactive and _install_sigint(loop, self._on_interrupt)
@@ -131,6 +134,7 @@ class ConsoleSurface:
                     self.say("Bye.")
                     return
         finally:
+            unregister()
             if handles_sigint:
                 import signal
 

@@ -25,6 +25,7 @@ from gigi_core.store.llm_tables import (
     LlmModelProfile,
     LlmUsageEvent,
 )
+from gigi_core.store.outbox_tables import OutboxButton
 from gigi_core.store.tables import AuditEvent, CapabilityGrant, GuildPlugin, SealedSecret
 
 
@@ -328,6 +329,7 @@ async def purge_kernel_guild(db: Database, guild_id: str) -> dict[str, int]:
         )
         await s.execute(delete(ChannelObservation).where(ChannelObservation.guild_id == guild_id))
         await s.execute(delete(SecureRange).where(SecureRange.guild_id == guild_id))
+        await s.execute(delete(OutboxButton).where(OutboxButton.guild_id == guild_id))
         await s.execute(  # billing rows stay, without who made each call
             update(LlmUsageEvent).where(LlmUsageEvent.guild_id == guild_id).values(actor_id=None)
         )

@@ -111,3 +111,4 @@ from gigi_core.store import job_tables as _job_tables  # noqa: E402,F401  (backg
 from gigi_core.store import lease_tables as _lease_tables  # noqa: E402,F401  (shard leases)
 from gigi_core.store import limit_tables as _limit_tables  # noqa: E402,F401  (rate-limit buckets)
 from gigi_core.store import llm_tables as _llm_tables  # noqa: E402,F401  (registers LLM tables on Base)
+from gigi_core.store import outbox_tables as _outbox_tables  # noqa: E402,F401  (posted buttons)

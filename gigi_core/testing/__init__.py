@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         fake_vector,
     )
     from gigi_core.testing.kernel import open_test_kernel
+    from gigi_core.testing.outbox import RecordingPoster
     from gigi_core.testing.retrieval import FakeRetriever, RetrieverPlugin, assert_pack
     from gigi_core.testing.scripted import ScriptedModel, ScriptExhausted
 
@@ -44,6 +45,8 @@ _LAZY = {
     # The provider-safe tool name the model sees for an action: wire_name("notes.count").
     "wire_name": "gigi_core.manifest.models",
     # Retrieval paths and context packs: a scripted retriever, its plugin, a pack check.
+    # Posts a plugin makes through kernel.outbox, and pressing their buttons as a member.
+    "RecordingPoster": "gigi_core.testing.outbox",
     "FakeRetriever": "gigi_core.testing.retrieval",
     "RetrieverPlugin": "gigi_core.testing.retrieval",
     "assert_pack": "gigi_core.testing.retrieval",
@@ -68,6 +71,7 @@ __all__ = [
     "FakeRetriever",
     "FakeToolCall",
     "RecordedRequest",
+    "RecordingPoster",
     "RecordingSleep",
     "RetrieverPlugin",
     "ScriptExhausted",

@@ -82,6 +82,7 @@ class GigiBot(Publisher, discord.AutoShardedClient):
         self._send_warned: dict[int, float] = {}
         self._ready_once = False
         self._unregister_history: Any = None
+        self._unregister_poster: Any = None
         self._max_concurrency: int | None = None
         from gigi_discord.followups import AnsweredMessages
 
@@ -102,11 +103,12 @@ class GigiBot(Publisher, discord.AutoShardedClient):
 
     async def setup_hook(self) -> None:
         from gigi_discord.confirm import DecisionButton
-
-        self.add_dynamic_items(DecisionButton)
         from gigi_discord.history import DiscordHistory
+        from gigi_discord.outbox import DiscordPoster, OutboxButton
 
+        self.add_dynamic_items(DecisionButton, OutboxButton)
         self._unregister_history = self.kernel.history.register("discord", DiscordHistory(self))
+        self._unregister_poster = self.kernel.outbox.register("discord", DiscordPoster(self))
         if self.settings.sync_commands:
             await self.sync_commands()
 
@@ -182,8 +184,9 @@ class GigiBot(Publisher, discord.AutoShardedClient):
         self.prompts.forget(confirmation_id)
 
     async def close(self) -> None:
-        if self._unregister_history is not None:
-            self._unregister_history()
+        for unregister in (self._unregister_history, self._unregister_poster):
+            if unregister is not None:
+                unregister()
         for task in list(self._tasks):
             task.cancel()
         await super().close()

@@ -37,9 +37,14 @@ async def denied_text(kernel: Any, guild_id: str, spec: CommandSpec, exc: Policy
 
 
 async def run_command(
-    interaction: discord.Interaction[Any], spec: CommandSpec, args: dict[str, Any]
+    interaction: discord.Interaction[Any],
+    spec: CommandSpec,
+    args: dict[str, Any],
+    *,
+    private: bool = False,
 ) -> None:
-    """Defer (privately for admin commands and personal data), run, show the result.
+    """Defer (privately for admin commands, personal data and ``private``: a plugin's
+    button), run, show the result.
 
     A write or destructive action answers with Confirm / Reject buttons; the result of
     the confirmed call is rendered by the same code (``gigi_discord.results``).
@@ -51,7 +56,7 @@ async def run_command(
         # Answered before deferring, so the refusal stays private even for public commands
         # (the direct path would refuse too, after a public "thinking…" message).
         raise Refusal(disabled_text(spec))
-    private = spec.ephemeral or spec.action in DM_FILES
+    private = private or spec.ephemeral or spec.action in DM_FILES
     request = Request(
         actor=ctx.actor,
         guild_id=ctx.guild_id,

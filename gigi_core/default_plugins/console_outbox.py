@@ -1,0 +1,40 @@
+"""The console's ``kernel.outbox`` poster: a plugin's post is printed, and each button is
+shown as the command line that does what pressing it would (typed by the operator, it runs
+through the same policy as any command)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+from gigi_core.events import OutboundMessage, PostedButton, PostedMessage
+
+
+class ConsolePoster:
+    def __init__(self, surface: Any) -> None:
+        self.surface = surface
+        self._ids = itertools.count(1)
+
+    def serves(self, guild_id: str) -> bool:
+        return guild_id == self.surface.guild_id
+
+    async def can_post(self, guild_id: str, channel_id: str) -> bool:
+        return self.serves(guild_id)
+
+    async def post(
+        self, message: OutboundMessage, buttons: tuple[PostedButton, ...]
+    ) -> PostedMessage:
+        lines = [f"[#{message.channel_id}] {message.text}"]
+        lines += [f"  [{b.button.label}] /{command_line(b)}" for b in buttons]
+        self.surface.say("\n".join(lines))
+        return PostedMessage(f"console-post-{next(self._ids)}", message.channel_id)
+
+
+def command_line(button: PostedButton) -> str:
+    """``knowledge action done id=act_1``: the console's ``key=value`` words for a button."""
+    words = [button.button.command]
+    for key, value in button.button.arguments.items():
+        text = value if isinstance(value, str) and value and " " not in value else json.dumps(value)
+        words.append(f"{key}={text}")
+    return " ".join(words)

@@ -2,14 +2,14 @@
 durable write of a run is conditional on its owner), and gateway shard leases.
 
 Revision ID: kernel_0011
-Revises: kernel_0009
+Revises: kernel_0010
 """
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = "kernel_0011"
-down_revision = "kernel_0009"
+down_revision = "kernel_0010"
 branch_labels = None
 depends_on = None
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
+
 from gigi_core.store.db import Database
 from gigi_core.store.migrate import upgrade
 from gigi_core.surfaces import ShardLeases
@@ -74,3 +76,18 @@ async def test_a_clean_stop_hands_the_shards_back_at_once(database_url, tmp_path
         assert (await second.beat()).held == (0, 1)  # no waiting for the 30 s lease
     finally:
         await db.close()
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+async def test_processes_starting_together_migrate_once(database_url) -> None:
+    """Several processes upgrading a fresh database at once: one migrates, the others
+    wait for it (an advisory lock on PostgreSQL) and find it up to date."""
+    dbs = [Database(database_url) for _ in range(3)]
+    try:
+        await asyncio.wait_for(asyncio.gather(*(upgrade(db, {}) for db in dbs)), 60)
+        from gigi_core.store.migrate import current_heads
+
+        assert await current_heads(dbs[0]) == {"kernel_0011"}
+    finally:
+        for db in dbs:
+            await db.close()

@@ -48,10 +48,10 @@ async def test_a_standby_takes_over_the_shards_of_a_member_that_stopped(
     try:
         first = ShardLeases(db, 2, lease=LEASE)
         assert (await first.join(settle=0)).held == (0, 1)  # alone: every shard
+        stopped = time.monotonic()  # `first` dies after its last beat: no more beats
         late = ShardLeases(db, 2, lease=LEASE)
         standby = await late.join(settle=0)
         assert standby.held == () and standby.members == 2  # nothing free: it stands by
-        stopped = time.monotonic()  # `first` dies: no more beats
         while not (beat := await late.beat()).held:
             assert time.monotonic() - stopped < LEASE + 2, "no takeover within the lease"
             await asyncio.sleep(late.every)

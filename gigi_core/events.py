@@ -7,6 +7,7 @@ kernel delivers it to observers without storing it anywhere. Plugins receive the
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol
@@ -37,6 +38,7 @@ __all__ = [
     "HistoryReader",
     "HistoryUnavailable",
     "MemberLeft",
+    "MemberView",
     "MessageCreated",
     "MessageDeleted",
     "MessageEdited",
@@ -48,6 +50,7 @@ __all__ = [
     "PostedButton",
     "PostedMessage",
     "Poster",
+    "ReactionsCleared",
 ]
 
 
@@ -130,6 +133,16 @@ class ChannelSecured(Event):
 
     channel_id: str
     by: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReactionsCleared(Event):
+    """Every reaction was removed from a message at once (Discord's reaction clear)."""
+
+    channel_id: str
+    message_id: str
+    parent_channel_id: str | None = None
+    count: int = 0  # how many distinct reactions were removed
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -234,6 +247,16 @@ class PostedMessage:
     url: str | None = None
 
 
+@dataclass(frozen=True)
+class MemberView:
+    """Who a member is now and what they may read, from the surface (never from message
+    text): what a plugin acting on an event needs to build a ``Request`` for them."""
+
+    actor: Any  # a gigi_core.Actor: id, role ids, admin flag
+    channel_visible: Callable[[str], Awaitable[bool]]  # may they read that channel now?
+    visible_channels: Callable[[], Awaitable[frozenset[str] | None]]  # all they may read
+
+
 class Poster(Protocol):
     """What a running surface registers with ``kernel.outbox.register``."""
 
@@ -247,6 +270,15 @@ class Poster(Protocol):
         self, message: OutboundMessage, buttons: tuple[PostedButton, ...]
     ) -> PostedMessage:
         """Post without pings, split at the surface's limit; raises ``PostForbidden``."""
+
+    async def member(
+        self, guild_id: str, user_id: str, *, shown_in: str | None = None
+    ) -> MemberView | None:
+        """The member as the surface knows them now; None when not (or no longer) a member.
+
+        ``shown_in``: the channel where an answer to them is posted for everyone there, so
+        ``visible_channels`` lists only what that audience may read too.
+        """
 
 
 class PostUnavailable(GigiError):

@@ -18,6 +18,7 @@ from sqlalchemy import delete
 
 from gigi_core.events import (
     ButtonExpired,
+    MemberView,
     OutboundMessage,
     OutboxError,
     PostedButton,
@@ -71,6 +72,14 @@ class Outbox:
     async def can_post(self, guild_id: str, channel_id: str) -> bool:
         poster = self._poster(guild_id)
         return poster is not None and await poster.can_post(guild_id, channel_id)
+
+    async def member(
+        self, guild_id: str, user_id: str, *, shown_in: str | None = None
+    ) -> MemberView | None:
+        """The member's actor (roles, admin flag) and what they may read now, from the
+        surface serving the guild; None when no surface here serves it or they are gone."""
+        poster = self._poster(guild_id)
+        return None if poster is None else await poster.member(guild_id, user_id, shown_in=shown_in)
 
     async def post(self, message: OutboundMessage, *, plugin: str) -> PostedMessage:
         """Post ``message`` for ``plugin``, which must be enabled in the guild.

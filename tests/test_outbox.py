@@ -205,3 +205,25 @@ async def test_the_console_serves_its_guild_only_while_it_runs(tmp_path: Path) -
         await asyncio.wait_for(console.run(), 30)
         assert seen and all(seen)
         assert not kernel.outbox.serves("console")
+
+
+async def test_member_comes_from_the_surface_serving_the_guild(env) -> None:
+    kernel, _, poster = env
+    poster.members = {"bob": (BOB, frozenset({"c1"}))}
+    view = await kernel.outbox.member(GUILD, "bob")
+    assert view is not None and view.actor is BOB
+    assert await view.channel_visible("c1") and not await view.channel_visible("c2")
+    assert await view.visible_channels() == frozenset({"c1"})
+    assert await kernel.outbox.member(GUILD, "nobody") is None
+    poster.guilds = {"elsewhere"}
+    assert await kernel.outbox.member(GUILD, "bob") is None  # no surface here serves it
+
+
+async def test_the_consoles_only_member_is_the_operator(tmp_path: Path) -> None:
+    async with open_test_kernel(tmp_path, plugins=[]) as kernel:
+        console = ConsoleSurface(kernel, stdin=io.StringIO(""), stdout=io.StringIO(), actor=ALICE)
+        kernel.outbox.register("console", ConsolePoster(console))
+        view = await kernel.outbox.member("console", "alice")
+        assert view is not None and view.actor is ALICE
+        assert await view.visible_channels() == frozenset({"console"})
+        assert await kernel.outbox.member("console", "bob") is None

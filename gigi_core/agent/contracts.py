@@ -6,10 +6,13 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from gigi_core.policy.actor import Actor
 from gigi_core.tools.context import ChannelLister
+
+if TYPE_CHECKING:
+    from gigi_core.llm.types import Message, ReasoningEffort, StructuredOutput
 
 RequestKind = Literal["mention", "slash", "dm", "console", "ambient", "direct"]
 ChannelCheck = Callable[[str], Awaitable[bool]]
@@ -17,6 +20,27 @@ ChannelCheck = Callable[[str], Awaitable[bool]]
 
 def new_id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex[:20]}"
+
+
+@dataclass(frozen=True)
+class Persona:
+    """A plugin's own voice for one run (the ambient responder): its system text instead of
+    Gigi's, earlier turns before the user's, and a structured output every model call asks
+    for (tool follow-ups included) and the runner validates before the reply carries it.
+
+    ``output_on_wire`` False: the provider has no strict schema support, so the schema is in
+    ``system`` and only validated here. ``tool_rounds``: model calls that may use tools;
+    the next one is made without tools, so the run ends with an answer.
+    ``tool_reasoning_effort`` is sent on calls that offer tools (tool-less calls keep the
+    profile's own settings).
+    """
+
+    system: str
+    history: tuple[Message, ...] = ()
+    output: StructuredOutput | None = None
+    output_on_wire: bool = True
+    tool_rounds: int | None = None
+    tool_reasoning_effort: ReasoningEffort | None = None
 
 
 @dataclass(frozen=True)
@@ -36,6 +60,7 @@ class Request:
     # guild's default (auto once a plugin with a retrieval path is enabled there, else none).
     context: str | None = None
     follows_run: str | None = None  # the run this request follows up in one conversation
+    persona: Persona | None = None  # a plugin's system text and structured output
     request_id: str = field(default_factory=lambda: new_id("req"))
 
 
@@ -84,6 +109,9 @@ class Reply:
     components: list[ConfirmationPrompt] = field(default_factory=list)
     ephemeral: bool = False
     sources: dict[str, str] = field(default_factory=dict)  # context label "1" -> jump URL
+    output: Any = None  # the validated structured output (``Request.persona.output``)
+    tokens_in: int = 0  # the run's input and output tokens, all model calls
+    tokens_out: int = 0
 
     def chunks(self, limit: int = 2000) -> list[str]:
         """Split for surfaces with a message limit, on paragraph, line, then word boundaries."""

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
 
-from gigi_core.agent import recovery
+from gigi_core.agent import persona, recovery
 from gigi_core.agent.calls import CallHandler
 from gigi_core.agent.contracts import Budgets, Citation, Reply, Request
 from gigi_core.agent.journal import RunJournal
@@ -123,6 +123,8 @@ class Runner:
             if response.tool_calls:
                 continue  # _call_model queued them in state.pending, in the same checkpoint
             text = response.text or ""
+            if self.request.persona is not None and self.request.persona.output is not None:
+                return await self._finish_output(response)
             if response.refusal or response.finish_reason == "refusal":
                 text = response.refusal or text or "The model declined to answer."
             elif not text.strip() and not self.state.citations:
@@ -147,6 +149,8 @@ class Runner:
         request = self.toolset.request.model_copy(
             update={"messages": list(self._typed_messages()), "tool_choice": choice}
         )
+        if self.request.persona is not None:
+            request = persona.shape(request, self.request.persona, s.llm_calls)
         started = time.perf_counter()
         index = self.next_step()
         s.llm_calls += 1
@@ -181,6 +185,17 @@ class Runner:
         )
         await self.commit(index, step, "agent.plan")
         return response
+
+    async def _finish_output(self, response: ChatResponse) -> Reply:
+        """A persona's structured answer: a refusal or an invalid object ends the run failed
+        (the caller's attempt failed; nothing is repaired), a valid one rides on the reply."""
+        assert self.request.persona is not None
+        if response.refusal or response.finish_reason == "refusal":
+            return await self.finish("failed", "refusal", "The model declined to answer.")
+        checked = persona.validate(self.request.persona, response.text)
+        if checked.problem is not None:
+            return await self.finish("failed", "invalid_output", f"The answer {checked.problem}.")
+        return await self.finish("done", "completed", response.text or "", output=checked.value)
 
     def add_message(self, message: Message) -> None:
         """Append to the stored conversation, and to the parsed copy when that is in step."""
@@ -377,7 +392,7 @@ class Runner:
     def citations(self) -> list[Citation]:
         return [Citation(c["tool"], c["result"]) for c in self.state.citations]
 
-    async def finish(self, status: str, reason: str, text: str) -> Reply:
+    async def finish(self, status: str, reason: str, text: str, output: Any = None) -> Reply:
         s = self.state
         if self.journal.lost:  # another process continues the run: nothing more from here
             return Reply(
@@ -415,6 +430,9 @@ class Runner:
             status=status,
             termination_reason=reason,
             citations=self.citations(),
+            output=output if status == "done" else None,
+            tokens_in=s.tokens_in,
+            tokens_out=s.tokens_out,
         )
 
 

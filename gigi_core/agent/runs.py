@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import func, insert, select, update
 
 from gigi_core.agent.journal import ACTIVE, state_ad
 from gigi_core.errors import GigiError
@@ -134,6 +134,25 @@ class RunStore:
                     .values(state="rejected", updated_at=utcnow())
                 )
             return bool(result.rowcount)
+
+    async def note(self, run_id: str, *, tool: str | None, status: str) -> None:
+        """Append a ``note`` step to a run's trace: a code and an action name, never text."""
+        await self.db.writer.drain()  # after the run's own queued writes
+        async with self.db.session() as s:
+            if await s.get(AgentRun, run_id) is None:
+                raise RunNotFound(f"no agent run {run_id!r}")
+            last = await s.scalar(
+                select(func.max(AgentRunStep.step_index)).where(AgentRunStep.run_id == run_id)
+            )
+            s.add(
+                AgentRunStep(
+                    run_id=run_id,
+                    step_index=(last if last is not None else -1) + 1,
+                    kind="note",
+                    tool=tool,
+                    status=status,
+                )
+            )
 
     async def trace(self, run_id: str) -> dict[str, Any]:
         """Everything safe to show about a run: metadata only, by construction."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 NATIVE_PLUGINS = frozenset({"plugins", "permissions", "llm"})
+NOTE_CODE = re.compile(r"[a-z][a-z0-9_]{0,31}")  # fits agent_run_steps.status
+NOTE_TOOL = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+")
 
 
 class AgentRuntime:
@@ -80,8 +83,10 @@ class AgentRuntime:
         actions = await self.kernel.policy.offerable(request.actor, request.guild_id, view)
         toolset = self._toolset(actions)
         pack = await context_step.gather(self.kernel, request, view.enabled)
+        persona = request.persona
         messages = [
-            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "system", "content": persona.system if persona else SYSTEM_PROMPT},
+            *(m.model_dump(mode="json") for m in (persona.history if persona else ())),
             {"role": "user", "content": context_step.prompt_text(request, pack)},
         ]
         state, journal = await self._start(request, "agent", toolset, messages=messages)
@@ -216,6 +221,14 @@ class AgentRuntime:
                 termination_reason="cancelled",
             )
         return cancelled
+
+    async def note(self, run_id: str, status: str, *, tool: str | None = None) -> None:
+        """A plugin's metadata-only note on a run's trace (``gigi agent trace`` shows it as a
+        ``note`` step): what code did after the run, e.g. ``no_implementation``."""
+        bad_tool = tool is not None and (len(tool) > 128 or not NOTE_TOOL.fullmatch(tool))
+        if not NOTE_CODE.fullmatch(status) or bad_tool:
+            raise ValueError("a trace note is a short code (a-z, 0-9, _) and an action name")
+        await self.runs.note(run_id, tool=tool, status=status)
 
     async def trace(self, run_id: str) -> dict[str, Any]:
         data = await self.runs.trace(run_id)

@@ -10,6 +10,7 @@ import zlib
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from gigi_core.agent import persona
 from gigi_core.agent.contracts import Request
 from gigi_core.policy.actor import Actor
 
@@ -122,6 +123,7 @@ def request_to_json(request: Request) -> dict[str, Any]:
         "kind": request.kind,
         "request_id": request.request_id,
         "forced_tool": request.forced_tool,
+        **({"persona": persona.to_json(request.persona)} if request.persona else {}),
     }
 
 
@@ -136,4 +138,5 @@ def request_from_json(data: dict[str, Any]) -> Request:
         text="",
         request_id=data["request_id"],
         forced_tool=data.get("forced_tool"),
+        persona=persona.from_json(data.get("persona")),
     )

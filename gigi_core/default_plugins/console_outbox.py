@@ -8,7 +8,7 @@ import itertools
 import json
 from typing import Any
 
-from gigi_core.events import OutboundMessage, PostedButton, PostedMessage
+from gigi_core.events import MemberView, OutboundMessage, PostedButton, PostedMessage
 
 
 class ConsolePoster:
@@ -29,6 +29,23 @@ class ConsolePoster:
         lines += [f"  [{b.button.label}] /{command_line(b)}" for b in buttons]
         self.surface.say("\n".join(lines))
         return PostedMessage(f"console-post-{next(self._ids)}", message.channel_id)
+
+    async def member(
+        self, guild_id: str, user_id: str, *, shown_in: str | None = None
+    ) -> MemberView | None:
+        """The operator is the console's only member."""
+        actor = self.surface.actor
+        if not self.serves(guild_id) or user_id != actor.id:
+            return None
+        return MemberView(actor, _only_console, _console_channels)
+
+
+async def _only_console(channel_id: str) -> bool:
+    return channel_id == "console"
+
+
+async def _console_channels() -> frozenset[str] | None:
+    return frozenset({"console"})
 
 
 def command_line(button: PostedButton) -> str:

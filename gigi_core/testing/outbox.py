@@ -8,7 +8,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gigi_core.agent.contracts import Reply, Request
-from gigi_core.events import OutboundMessage, PostedButton, PostedMessage, PostForbidden
+from gigi_core.events import (
+    MemberView,
+    OutboundMessage,
+    PostedButton,
+    PostedMessage,
+    PostForbidden,
+)
 from gigi_core.policy.actor import Actor
 
 _ids = itertools.count(1)
@@ -19,13 +25,15 @@ class RecordingPoster:
     """Register with ``kernel.outbox.register("test", poster)``; ``posts`` is what was posted.
 
     ``guilds`` limits which guilds it serves (all when empty); ``forbidden`` lists channel
-    ids it refuses, as a surface does where the bot lacks Send Messages.
+    ids it refuses, as a surface does where the bot lacks Send Messages. ``members`` maps
+    a user id to (their actor, the channel ids they may read) for ``kernel.outbox.member``.
     """
 
     guilds: set[str] = field(default_factory=set)
     forbidden: set[str] = field(default_factory=set)
     posts: list[OutboundMessage] = field(default_factory=list)
     buttons: list[tuple[PostedButton, ...]] = field(default_factory=list)
+    members: dict[str, tuple[Actor, frozenset[str]]] = field(default_factory=dict)
 
     def serves(self, guild_id: str) -> bool:
         return not self.guilds or guild_id in self.guilds
@@ -41,6 +49,21 @@ class RecordingPoster:
         self.posts.append(message)
         self.buttons.append(buttons)
         return PostedMessage(str(next(_ids)), message.channel_id)
+
+    async def member(
+        self, guild_id: str, user_id: str, *, shown_in: str | None = None
+    ) -> MemberView | None:
+        if user_id not in self.members:
+            return None
+        actor, readable = self.members[user_id]
+
+        async def visible(channel_id: str) -> bool:
+            return channel_id in readable
+
+        async def listed() -> frozenset[str] | None:
+            return readable
+
+        return MemberView(actor, visible, listed)
 
     async def press(self, kernel: Any, post: int, button: int, actor: Actor) -> Reply:
         """Press button ``button`` of post ``post`` as ``actor``: the command runs as they

@@ -33,6 +33,7 @@ def make_intents(settings: DiscordSettings) -> discord.Intents:
     intents.guilds = True
     intents.guild_messages = True
     intents.dm_messages = True
+    intents.guild_reactions = True  # reaction clears (ReactionsCleared); not privileged
     intents.message_content = settings.message_content
     intents.members = settings.members
     return intents

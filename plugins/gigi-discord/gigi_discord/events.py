@@ -25,6 +25,7 @@ from gigi_core.events import (
     MessageCreated,
     MessageDeleted,
     MessageEdited,
+    ReactionsCleared,
 )
 from gigi_discord.conversation import addressed
 
@@ -213,6 +214,22 @@ class Publisher:
         await self.publish(
             messages_deleted(
                 self._bot(), payload.channel_id, payload.guild_id, list(payload.message_ids)
+            )
+        )
+
+    async def on_reaction_clear(
+        self, message: discord.Message, reactions: list[discord.Reaction]
+    ) -> None:
+        """discord.py's signature ``(message, reactions)``: every reaction was removed."""
+        if message.guild is None:
+            return
+        await self.publish(
+            ReactionsCleared(
+                guild_id=str(message.guild.id),
+                channel_id=str(message.channel.id),
+                message_id=str(message.id),
+                parent_channel_id=parent_of(message.channel),
+                count=len(reactions),
             )
         )
 

@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Any
 import discord
 
 from gigi_core import GigiError
-from gigi_core.events import OutboundMessage, PostedButton, PostedMessage, PostForbidden
+from gigi_core.events import (
+    MemberView,
+    OutboundMessage,
+    PostedButton,
+    PostedMessage,
+    PostForbidden,
+)
 from gigi_core.surfaces import split_text
 from gigi_discord.errors import Refusal, sentence, tell
 
@@ -136,3 +142,31 @@ class DiscordPoster:
             raise PostForbidden(f"<#{message.channel_id}> no longer exists") from None
         assert first is not None  # split_text of non-empty text has a part
         return PostedMessage(str(first.id), str(channel.id), first.jump_url)
+
+    async def member(
+        self, guild_id: str, user_id: str, *, shown_in: str | None = None
+    ) -> MemberView | None:
+        """From the member cache (the members intent keeps it), else one fetch; the same
+        actor and channel rules as a slash command by that member."""
+        from gigi_discord.identity import channel_checker, channel_lister, resolve_actor
+
+        guild = self.bot.get_guild(int(guild_id)) if guild_id.isdigit() else None
+        if guild is None or not user_id.isdigit():
+            return None
+        member = guild.get_member(int(user_id))
+        if member is None:
+            try:
+                member = await guild.fetch_member(int(user_id))
+            except discord.HTTPException:
+                return None
+        actor = await resolve_actor(self.bot.kernel, member)
+        listed = channel_lister(guild, member)
+        if shown_in is not None:
+            where = self._channel(guild_id, shown_in)
+            listed = channel_lister(guild, member, shown_in=where) if where else _nothing
+        return MemberView(actor, channel_checker(guild, member), listed)
+
+
+async def _nothing() -> frozenset[str] | None:
+    """An answer shown in a channel Gigi cannot see: quote from nowhere (fail closed)."""
+    return frozenset()

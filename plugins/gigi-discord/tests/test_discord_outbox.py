@@ -111,3 +111,32 @@ async def test_a_channel_the_bot_may_not_post_in_is_refused(tmp_path) -> None:
         with pytest.raises(PostForbidden, match="may not post"):
             await _post(w, "hello", channel=quiet)
         assert w.bot_messages(quiet) == []
+
+
+async def test_member_is_who_discord_says_with_what_they_may_read(tmp_path) -> None:
+    watch, extra = _extra(tmp_path)
+    async with world(tmp_path, [], extra=extra) as w:
+        mods_only = w.guild.create_text_channel(
+            "mods",
+            overwrites={
+                w.guild.default_role: discord.PermissionOverwrite(view_channel=False),
+                w.admin: discord.PermissionOverwrite(view_channel=True),
+                w.guild.me: discord.PermissionOverwrite(view_channel=True),
+            },
+        )
+        general, mods = str(w.channel.id), str(mods_only.id)
+        admin = await w.kernel.outbox.member(w.gid, str(w.admin.id))
+        member = await w.kernel.outbox.member(w.gid, str(w.member.id))
+        assert admin is not None and member is not None
+        assert admin.actor.is_admin and admin.actor.roles == {str(w.guild.roles["Mods"].id)}
+        assert not member.actor.is_admin and member.actor.id == str(w.member.id)
+        assert await admin.channel_visible(mods) and not await member.channel_visible(mods)
+        assert {general, mods} <= await admin.visible_channels()
+        assert mods not in await member.visible_channels()
+        # An answer shown in #general: only what everyone there may read is listed.
+        shown = await w.kernel.outbox.member(w.gid, str(w.admin.id), shown_in=general)
+        assert mods not in await shown.visible_channels()
+        assert general in await shown.visible_channels()
+        nowhere = await w.kernel.outbox.member(w.gid, str(w.admin.id), shown_in="404")
+        assert await nowhere.visible_channels() == frozenset()
+        assert await w.kernel.outbox.member(w.gid, "123456") is None

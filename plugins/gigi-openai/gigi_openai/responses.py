@@ -25,6 +25,10 @@ from gigi_core.llm import (
     make_tool_call,
 )
 
+#: ``provider_data`` key: the reply's reasoning items, reduced to their input shape.
+REASONING_ITEMS_KEY = "responses_reasoning"
+REASONING_INPUT_FIELDS = ("type", "id", "summary", "encrypted_content")
+
 
 def _input_items(request: ChatRequest) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
@@ -41,6 +45,8 @@ def _input_items(request: ChatRequest) -> list[dict[str, Any]]:
             ]
             items.append({"role": "user", "content": parts})
         elif isinstance(message, AssistantMessage):
+            # Reasoning first, as the model produced it: one chain of thought across rounds.
+            items.extend(message.provider_data.get(REASONING_ITEMS_KEY) or [])
             if message.content:
                 items.append({"role": "assistant", "content": message.content})
             for call in message.tool_calls:
@@ -67,7 +73,13 @@ def _input_items(request: ChatRequest) -> list[dict[str, Any]]:
 
 def build_responses_payload(request: ChatRequest, model: str) -> dict[str, Any]:
     """The JSON body for ``POST {base}/responses``; system text goes to ``instructions``."""
-    payload: dict[str, Any] = {"model": model, "input": _input_items(request), "store": False}
+    # Stateless: nothing is kept server-side, so reasoning comes back encrypted to pass on.
+    payload: dict[str, Any] = {
+        "model": model,
+        "input": _input_items(request),
+        "store": False,
+        "include": ["reasoning.encrypted_content"],
+    }
     system = request.system_text()
     if system:
         payload["instructions"] = system
@@ -137,6 +149,7 @@ def parse_responses(
     thoughts: list[str | None] = []
     refusals: list[str | None] = []
     calls = []
+    reasoning_items: list[dict[str, Any]] = []
     seen: set[str] = set()
     for item in body["output"]:
         if not isinstance(item, dict):
@@ -151,6 +164,7 @@ def parse_responses(
                     refusals.append(part.get("refusal"))
         elif item.get("type") == "reasoning":
             thoughts.extend(_reasoning_texts(item))
+            reasoning_items.append(_input_shape(item))
         elif item.get("type") == "function_call":
             calls.append(
                 make_tool_call(
@@ -194,4 +208,13 @@ def parse_responses(
         ),
         request_id=request_id,
         response_id=body.get("id") if isinstance(body.get("id"), str) else None,
+        provider_data={REASONING_ITEMS_KEY: reasoning_items} if reasoning_items else {},
     )
+
+
+def _input_shape(item: dict[str, Any]) -> dict[str, Any]:
+    """A reasoning output item as an input item: response-only fields such as ``status``
+    are rejected as unknown parameters when sent back."""
+    shaped = {k: item[k] for k in REASONING_INPUT_FIELDS if item.get(k) is not None}
+    shaped.setdefault("summary", [])  # required on input, even when empty
+    return shaped

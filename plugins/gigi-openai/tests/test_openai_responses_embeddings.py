@@ -117,3 +117,56 @@ async def test_embeddings_count_mismatch_is_invalid(
         with pytest.raises(ProviderError) as info:
             await compatible.embed(request, api_key="k", base_url=fake.base_url)
         assert info.value.error_class == "invalid_response" and "expected 2" in str(info.value)
+
+
+async def test_responses_tool_loop_is_stateless_and_passes_reasoning_back(
+    openai: OpenAIProvider, fake: FakeOpenAI
+) -> None:
+    """ENV-23: store=false, encrypted reasoning included, and the reasoning and function_call
+    items go back reduced to their input shape with one function_call_output per call."""
+    from gigi_core.testing.fake_providers.openai import responses_body
+
+    first = responses_body(
+        tool_calls=[FakeToolCall("look", {"q": 1}), FakeToolCall("look", {"q": 2})],
+        reasoning_summary=["thinking"],
+    )
+    first["output"][0].update(encrypted_content="ENC", status="completed")
+    for item in first["output"][1:]:
+        item.update(status="completed", id="fc_x")
+    fake.reply_raw(200, json=first, route="responses")
+    fake.reply_response(text="done")
+    request = ChatRequest(
+        model="gpt-5",
+        messages=[UserMessage(content="look twice")],
+        tools=[Tool(name="look")],
+        provider_options={"api": "responses"},
+    )
+    reply = await openai.chat(request, api_key="sk-test", base_url=fake.base_url)
+    body = fake.last_request.json
+    assert body["store"] is False and body["include"] == ["reasoning.encrypted_content"]
+    follow = request.model_copy(
+        update={
+            "messages": [
+                *request.messages,
+                reply.to_message(),
+                *(
+                    ToolResultMessage(tool_call_id=c.id, content=f"r{c.id}")
+                    for c in reply.tool_calls
+                ),
+            ]
+        }
+    )
+    await openai.chat(follow, api_key="sk-test", base_url=fake.base_url)
+    sent = fake.last_request.json["input"]
+    assert sent[1] == {
+        "type": "reasoning",
+        "id": "rs_fake",
+        "summary": [{"type": "summary_text", "text": "thinking"}],
+        "encrypted_content": "ENC",
+    }
+    assert sent[2:4] == [
+        {"type": "function_call", "call_id": c.id, "name": "look", "arguments": c.raw_arguments}
+        for c in reply.tool_calls
+    ]
+    assert [i["call_id"] for i in sent[4:]] == [c.id for c in reply.tool_calls]
+    assert all(i["type"] == "function_call_output" and "status" not in i for i in sent[4:])

@@ -1,0 +1,115 @@
+"""Notes (``knowledge_signals``) outside an extraction: tier 1's light notes, written in
+batches by the ``NoteWriter``, and single notes with a vector (the fallback signal)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import sqlalchemy as sa
+
+from gigi_knowledge import tables, vectors
+from gigi_knowledge.refs import source_ref
+from gigi_knowledge.window import WindowMessage
+from gigi_knowledge.writes import Context, _vector_row, new_id
+
+log = logging.getLogger("gigi_knowledge")
+S, V = tables.signals, tables.embeddings
+
+
+def note_row(
+    ctx: Context, kind: str, summary: str, confidence: float, focus: WindowMessage
+) -> dict[str, Any]:
+    """A light tier-1 note (no vector), for the batching ``NoteWriter``."""
+    return {
+        "id": new_id(),
+        "guild_id": ctx.guild_id,
+        "channel_id": ctx.channel_id,
+        "signal_type": kind,
+        "summary": summary[:400],
+        "participants": [focus.author_id],
+        "tags": [],
+        "related_entities": [],
+        "occurred_ms": focus.created_ms,
+        "confidence": confidence,
+        "source_ref": source_ref([focus]),
+        "extraction_model": ctx.model,
+        "created_ms": ctx.now_ms,
+    }
+
+
+class NoteWriter:
+    """Light notes are most of what the pipeline writes: they go in batches (one
+    transaction per ``BATCH`` or per ``DELAY`` seconds), not a commit per message."""
+
+    BATCH = 200
+    DELAY = 0.05
+
+    def __init__(self, svc: Any) -> None:
+        self.svc = svc
+        self.rows: list[dict[str, Any]] = []
+        self._task: asyncio.Task[None] | None = None
+        self.failed = 0
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.rows.append(row)
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def _run(self) -> None:
+        await asyncio.sleep(self.DELAY)
+        while self.rows:
+            rows, self.rows = self.rows[: self.BATCH], self.rows[self.BATCH :]
+            try:
+                async with self.svc.engine.begin() as conn:
+                    await conn.execute(sa.insert(S), rows)
+            except Exception as exc:  # notes are the lightest knowledge: counted, not retried
+                self.failed += len(rows)
+                log.error("knowledge: %d note(s) not written: %s", len(rows), type(exc).__name__)
+
+    async def flush(self) -> None:
+        while self._task is not None and not self._task.done():
+            await asyncio.shield(self._task)
+
+    def discard(self, guild_id: str) -> None:
+        self.rows = [r for r in self.rows if r["guild_id"] != guild_id]
+
+
+async def write_signal(
+    svc: Any,
+    ctx: Context,
+    *,
+    signal_type: str,
+    summary: str,
+    confidence: float,
+    messages: Sequence[WindowMessage],
+    participants: Sequence[str] = (),
+    tags: Sequence[str] = (),
+    embed: bool = False,
+) -> str:
+    sid = new_id()
+    row = {
+        "id": sid,
+        "guild_id": ctx.guild_id,
+        "channel_id": ctx.channel_id,
+        "signal_type": signal_type,
+        "summary": summary[:400],
+        "participants": sorted(set(participants) | {m.author_id for m in messages}),
+        "tags": list(tags),
+        "related_entities": [],
+        "occurred_ms": max(m.created_ms for m in messages),
+        "confidence": confidence,
+        "source_ref": source_ref(messages),
+        "extraction_model": ctx.model,
+        "created_ms": ctx.now_ms,
+    }
+    vecs = await vectors.embed(svc.kernel, ctx.guild_id, [summary]) if embed else None
+    async with svc.engine.begin() as conn:
+        await conn.execute(sa.insert(S).values(**row))
+        if vecs:
+            await conn.execute(
+                sa.insert(V).values(**_vector_row(ctx, "signal", sid, vecs[0], vecs[1][0], row))
+            )
+    return sid

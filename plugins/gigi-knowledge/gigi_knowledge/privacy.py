@@ -1,0 +1,218 @@
+"""Per-member data (``export_user_data``, ``delete_user_data``) and the guild purge.
+
+Export: decisions they made or claimed, actions they own or recorded, entities that are
+them, notes naming them. Delete: entities that are them (with their relationships and
+vectors) and notes only about them are deleted; elsewhere they are replaced by
+``FORMER`` ("a former member"), so the team's record stays without naming them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from gigi_knowledge import tables
+from gigi_knowledge.reads import action_view, decision_view, member_in
+from gigi_knowledge.refs import iso
+from gigi_knowledge.service import ready
+
+FORMER = "a former member"
+D, A, E, R, S, V, SM = (
+    tables.decisions,
+    tables.actions,
+    tables.entities,
+    tables.relationships,
+    tables.signals,
+    tables.embeddings,
+    tables.summaries,
+)
+
+
+def _guild(table: sa.Table, guild_id: str | None) -> list[Any]:
+    return [] if guild_id is None else [table.c.guild_id == guild_id]
+
+
+async def export_user(kernel: Any, user_id: str, guild_id: str | None) -> dict[str, Any] | None:
+    svc = await ready(kernel)
+    dia = svc.dialect
+    async with svc.engine.connect() as conn:
+        decisions = (
+            await conn.execute(
+                sa.select(D).where(
+                    *_guild(D, guild_id),
+                    sa.or_(
+                        member_in(dia, D.c.decided_by, user_id),
+                        member_in(dia, D.c.asserted_by, user_id),
+                    ),
+                )
+            )
+        ).all()
+        actions = (
+            await conn.execute(
+                sa.select(A).where(
+                    *_guild(A, guild_id),
+                    sa.or_(A.c.owner_id == user_id, member_in(dia, A.c.asserted_by, user_id)),
+                )
+            )
+        ).all()
+        entities = (
+            await conn.execute(sa.select(E).where(*_guild(E, guild_id), E.c.user_id == user_id))
+        ).all()
+        signals = (
+            await conn.execute(
+                sa.select(S).where(*_guild(S, guild_id), member_in(dia, S.c.participants, user_id))
+            )
+        ).all()
+    if not (decisions or actions or entities or signals):
+        return None
+    return {
+        "decisions": [decision_view(r) | {"guild_id": r.guild_id} for r in decisions],
+        "actions": [action_view(r) | {"guild_id": r.guild_id} for r in actions],
+        "entities": [
+            {
+                "id": r.id,
+                "guild_id": r.guild_id,
+                "type": r.entity_type,
+                "name": r.name,
+                "aliases": r.aliases,
+                "mentions": r.mention_count,
+                "last_mentioned": iso(r.last_mentioned_ms),
+            }
+            for r in entities
+        ],
+        "notes": [
+            {
+                "id": r.id,
+                "guild_id": r.guild_id,
+                "channel_id": r.channel_id,
+                "type": r.signal_type,
+                "summary": r.summary,
+                "occurred_at": iso(r.occurred_ms),
+                "source_ref": r.source_ref,
+            }
+            for r in signals
+        ],
+    }
+
+
+def _swap(values: list[str] | None, user_id: str) -> list[str]:
+    out: list[str] = []
+    for v in values or []:
+        v = FORMER if v == user_id else v
+        if v not in out:
+            out.append(v)
+    return out
+
+
+async def delete_user(kernel: Any, user_id: str, guild_id: str | None) -> dict[str, int]:
+    svc = await ready(kernel)
+    dia = svc.dialect
+    counts = {"entities": 0, "notes_deleted": 0, "rows_anonymised": 0}
+    svc.caches.forget(guild_id)
+    async with svc.engine.begin() as conn:
+        ents = [
+            r.id
+            for r in await conn.execute(
+                sa.select(E.c.id).where(*_guild(E, guild_id), E.c.user_id == user_id)
+            )
+        ]
+        if ents:
+            await conn.execute(
+                sa.delete(R).where(sa.or_(R.c.source_id.in_(ents), R.c.target_id.in_(ents)))
+            )
+            await conn.execute(
+                sa.delete(V).where(V.c.source_type == "entity", V.c.source_id.in_(ents))
+            )
+            await conn.execute(sa.delete(E).where(E.c.id.in_(ents)))
+            counts["entities"] = len(ents)
+        for r in (
+            await conn.execute(
+                sa.select(S).where(*_guild(S, guild_id), member_in(dia, S.c.participants, user_id))
+            )
+        ).all():
+            if set(r.participants) == {user_id}:  # only about them
+                await conn.execute(
+                    sa.delete(V).where(V.c.source_type == "signal", V.c.source_id == r.id)
+                )
+                await conn.execute(sa.delete(S).where(S.c.id == r.id))
+                counts["notes_deleted"] += 1
+            else:
+                await conn.execute(
+                    sa.update(S)
+                    .where(S.c.id == r.id)
+                    .values(participants=_swap(r.participants, user_id))
+                )
+                counts["rows_anonymised"] += 1
+        for r in (
+            await conn.execute(
+                sa.select(D).where(
+                    *_guild(D, guild_id),
+                    sa.or_(
+                        member_in(dia, D.c.decided_by, user_id),
+                        member_in(dia, D.c.asserted_by, user_id),
+                    ),
+                )
+            )
+        ).all():
+            await conn.execute(
+                sa.update(D)
+                .where(D.c.id == r.id)
+                .values(
+                    decided_by=_swap(r.decided_by, user_id),
+                    asserted_by=_swap(r.asserted_by, user_id),
+                )
+            )
+            counts["rows_anonymised"] += 1
+        for r in (
+            await conn.execute(
+                sa.select(A).where(
+                    *_guild(A, guild_id),
+                    sa.or_(A.c.owner_id == user_id, member_in(dia, A.c.asserted_by, user_id)),
+                )
+            )
+        ).all():
+            values: dict[str, Any] = {"asserted_by": _swap(r.asserted_by, user_id)}
+            if r.owner_id == user_id:
+                values |= {"owner_id": None, "owner_name": FORMER}
+            await conn.execute(sa.update(A).where(A.c.id == r.id).values(**values))
+            counts["rows_anonymised"] += 1
+        for r in (
+            await conn.execute(
+                sa.select(SM).where(
+                    *_guild(SM, guild_id), member_in(dia, SM.c.participants, user_id)
+                )
+            )
+        ).all():
+            await conn.execute(
+                sa.update(SM)
+                .where(SM.c.id == r.id)
+                .values(participants=_swap(r.participants, user_id))
+            )
+            counts["rows_anonymised"] += 1
+        await conn.execute(
+            sa.update(V)
+            .where(*_guild(V, guild_id), V.c.author_id == user_id)
+            .values(author_id=None)
+        )
+    for key in [
+        k for k in svc.last_seen if k[2] == user_id and (guild_id is None or k[0] == guild_id)
+    ]:
+        del svc.last_seen[key]
+    return counts
+
+
+async def purge_guild(kernel: Any, guild_id: str) -> dict[str, int]:
+    svc = await ready(kernel)
+    svc.channels.pop(guild_id, None)
+    svc.drop_channel(guild_id)
+    svc.notes.discard(guild_id)
+    svc.caches.forget(guild_id)
+    await svc.notes.flush()
+    counts: dict[str, int] = {}
+    async with svc.engine.begin() as conn:
+        for table in tables.ALL:
+            result = await conn.execute(sa.delete(table).where(table.c.guild_id == guild_id))
+            if result.rowcount:
+                counts[table.name] = int(result.rowcount)
+    return counts

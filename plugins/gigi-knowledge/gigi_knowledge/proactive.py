@@ -1,0 +1,144 @@
+"""Seed 004 §12: the staleness nudge and the contradiction note, as scheduled jobs.
+
+Staleness (twice daily): open actions past their deadline or ``staleness_at`` with no status
+check in 24 h get one nudge, a question with buttons that update the action; a status
+update re-arms it. Contradictions: a recorded yes on two decisions both older than 30
+minutes gets one note with buttons to supersede or dismiss.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from gigi_knowledge import notify, tables
+from gigi_knowledge.service import now_ms, ready
+
+log = logging.getLogger("gigi_knowledge")
+A, D, C = tables.actions, tables.decisions, tables.contradictions
+DAY_MS = 86_400_000
+BATCH = 50
+
+
+def _ago(ms: int, now: int) -> str:
+    days = max(0, (now - ms) // DAY_MS)
+    return "today" if days == 0 else ("yesterday" if days == 1 else f"{days} days ago")
+
+
+def nudge_text(row: Any, now: int) -> str:
+    who = f"<@{row.owner_id}>" if row.owner_id else (row.owner_name or "Someone")
+    due = row.deadline_ms or row.staleness_ms
+    when = datetime.fromtimestamp(due / 1000, UTC).date().isoformat()
+    return (
+        f"If I may: {who} undertook to {row.description.rstrip('.')} (due {when}, "
+        f"{_ago(due, now)}), and I have noted no update since. Is it done, still in "
+        "progress, or cancelled?"
+    )
+
+
+async def staleness_job(ctx: Any) -> dict[str, int]:
+    svc = await ready(ctx.kernel)
+    now = now_ms()
+    enabled = {(g, c) for g, chans in svc.channels.items() for c in chans}
+    query = (
+        sa.select(A)
+        .where(
+            A.c.status == "open",
+            A.c.nudged_ms.is_(None),
+            sa.or_(A.c.deadline_ms < now, A.c.staleness_ms < now),
+            sa.or_(A.c.last_status_check_ms.is_(None), A.c.last_status_check_ms < now - DAY_MS),
+        )
+        .order_by(sa.func.coalesce(A.c.deadline_ms, A.c.staleness_ms), A.c.id)
+        .limit(BATCH)
+    )
+    async with svc.engine.connect() as conn:
+        rows = (await conn.execute(query)).all()
+    sent = skipped = 0
+    for row in rows:
+        if (row.guild_id, row.channel_id) not in enabled:
+            skipped += 1
+            continue
+        args = {"id": row.id}
+        message_id = await notify.post(
+            ctx.kernel,
+            row.guild_id,
+            row.channel_id,
+            nudge_text(row, now),
+            (
+                ("Done", "knowledge action update", args | {"status": "done"}, "success"),
+                (
+                    "Still in progress",
+                    "knowledge action update",
+                    args | {"status": "in_progress"},
+                    "secondary",
+                ),
+                ("Cancelled", "knowledge action update", args | {"status": "cancelled"}, "danger"),
+            ),
+        )
+        async with svc.engine.begin() as conn:  # one nudge: posted (or forbidden) either way
+            await conn.execute(
+                sa.update(A).where(A.c.id == row.id, A.c.nudged_ms.is_(None)).values(nudged_ms=now)
+            )
+        sent += message_id is not None
+    return {"nudged": sent, "skipped": skipped, "checked": len(rows)}
+
+
+async def contradiction_job(ctx: Any) -> dict[str, int]:
+    svc = await ready(ctx.kernel)
+    s = svc.settings
+    now = now_ms()
+    quiet = now - s.contradiction_quiet_minutes * 60_000
+    d1, d2 = D.alias("d1"), D.alias("d2")
+    query = (
+        sa.select(
+            C,
+            d1.c.summary.label("earlier"),
+            d2.c.summary.label("later"),
+            d1.c.decided_ms.label("earlier_ms"),
+            d2.c.decided_ms.label("later_ms"),
+        )
+        .join(d1, d1.c.id == C.c.earlier_id)
+        .join(d2, d2.c.id == C.c.later_id)
+        .where(
+            C.c.status == "open",
+            d1.c.created_ms < quiet,
+            d2.c.created_ms < quiet,
+            d1.c.status == "active",
+            d2.c.status == "active",
+        )
+        .order_by(C.c.created_ms, C.c.id)
+        .limit(BATCH)
+    )
+    async with svc.engine.connect() as conn:
+        rows = (await conn.execute(query)).all()
+    posted = 0
+    for row in rows:
+        if svc.channel(row.guild_id, row.channel_id) is None:
+            continue
+        d_a = datetime.fromtimestamp(row.earlier_ms / 1000, UTC).date().isoformat()
+        text = (
+            f"One notes that a decision recorded here ({row.later}) appears to differ from an "
+            f"earlier one of {d_a} ({row.earlier}). Shall I mark the earlier one superseded?"
+        )
+        args = {"id": row.id}
+        message_id = await notify.post(
+            ctx.kernel,
+            row.guild_id,
+            row.channel_id,
+            text,
+            (
+                ("Supersede the earlier", "knowledge decision supersede", args, "primary"),
+                ("Dismiss", "knowledge decision dismiss", args, "secondary"),
+            ),
+        )
+        async with svc.engine.begin() as conn:
+            await conn.execute(
+                sa.update(C)
+                .where(C.c.id == row.id, C.c.status == "open")
+                .values(status="posted", posted_message_id=message_id, updated_ms=now)
+            )
+        posted += message_id is not None
+    return {"posted": posted, "checked": len(rows)}

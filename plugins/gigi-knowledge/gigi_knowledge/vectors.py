@@ -1,0 +1,80 @@
+"""Embeddings: which embedder serves a guild, float32 encoding and cosine similarity.
+
+As guild memory does: the guild's (or tenant's) ``embedding`` profile when it resolves,
+else a keyless embedder inside Gigi (``gigi-local-embed``); always ``billing="server"``.
+The text embedded is dropped by the caller as soon as the vectors exist.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import numpy as np
+
+log = logging.getLogger("gigi_knowledge")
+
+
+async def embed(
+    kernel: Any, guild_id: str, texts: list[str]
+) -> tuple[str, list[np.ndarray]] | None:
+    """(model key, unit vectors) for ``texts``, or None when nothing can embed now."""
+    if not texts:
+        return None
+    llm = kernel.llm
+    try:
+        try:
+            await llm.resolve(guild_id, "embedding", None, billing="server")
+            reply = await llm.embed(texts, guild_id=guild_id, actor=None, billing="server")
+        except Exception as exc:
+            from gigi_core import GigiError
+
+            if not isinstance(exc, GigiError):
+                raise
+            reply = await _keyless(llm, texts)
+            if reply is None:
+                return None
+    except Exception as exc:  # the pipeline goes on without vectors
+        log.warning("knowledge: embedding failed: %s", type(exc).__name__)
+        return None
+    if len(reply.vectors) != len(texts):
+        log.warning("knowledge: the embedder returned a different number of vectors")
+        return None
+    return f"{reply.provider}:{reply.model}", [unit(v) for v in reply.vectors]
+
+
+async def _keyless(llm: Any, texts: list[str]) -> Any:
+    from gigi_core.llm import EmbeddingRequest
+
+    for provider in sorted(llm.keyless_providers(), key=lambda p: p.name):
+        model = provider.default_models.get("embedding")
+        if model and provider.supports.embeddings:
+            return await provider.embed(
+                EmbeddingRequest(model=model, inputs=texts, purpose="document"), api_key=""
+            )
+    return None
+
+
+def unit(vector: Any) -> np.ndarray:
+    v = np.asarray(vector, dtype=np.float32)
+    n = float(np.linalg.norm(v))
+    return v / n if n > 0 else v
+
+
+def encode(vector: np.ndarray) -> bytes:
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def decode(blob: bytes) -> np.ndarray:
+    return np.frombuffer(bytes(blob), dtype="<f4")
+
+
+def best(query: np.ndarray, rows: list[Any]) -> list[tuple[float, Any]]:
+    """(cosine, row) for rows of the query's model and size, best first."""
+    scored = []
+    for row in rows:
+        v = decode(row.vector)
+        if v.shape == query.shape:
+            scored.append((float(np.dot(query, v)), row))
+    scored.sort(key=lambda p: -p[0])
+    return scored

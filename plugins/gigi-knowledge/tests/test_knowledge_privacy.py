@@ -1,0 +1,102 @@
+"""Step 5: a member's export and deletion, and the guild purge, through the kernel's hooks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gigi_knowledge
+from knowledge_fakes import action, classify, decision, entity, extraction, relation, signal
+from knowledge_helpers import enable, message, publish, rows
+
+
+def _reply(**items: Any) -> Any:
+    def build(request: Any) -> Any:
+        mid = request.messages[-1].content.rsplit("[id=", 1)[1].split(" ")[0]
+        return extraction(
+            **{k: [v | {"message_ids": [mid]} for v in vs] for k, vs in items.items()}
+        )
+
+    return build
+
+
+async def _seed(kernel: Any, model: Any) -> None:
+    await enable(kernel)
+    model.always("classify", classify())
+    model.on(
+        "extract",
+        _reply(
+            decisions=[decision("Adopt the new runbook", [], by=["u1", "u2"])],
+            actions=[action("Write the runbook", [], owner="u1")],
+            entities=[
+                entity("Ana", [], type="person", member="u1"),
+                entity("Runbook", [], type="concept"),
+            ],
+            relationships=[relation("Ana", "Runbook", [], rel="owns")],
+            signals=[
+                signal(
+                    "Ana raised a concern about on-call", [], type="concern", participants=["u1"]
+                )
+            ],
+        ),
+        _reply(signals=[signal("On-call load was debated", [], participants=["u1", "u2"])]),
+    )
+    await publish(kernel, message("runbook", author_id="u1", mentioned_user_ids=("u2",)))
+    await publish(kernel, message("on-call", author_id="u2", mentioned_user_ids=("u1",)))
+
+
+async def test_export_lists_what_is_about_the_member(kernel: Any, model: Any) -> None:
+    await _seed(kernel, model)
+    out = await gigi_knowledge.export_user_data("u1", "g1", kernel)
+    assert [d["summary"] for d in out["decisions"]] == ["Adopt the new runbook"]
+    assert [a["description"] for a in out["actions"]] == ["Write the runbook"]
+    assert [e["name"] for e in out["entities"]] == ["Ana"]
+    assert len(out["notes"]) == 2
+    assert await gigi_knowledge.export_user_data("u9", "g1", kernel) is None
+
+
+async def test_delete_replaces_or_removes(kernel: Any, model: Any) -> None:
+    await _seed(kernel, model)
+    counts = await gigi_knowledge.delete_user_data("u1", "g1", kernel)
+    assert counts["entities"] == 1 and counts["notes_deleted"] == 1
+    assert [e.name for e in await rows(kernel, "knowledge_entities")] == ["Runbook"]
+    assert await rows(kernel, "knowledge_relationships") == []
+    (d,) = await rows(kernel, "knowledge_decisions")
+    assert (
+        "u1" not in str(d.decided_by)
+        and "a former member" in str(d.decided_by)
+        and "u2" in str(d.decided_by)
+    )
+    (a,) = await rows(kernel, "knowledge_actions")
+    assert a.owner_id is None and a.owner_name == "a former member"
+    (s,) = await rows(kernel, "knowledge_signals", "signal_type = 'discussion'")
+    assert "u1" not in str(s.participants)
+    assert await rows(kernel, "knowledge_signals", "signal_type = 'concern'") == []
+    assert await rows(kernel, "knowledge_embeddings", "author_id = 'u1'") == []
+    assert await gigi_knowledge.export_user_data("u1", "g1", kernel) is None
+
+
+async def test_the_kernel_privacy_service_reaches_the_plugin(kernel: Any, model: Any) -> None:
+    await _seed(kernel, model)
+    exported = await kernel.privacy.export("u1", guild_id="g1")
+    assert [d["summary"] for d in exported["plugins"]["knowledge"]["decisions"]] == [
+        "Adopt the new runbook"
+    ]
+    deleted = await kernel.privacy.delete("u1", guild_id="g1")
+    assert deleted["plugins"]["knowledge"]["entities"] == 1
+    assert "knowledge" not in (await kernel.privacy.export("u1", guild_id="g1"))["plugins"]
+
+
+async def test_guild_purge_removes_everything(kernel: Any, model: Any) -> None:
+    await _seed(kernel, model)
+    counts = await gigi_knowledge.purge_guild_data("g1", kernel)
+    assert counts["knowledge_decisions"] == 1
+    for table in (
+        "knowledge_decisions",
+        "knowledge_actions",
+        "knowledge_entities",
+        "knowledge_signals",
+        "knowledge_embeddings",
+        "knowledge_channels",
+    ):
+        assert await rows(kernel, table) == [], table
+    assert kernel.gigi_knowledge.channel("g1", "c1") is None

@@ -1,0 +1,159 @@
+"""Step 4: staleness nudges and contradiction notes through the outbox, their buttons
+pressed as members (the command's own checks apply), and the contradiction check."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from knowledge_fakes import action, classify, decision, extraction
+from knowledge_helpers import ADMIN, ALICE, BOB, call, enable, message, publish, rows
+
+from gigi_core import ToolError
+from gigi_core.testing import RecordingPoster
+
+DAY = 86_400_000
+
+
+def _reply(**items: Any) -> Any:
+    def build(request: Any) -> Any:
+        mid = request.messages[-1].content.rsplit("[id=", 1)[1].split(" ")[0]
+        return extraction(
+            **{k: [v | {"message_ids": [mid]} for v in vs] for k, vs in items.items()}
+        )
+
+    return build
+
+
+async def _age(kernel: Any, table: str, column: str, ms: int) -> None:
+    async with kernel.db.engine.begin() as conn:
+        await conn.execute(sa.text(f"UPDATE {table} SET {column} = {column} - :ms"), {"ms": ms})
+
+
+async def _run(kernel: Any, name: str, **payload: Any) -> Any:
+    """Run a registered job's handler now (the job service runs the same handler)."""
+    from knowledge_helpers import JobCtx
+
+    return await kernel.registry.jobs[name].fn(JobCtx(kernel), **payload)
+
+
+async def test_the_jobs_run_through_the_job_service(kernel: Any) -> None:
+    await enable(kernel)
+    for name in ("knowledge.staleness", "knowledge.contradictions", "knowledge.summaries"):
+        job = await kernel.jobs.defer(name, {})
+        await kernel.jobs.run_until_idle()
+        info = await kernel.jobs.get(job)
+        assert info.status == "done", (name, info.status, info.error_class)
+
+
+async def test_a_stale_action_gets_one_nudge_with_working_buttons(kernel: Any, model: Any) -> None:
+    poster = RecordingPoster()
+    kernel.outbox.register("test", poster)
+    await enable(kernel)
+    model.always("classify", classify())
+    model.on(
+        "extract", _reply(actions=[action("Review the API", [], owner="u1", deadline="2020-01-03")])
+    )
+    await publish(kernel, message("Tom reviews the API by Friday", author_id="u1"))
+    assert (await _run(kernel, "knowledge.staleness"))["nudged"] == 1
+    (post,) = poster.posts
+    assert post.channel_id == "c1" and "?" in post.text and "<@u1>" in post.text
+    assert [b.label for b in post.buttons] == ["Done", "Still in progress", "Cancelled"]
+    assert all(set(b.arguments) <= {"id", "status"} for b in post.buttons)  # ids, never text
+    assert (await _run(kernel, "knowledge.staleness"))["nudged"] == 0  # one nudge
+    # Bob (not the owner, not an admin) cannot close Alice's action with her button.
+    with pytest.raises(ToolError, match="owner"):
+        await poster.press(kernel, 0, 0, BOB)
+    assert (await rows(kernel, "knowledge_actions"))[0].status == "open"
+    await poster.press(kernel, 0, 0, ALICE)
+    (a,) = await rows(kernel, "knowledge_actions")
+    assert a.status == "done" and a.last_status_check_ms is not None
+
+
+async def test_still_in_progress_rearms_later(kernel: Any, model: Any) -> None:
+    poster = RecordingPoster()
+    kernel.outbox.register("test", poster)
+    await enable(kernel)
+    model.always("classify", classify())
+    model.on(
+        "extract",
+        _reply(actions=[action("Ship the report", [], owner="u1", deadline="2020-01-03")]),
+    )
+    await publish(kernel, message("report", author_id="u1"))
+    await _run(kernel, "knowledge.staleness")
+    await poster.press(kernel, 0, 1, ALICE)
+    (a,) = await rows(kernel, "knowledge_actions")
+    assert a.status == "open" and a.nudged_ms is None
+    assert (await _run(kernel, "knowledge.staleness"))["nudged"] == 0  # checked < 24 h ago
+    await _age(kernel, "knowledge_actions", "last_status_check_ms", 2 * DAY)
+    await _age(kernel, "knowledge_actions", "staleness_ms", 30 * DAY)
+    assert (await _run(kernel, "knowledge.staleness"))["nudged"] == 1
+
+
+async def test_a_contradiction_is_noted_once_after_thirty_minutes(kernel: Any, model: Any) -> None:
+    poster = RecordingPoster()
+    kernel.outbox.register("test", poster)
+    await enable(kernel)
+    model.always("classify", classify())
+    model.on(
+        "extract",
+        _reply(decisions=[decision("Deploys happen on friday afternoons", [])]),
+        _reply(decisions=[decision("Deploys never happen on friday afternoons", [])]),
+    )
+    model.on("contradiction", {"contradicts": True})
+    await publish(kernel, message("first", author_id="u1"), message("second", author_id="u2"))
+    assert len(model.calls("contradiction")) == 1  # similar enough to ask
+    (note,) = await rows(kernel, "knowledge_contradictions")
+    assert note.status == "open"
+    assert (await _run(kernel, "knowledge.contradictions"))["posted"] == 0  # both too recent
+    await _age(kernel, "knowledge_decisions", "created_ms", 31 * 60_000)
+    assert (await _run(kernel, "knowledge.contradictions"))["posted"] == 1
+    assert (await _run(kernel, "knowledge.contradictions"))["posted"] == 0  # one note
+    (post,) = poster.posts
+    assert post.text.startswith("One notes that")
+    assert [b.command for b in post.buttons] == [
+        "knowledge decision supersede",
+        "knowledge decision dismiss",
+    ]
+    await poster.press(kernel, 0, 0, ALICE)
+    states = {
+        d.summary: (d.status, d.superseded_by) for d in await rows(kernel, "knowledge_decisions")
+    }
+    later = next(
+        d.id
+        for d in await rows(kernel, "knowledge_decisions")
+        if d.summary.startswith("Deploys never")
+    )
+    assert states["Deploys happen on friday afternoons"] == ("superseded", later)
+    assert states["Deploys never happen on friday afternoons"][0] == "active"
+
+
+async def test_dissimilar_decisions_are_not_asked_and_a_no_records_nothing(
+    kernel: Any, model: Any
+) -> None:
+    await enable(kernel)
+    model.always("classify", classify())
+    model.on(
+        "extract",
+        _reply(decisions=[decision("Deploys happen on friday afternoons", [])]),
+        _reply(decisions=[decision("The logo becomes green", [])]),
+        _reply(decisions=[decision("Deploys happen on friday mornings", [])]),
+    )
+    model.on("contradiction", {"contradicts": False})
+    for t in ("a", "b", "c"):
+        await publish(kernel, message(t))
+    assert len(model.calls("contradiction")) == 1  # only the similar pair
+    assert await rows(kernel, "knowledge_contradictions") == []
+
+
+async def test_reassign_by_command(kernel: Any, model: Any) -> None:
+    await enable(kernel)
+    model.always("classify", classify())
+    model.on("extract", _reply(actions=[action("Write the doc", [], owner="u1")]))
+    await publish(kernel, message("doc", author_id="u1"))
+    (a,) = await rows(kernel, "knowledge_actions")
+    out = await call(kernel, "action_reassign", actor=ALICE, id=a.id, owner="u2")
+    assert out["action"]["owner_id"] == "u2"
+    with pytest.raises(ToolError, match="no record"):  # from a channel where it is not
+        await call(kernel, "action_update", actor=ADMIN, channel_id="c9", id=a.id, status="done")

@@ -182,6 +182,8 @@ class Kernel:
         if self._closed:
             return
         self._closed = True
+        if "gigi_core.agent.leases" in sys.modules:  # no run-lease heartbeat from here on
+            sys.modules["gigi_core.agent.leases"].close_leases(self)
         await self.changes.close()
         await self.events.close()
         if "jobs" in self.__dict__:

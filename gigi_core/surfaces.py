@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         usage,
     )
     from gigi_core.policy.actor import Actor
+    from gigi_core.store.shards import ShardBeat, ShardLeases
     from gigi_core.tools.context import ChannelLister
 
 _LAZY = {
@@ -57,6 +58,9 @@ _LAZY = {
     "OptionSpec": "gigi_core.commands",
     "parse_arguments": "gigi_core.commands",
     "usage": "gigi_core.commands",
+    # Gateway shards shared by several processes through the database (docs/deploying.md).
+    "ShardLeases": "gigi_core.store.shards",
+    "ShardBeat": "gigi_core.store.shards",
 }
 
 __all__ = [
@@ -74,6 +78,8 @@ __all__ = [
     "Reply",
     "Request",
     "RequestKind",
+    "ShardBeat",
+    "ShardLeases",
     "cap_text",
     "followed_job",
     "parse_arguments",

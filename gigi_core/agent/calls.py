@@ -6,6 +6,8 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import insert
+
 from gigi_core.agent.contracts import ConfirmationPrompt, Reply, new_id
 from gigi_core.agent.runs import StepRecord
 from gigi_core.agent.signals import Paused, Stop, ms
@@ -13,11 +15,14 @@ from gigi_core.errors import InvalidArguments, PolicyDenied, ToolExecutionError,
 from gigi_core.llm.types import ToolResultMessage
 from gigi_core.manifest.models import ActionSpec, Safety
 from gigi_core.policy.decision import Decision, Outcome
+from gigi_core.store.agent_tables import AgentRunConfirmation
 from gigi_core.tools.bounds import truncate
 from gigi_core.tools.invoke import execute, lookup, validate_args
 
 if TYPE_CHECKING:
     from gigi_core.agent.runner import Runner
+
+_INSERT_CONFIRMATION = insert(AgentRunConfirmation.__table__)
 
 
 class CallHandler:
@@ -194,8 +199,7 @@ class CallHandler:
         s = r.state
         confirmation_id = new_id("conf")
         manifest = r.kernel.registry.manifests[spec.plugin]
-        await r.sync()  # the confirmation row refers to the run's row
-        expires = await r.runtime.confirmations.create(
+        row = r.runtime.confirmations.row(
             confirmation_id,
             s.run_id,
             call["id"],
@@ -213,15 +217,22 @@ class CallHandler:
         }
         s.pending = [c for c in s.pending if c.get("id") != call.get("id")]
         step.status = "needs_confirmation"
-        try:
-            await r.commit(
-                index, step, "agent.confirmation", status="awaiting_confirmation", durable=True
-            )
-        except Stop:  # cancelled between the row and this write: nobody may approve it now
-            await r.runtime.confirmations.move(confirmation_id, "pending", "rejected")
-            raise
+        # The confirmation is inserted by the pause write itself: if the run was cancelled
+        # (or taken over) meanwhile, there is nothing anybody could approve.
+        await r.commit(
+            index,
+            step,
+            "agent.confirmation",
+            status="awaiting_confirmation",
+            durable=True,
+            rows=((_INSERT_CONFIRMATION, row),),
+        )
         prompt = ConfirmationPrompt(
-            confirmation_id, s.run_id, spec.name, f"{spec.description} — {reason}.", expires
+            confirmation_id,
+            s.run_id,
+            spec.name,
+            f"{spec.description} — {reason}.",
+            row["expires_at"],
         )
         raise Paused(
             Reply(
@@ -236,9 +247,12 @@ class CallHandler:
     async def settle_confirmation(self, outcome: str, claim: Any) -> None:
         """Run the approved call exactly once, or record the rejection as its result."""
         r = self.runner
+        owner = r.journal.owner
         awaiting = r.state.awaiting or {}
-        r.state.awaiting = None
+        # ``awaiting`` stays in the state until the call is answered or marked in flight: a
+        # process dying before that leaves the decision for recovery to settle (``recovery``).
         if outcome != "approved":
+            r.state.awaiting = None
             self.tool_result(
                 awaiting, {"error": f"the user {outcome} this call; it did not run"}, is_error=True
             )
@@ -267,9 +281,10 @@ class CallHandler:
             if decision.outcome is Outcome.deny:
                 problem = f"no longer allowed: {decision.reason}"
         if problem is not None or not await confirmations.move(
-            claim.confirmation_id, "approved", "executing"
+            claim.confirmation_id, "approved", "executing", owner=owner
         ):
-            await confirmations.move(claim.confirmation_id, "approved", "failed")
+            await confirmations.move(claim.confirmation_id, "approved", "failed", owner=owner)
+            r.state.awaiting = None
             self.tool_result(
                 awaiting,
                 {"error": problem or "this confirmation is already being handled"},
@@ -291,6 +306,7 @@ class CallHandler:
         )
         try:  # from here the confirmation ends done or failed, whatever stops the run
             await r.commit(index, step, "agent.confirmation")
+            r.state.awaiting = None  # the in-flight marker, written next, stands for it now
             await self._execute(
                 awaiting,
                 spec,
@@ -300,7 +316,7 @@ class CallHandler:
             )
         finally:  # "done" means the handler ran; a cancel before it leaves it "failed"
             outcome_state = "done" if self.executed else "failed"
-            await confirmations.move(claim.confirmation_id, "executing", outcome_state)
+            await confirmations.move(claim.confirmation_id, "executing", outcome_state, owner=owner)
 
     def tool_result(self, call: dict[str, Any], payload: Any, *, is_error: bool = False) -> None:
         """Answer a call; from here on it is no longer pending (even after a crash)."""

@@ -4,6 +4,11 @@ pending -> approved (claimed by exactly one approver) -> executing -> done;
 pending -> rejected | expired; approved -> failed when arguments or manifest changed;
 executing -> failed when the run was cancelled before the call ran.
 A call that crashed mid-execution stays ``executing`` and is never run again.
+
+The run's owner makes the moves after a decision (approved -> executing -> done | failed),
+each conditional on still owning the run in the same statement: a process that lost the
+run to another moves nothing. A new confirmation is written in the run's own (fenced)
+pause write, so it exists only if the run really paused (``row``).
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select, update
+from sqlalchemy import exists, select, update
 
 from gigi_core.errors import GigiError
 from gigi_core.policy.actor import Actor
@@ -52,7 +57,7 @@ class ConfirmationStore:
     def args_hash(self, args: dict[str, Any]) -> str:
         return self.kernel.state_sealer.keyed_hash(canonical(args))
 
-    async def create(
+    def row(
         self,
         confirmation_id: str,
         run_id: str,
@@ -62,24 +67,24 @@ class ConfirmationStore:
         manifest_version: str,
         requester_id: str,
         ttl_seconds: int,
-    ) -> datetime:
-        expires = datetime.now(UTC) + timedelta(seconds=ttl_seconds)
-        async with self.db.session() as s:
-            s.add(
-                AgentRunConfirmation(
-                    id=confirmation_id,
-                    run_id=run_id,
-                    call_id=call_id,
-                    action=action,
-                    args_hash=self.args_hash(args),
-                    manifest_version=manifest_version,
-                    requester_id=requester_id,
-                    approver_rule="requester_or_admin",
-                    state="pending",
-                    expires_at=expires,
-                )
-            )
-        return expires
+    ) -> dict[str, Any]:
+        """A pending confirmation's row, for the run's pause write to insert."""
+        now = utcnow()
+        return {
+            "id": confirmation_id,
+            "run_id": run_id,
+            "call_id": call_id,
+            "action": action,
+            "args_hash": self.args_hash(args),
+            "manifest_version": manifest_version,
+            "requester_id": requester_id,
+            "approver_rule": "requester_or_admin",
+            "state": "pending",
+            "decided_by": None,
+            "expires_at": datetime.now(UTC) + timedelta(seconds=ttl_seconds),
+            "created_at": now,
+            "updated_at": now,
+        }
 
     async def pending_for_run(self, run_id: str) -> AgentRunConfirmation:
         async with self.db.session() as s:
@@ -144,17 +149,22 @@ class ConfirmationStore:
             raise ConfirmationError(_state_message(await self.get(confirmation_id)))
         return row
 
-    async def move(self, confirmation_id: str, from_state: str, to_state: str) -> bool:
-        """A conditional transition; False when someone else moved it first."""
-        async with self.db.session() as s:
-            result = await s.execute(
-                update(AgentRunConfirmation)
-                .where(
-                    AgentRunConfirmation.id == confirmation_id,
-                    AgentRunConfirmation.state == from_state,
-                )
-                .values(state=to_state, updated_at=utcnow())
+    async def move(
+        self, confirmation_id: str, from_state: str, to_state: str, *, owner: str | None = None
+    ) -> bool:
+        """A conditional transition; False when someone else moved it first.
+
+        With ``owner``, only while that owner still holds the run (fenced in the same UPDATE).
+        """
+        query = update(AgentRunConfirmation).where(
+            AgentRunConfirmation.id == confirmation_id, AgentRunConfirmation.state == from_state
+        )
+        if owner is not None:
+            query = query.where(
+                exists().where(AgentRun.id == AgentRunConfirmation.run_id, AgentRun.owner == owner)
             )
+        async with self.db.session() as s:
+            result = await s.execute(query.values(state=to_state, updated_at=utcnow()))
         return result.rowcount == 1
 
     async def _expire_if_due(self, confirmation_id: str) -> None:
@@ -175,6 +185,11 @@ class ConfirmationStore:
             raise ConfirmationError(
                 "only the person who asked, or a server admin, can decide this confirmation"
             )
+
+
+def claim_of(row: AgentRunConfirmation) -> Claim:
+    """The claim a decided confirmation stands for (a recovered run settles it)."""
+    return Claim(row.id, row.run_id, row.call_id, row.action, row.args_hash, row.manifest_version)
 
 
 def _state_message(row: AgentRunConfirmation) -> str:

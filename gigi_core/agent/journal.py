@@ -8,6 +8,11 @@ Durability (``GIGI_RUN_DURABILITY``) decides when the journal is written:
   unwritten records. A crash loses at most the read-only steps and model calls since the
   last write; ``gigi agent recover`` runs those again, and a call with effects never reruns.
 - ``deferred``: as ``turn``, but the reply does not wait for the run's last write.
+
+Fencing: every write is conditional on the run's ``owner`` (this process) in the same
+statement's WHERE clause, and renews its lease on the database clock. A process whose run
+was taken over (``gigi agent recover`` elsewhere, after the lease expired) writes nothing
+more: its write matches no row, the journal is ``lost`` and the runner stops.
 """
 
 from __future__ import annotations
@@ -16,11 +21,12 @@ import asyncio
 import json
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import bindparam, insert, update
+from sqlalchemy import Float, bindparam, insert, select, update
 
 from gigi_core.agent.state import ToolNames
 from gigi_core.errors import ConfigError
 from gigi_core.store.agent_tables import AgentRun, AgentRunStep
+from gigi_core.store.leases import db_epoch
 from gigi_core.store.tables import AuditEvent, utcnow
 
 if TYPE_CHECKING:
@@ -36,7 +42,9 @@ DURABILITY = ("step", "turn", "deferred")
 # Core statements built once: ORM-enabled inserts coerce every row's keys, and a statement
 # built per write pays for its cache key every time (together ~2x the write's cost).
 _RUNS = AgentRun.__table__
-_INSERT_RUN = insert(_RUNS)
+# The lease runs out ``lease_for`` seconds from now on the database's clock; NULL releases it.
+_LEASE = db_epoch() + bindparam("lease_for", type_=Float())
+_INSERT_RUN = insert(_RUNS).values(lease_until=_LEASE)
 _INSERT_STEPS = insert(AgentRunStep.__table__)
 _INSERT_AUDIT = insert(AuditEvent.__table__)
 _COLUMNS = (
@@ -50,20 +58,29 @@ _COLUMNS = (
     "state_nonce",
     "state_sealed",
 )
+_FENCE = _RUNS.c.owner == bindparam("fence_owner")
 _UPDATE = update(_RUNS).where(
-    _RUNS.c.id == bindparam("run_id"), _RUNS.c.status.in_(bindparam("expect", expanding=True))
+    _RUNS.c.id == bindparam("run_id"),
+    _RUNS.c.status.in_(bindparam("expect", expanding=True)),
+    _FENCE,
 )
-_CHECKPOINT = _UPDATE.values({c: bindparam(c) for c in _COLUMNS})
+_CHECKPOINT = _UPDATE.values({**{c: bindparam(c) for c in _COLUMNS}, "lease_until": _LEASE})
 # A run cancelled meanwhile keeps its status, and still counts what it used.
 _COUNTERS = ("updated_at", "steps_used", "tool_calls_used", "llm_calls_used", "tokens_used")
 _COUNT = (
     update(_RUNS)
-    .where(_RUNS.c.id == bindparam("run_id"))
+    .where(_RUNS.c.id == bindparam("run_id"), _FENCE)
     .values({c: bindparam(c) for c in _COUNTERS})
 )
 _FINISH = _UPDATE.values(
-    {c: bindparam(c) for c in (*_COLUMNS, "termination_reason", "finished_at")}
+    {
+        **{c: bindparam(c) for c in (*_COLUMNS, "termination_reason", "finished_at")},
+        "lease_until": _LEASE,
+    }
 )
+_HOLDER = select(_RUNS.c.owner).where(_RUNS.c.id == bindparam("run_id"))
+# What a write found: the run's row took it, was cancelled meanwhile, or is another's now.
+APPLIED, CANCELLED, LOST = "applied", "cancelled", "lost"
 ACTIVE = ("running", "awaiting_confirmation")
 _NO_STATE = {"state_key_id": None, "state_nonce": None, "state_sealed": None}
 
@@ -89,6 +106,8 @@ class RunJournal:
         *,
         durability: str,
         flush_seconds: float,
+        owner: str,
+        lease_seconds: float,
         create: dict[str, Any] | None = None,
         stored_status: str = "running",
     ) -> None:
@@ -97,7 +116,10 @@ class RunJournal:
         self.run_id = run_id
         self.durability = durability
         self.flush_seconds = flush_seconds
+        self.owner = owner
+        self.lease_seconds = lease_seconds
         self.cancelled = False  # set by a cancel in this process, or a write that found one
+        self.lost = False  # a write found the run owned by another process: it stops here
         self._create = create  # the run's row, until its first write
         self._stored = stored_status  # what the row's status is once queued writes land
         self._latest: RunState | None = None  # recorded, not yet serialised
@@ -108,13 +130,19 @@ class RunJournal:
         self._values: dict[str, Any] = {}
         self._steps: list[dict[str, Any]] = []
         self._audits: list[dict[str, Any]] = []
+        self._rows: list[tuple[Any, dict[str, Any]]] = []  # written only if the run's write is
         self._timer: asyncio.Handle | None = None
         self._submitted: list[asyncio.Future[Any]] = []  # queued without waiting
         self._finished = False
 
     @property
     def dirty(self) -> bool:
-        return self._latest is not None or self._create is not None or bool(self._audits)
+        return (
+            self._latest is not None
+            or self._create is not None
+            or bool(self._audits)
+            or bool(self._rows)
+        )
 
     @property
     def status(self) -> str:
@@ -128,8 +156,14 @@ class RunJournal:
         step: tuple[int, StepRecord] | None = None,
         audits: list[AuditRecord] | tuple[AuditRecord, ...] = (),
         status: str = "running",
+        rows: tuple[tuple[Any, dict[str, Any]], ...] = (),
     ) -> None:
-        """Note a consistent point of the run. Its state is serialised only when written."""
+        """Note a consistent point of the run. Its state is serialised only when written.
+
+        ``rows`` (insert statement, values) go in the same transaction, only if the run's
+        own write applies (not cancelled, still ours): a confirmation exists only if its run
+        really paused.
+        """
         if self._finished:  # e.g. a task cancelled during the final write: it stays ended
             return
         now = utcnow()
@@ -140,6 +174,7 @@ class RunJournal:
                 {"run_id": self.run_id, "step_index": step[0], "created_at": now, **vars(step[1])}
             )
         self._audits.extend({"created_at": now, **vars(a)} for a in audits)  # flat: no asdict
+        self._rows.extend(rows)
         if self._create is not None and self._first is None:  # the row, if the run waits
             self._first = (self._values, state.snapshot())
         if self._due:
@@ -181,7 +216,8 @@ class RunJournal:
     ) -> bool:
         """End the run: its sealed state is dropped because nothing can resume it any more.
 
-        Returns False when the run had been cancelled meanwhile (only when waiting).
+        Returns False when the run had been cancelled meanwhile, or taken over by another
+        process (``lost``), which is only known when waiting.
         """
         now = utcnow()
         self._finished = True
@@ -198,9 +234,10 @@ class RunJournal:
         if not wait:
             self._submit(write)
             return True
-        applied = bool(await self.writer.write(write))
+        found = await self.writer.write(write)
+        self._applied(found)
         await self._settle(raising=False)  # the run ends either way; failures were logged
-        return applied
+        return found == APPLIED
 
     def stop(self) -> None:
         """The runner is gone (paused, finished or died): no late timed write."""
@@ -212,12 +249,12 @@ class RunJournal:
         """Runs while the run waits, maybe mid-step: only its first row is written from here."""
         self._timer = None
         if self._create is not None:
-            row = dict(self._create)
+            row = {**self._create, "owner": self.owner, "lease_for": self.lease_seconds}
             if self._first is not None:
                 values, snapshot = self._first
                 row.update(values, **self._sealed(state_json(snapshot)))
             self._create = self._first = None
-            self._submit(lambda conn: bool(conn.execute(_INSERT_RUN, row)))  # or it raises
+            self._submit(lambda conn: conn.execute(_INSERT_RUN, row) and APPLIED)  # or it raises
             self._timer = asyncio.get_running_loop().call_later(self.flush_seconds, self._on_timer)
         elif self.dirty:
             self._due = True
@@ -230,8 +267,10 @@ class RunJournal:
             "state_sealed": sealed.ciphertext,
         }
 
-    def _applied(self, applied: bool) -> None:
-        if not applied:
+    def _applied(self, found: str) -> None:
+        if found == LOST:
+            self.lost = True
+        elif found == CANCELLED:
             self.cancelled = True
 
     def _submit(self, write: Any) -> None:
@@ -254,6 +293,10 @@ class RunJournal:
             self._timer.cancel()
             self._timer = None
         values = dict(self._values)
+        # The lease is renewed by every write while the run goes on, released when it waits
+        # for a person (any process may resume it then) or ends.
+        holding = not final and values.get("status", self._stored) == "running"
+        values["lease_for"] = self.lease_seconds if holding else None
         if final:
             values.update(_NO_STATE)
             query = _FINISH
@@ -261,28 +304,35 @@ class RunJournal:
             assert self._latest is not None  # every batch but the last follows a record()
             query = _CHECKPOINT
             values.update(self._sealed(state_json(self._latest.to_json())))
-        run_id, create, expect = self.run_id, self._create, ACTIVE if final else (self._stored,)
-        steps, audits = self._steps, self._audits
+        run_id, owner = self.run_id, self.owner
+        create, expect = self._create, ACTIVE if final else (self._stored,)
+        steps, audits, rows = self._steps, self._audits, self._rows
         self._create = self._first = self._latest = None
-        self._steps, self._audits = [], []
+        self._steps, self._audits, self._rows = [], [], []
         self._stored = values.get("status", self._stored)
 
-        def write(conn: Connection) -> bool:
-            applied = True
+        def write(conn: Connection) -> str:
+            found = APPLIED
             if create is not None:
-                conn.execute(_INSERT_RUN, {**create, **values})
+                conn.execute(_INSERT_RUN, {**create, **values, "owner": owner})
             else:
-                params = {**values, "run_id": run_id, "expect": list(expect)}
-                applied = conn.execute(query, params).rowcount == 1
-                if not applied:
+                params = {**values, "run_id": run_id, "expect": list(expect), "fence_owner": owner}
+                if conn.execute(query, params).rowcount != 1:
+                    # Rare, so asked only now: cancelled meanwhile, or another process's run.
+                    if conn.execute(_HOLDER, {"run_id": run_id}).scalar() != owner:
+                        return LOST  # a stale holder writes nothing at all
+                    found = CANCELLED
                     conn.execute(_COUNT, params)
             if steps:  # rows for what happened, even when the run was cancelled meanwhile
                 conn.execute(_INSERT_STEPS, steps)
             if audits:
                 conn.execute(_INSERT_AUDIT, audits)
-            if closing and applied:  # else whoever cancelled the run audited its end
-                conn.execute(_INSERT_AUDIT, closing)
-            return applied
+            if found == APPLIED:
+                for statement, row in rows:
+                    conn.execute(statement, row)
+                if closing:  # else whoever cancelled the run audited its end
+                    conn.execute(_INSERT_AUDIT, closing)
+            return found
 
         return write
 

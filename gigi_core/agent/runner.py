@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -16,10 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
 
-from gigi_core.agent import persona
+from gigi_core.agent import persona, recovery
 from gigi_core.agent.calls import CallHandler
 from gigi_core.agent.contracts import Budgets, Citation, Reply, Request
 from gigi_core.agent.journal import RunJournal
+from gigi_core.agent.leases import LEASE_LOST, MOVED, MOVED_TEXT
 from gigi_core.agent.runs import StepRecord
 from gigi_core.agent.signals import Paused, Stop, ms
 from gigi_core.agent.state import RunState
@@ -222,19 +224,7 @@ class Runner:
 
     async def recover(self) -> Reply:
         """Continue a run whose process died; a call that was executing is never retried."""
-
-        async def report_interrupted() -> None:
-            in_flight = self.state.in_flight
-            if in_flight is None:
-                return
-            self.state.in_flight = None
-            self.calls.tool_result(
-                in_flight, {"error": "interrupted by a restart; it was not retried"}, is_error=True
-            )
-            step = StepRecord("tool", "interrupted", tool=in_flight.get("action"))
-            await self.commit(self.next_step(), step, "agent.tool")
-
-        return await self.run(report_interrupted)
+        return await self.run(functools.partial(recovery.report_interrupted, self))
 
     async def _reopen(self) -> None:
         self.journal.record(self.state)
@@ -348,10 +338,13 @@ class Runner:
         reason_code: str | None = None,
         status: str = "running",
         durable: bool = False,
+        rows: tuple[tuple[Any, dict[str, Any]], ...] = (),
     ) -> None:
-        """Checkpoint; ``durable`` writes it before going on. A cancelled run stops here.
+        """Checkpoint; ``durable`` writes it before going on. A cancelled run stops here, and
+        so does one another process took over (its write matched nothing).
 
-        ``extra_audits`` come from the tool path, which already told ``track_event``.
+        ``extra_audits`` come from the tool path, which already told ``track_event``;
+        ``rows`` are inserted with the checkpoint if it applies (see ``RunJournal.record``).
         """
         audits = list(extra_audits)
         own = None
@@ -374,11 +367,11 @@ class Runner:
             step=(index, step) if step is not None and index is not None else None,
             audits=audits,
             status=status,
+            rows=rows,
         )
         if durable or self.journal.durability == "step":
             await self.journal.flush()
-        if self.journal.cancelled:
-            raise Stop("cancelled", "This run was cancelled.", "cancelled")
+        self._check_journal()
         if own is not None:
             await self.kernel.track(
                 own.kind, run_id=own.run_id, status=own.status, guild_id=own.guild_id
@@ -387,6 +380,12 @@ class Runner:
     async def sync(self) -> None:
         """Write everything recorded so far before going on."""
         await self.journal.flush()
+        self._check_journal()
+
+    def _check_journal(self) -> None:
+        """A write found the run cancelled, or taken over by another process: stop here."""
+        if self.journal.lost:
+            raise Stop(LEASE_LOST, MOVED_TEXT, MOVED)
         if self.journal.cancelled:
             raise Stop("cancelled", "This run was cancelled.", "cancelled")
 
@@ -395,6 +394,10 @@ class Runner:
 
     async def finish(self, status: str, reason: str, text: str, output: Any = None) -> Reply:
         s = self.state
+        if self.journal.lost:  # another process continues the run: nothing more from here
+            return Reply(
+                text=MOVED_TEXT, run_id=s.run_id, status=MOVED, termination_reason=LEASE_LOST
+            )
         audit = self.audit_record(
             "agent.answer",
             status=status,
@@ -411,6 +414,10 @@ class Runner:
             None if cancelled else audit,
             wait=self.journal.durability != "deferred",
         )
+        if self.journal.lost:
+            return Reply(
+                text=MOVED_TEXT, run_id=s.run_id, status=MOVED, termination_reason=LEASE_LOST
+            )
         if not applied and not cancelled:  # cancelled while it was composing this answer
             status, reason, text = "cancelled", "cancelled", "This run was cancelled."
         if not cancelled:

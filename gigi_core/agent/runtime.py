@@ -12,6 +12,7 @@ from gigi_core.agent import context_step
 from gigi_core.agent.confirmations import ConfirmationError, ConfirmationStore
 from gigi_core.agent.contracts import Budgets, ChannelCheck, Reply, Request, new_id
 from gigi_core.agent.journal import RunJournal, durability_from
+from gigi_core.agent.leases import LeaseHeld, held_message, leases_for
 from gigi_core.agent.runner import SYSTEM_PROMPT, ModelCaller, Runner
 from gigi_core.agent.runs import RunStore, new_run_row
 from gigi_core.agent.state import RunState, request_from_json, request_to_json
@@ -54,7 +55,8 @@ class AgentRuntime:
         self.budgets = budgets or Budgets()
         self.durability = durability_from(durability or os.environ.get("GIGI_RUN_DURABILITY"))
         self._model = model
-        self.live: dict[str, RunJournal] = {}  # runs executing in this process
+        self.leases = leases_for(kernel)  # the kernel's owner: every runtime of it shares it
+        self.live: dict[str, RunJournal] = self.leases.live  # runs executing in this process
         self._toolsets: dict[tuple[str, ...], Toolset] = {}
         self._offers: dict[int, tuple[tuple[Any, ...], Toolset]] = {}
         self._tool_kinds: dict[str | None, str | None] = {}
@@ -125,7 +127,11 @@ class AgentRuntime:
         except ConfirmationError:
             await self._end_if_expired(row.id)
             raise
-        runner = await self._runner(run_id)
+        try:
+            runner = await self._runner(run_id, take=("awaiting_confirmation",))
+        except ConfirmationError:  # nobody resumed it: the approval can be given again
+            await self.confirmations.move(row.id, "approved", "pending")
+            raise
         if actor.id == row.requester_id:
             runner.request = replace(
                 runner.request,
@@ -193,7 +199,7 @@ class AgentRuntime:
         except ConfirmationError:
             await self._end_if_expired(row.id)
             raise
-        runner = await self._runner(run_id)
+        runner = await self._runner(run_id, take=("awaiting_confirmation",))
         return await runner.resume("rejected")
 
     async def cancel(self, run_id: str, actor: Actor, *, guild_id: str | None = None) -> bool:
@@ -276,16 +282,24 @@ class AgentRuntime:
         return toolset
 
     def _journal(self, run_id: str, **kwargs: Any) -> RunJournal:
+        self.leases.watch()  # the heartbeat keeps live runs' leases while they go on
         return RunJournal(
             self.kernel.db.writer,
             self.kernel.state_sealer,
             run_id,
             durability=self.durability,
             flush_seconds=self.flush_seconds,
+            owner=self.leases.owner,
+            lease_seconds=self.leases.lease_seconds,
             **kwargs,
         )
 
-    async def _runner(self, run_id: str) -> Runner:
+    async def _runner(self, run_id: str, *, take: tuple[str, ...]) -> Runner:
+        """A runner for a stored run, once this process holds it (see ``leases.acquire``)."""
+        try:
+            await self.leases.acquire(run_id, take)
+        except LeaseHeld as held:
+            raise ConfirmationError(held_message(run_id, held)) from None
         stored, status = await self.runs.load(run_id)
         state = RunState.from_json(stored)
         request = request_from_json(state.request)
@@ -326,7 +340,7 @@ class AgentRuntime:
             raise ConfirmationError(
                 "only the person who started a run, or a server admin, can recover it"
             )
-        return await (await self._runner(run_id)).recover()
+        return await (await self._runner(run_id, take=("running",))).recover()
 
     async def audit(self, request: Request, run_id: str, kind: str, **fields: Any) -> None:
         record = AuditRecord(

@@ -34,10 +34,25 @@ def choose_surface(available: list[str], requested: str | None) -> str | None:
 @click.option(
     "--check", is_flag=True, help="Start, migrate, report and exit without starting a surface."
 )
+@click.option(
+    "--shards",
+    metavar="auto|N",
+    help="Gateway shards shared with other processes on this database: N shards in all (or "
+    "auto: Discord's recommendation), this process serving those it holds leases on.",
+)
+@click.option(
+    "--shard-ids",
+    metavar="ID,ID",
+    help="Serve exactly these shards of --shards N (no leases: the operator splits them).",
+)
 @pass_state
-def run_command(state: CliState, surface: str | None, check: bool) -> None:
+def run_command(
+    state: CliState, surface: str | None, check: bool, shards: str | None, shard_ids: str | None
+) -> None:
     """Start Gigi: open the store, migrate, load plugins, then run a surface."""
     from gigi_core.store.db import redact_url
+
+    shard_settings(shards, shard_ids)
 
     async def body() -> None:
         kernel = await state.open_kernel()
@@ -75,6 +90,33 @@ def run_command(state: CliState, surface: str | None, check: bool) -> None:
             await kernel.close()
 
     run(body())
+
+
+def shard_settings(shards: str | None, shard_ids: str | None) -> None:
+    """Hand the sharding options to the gateway surface through its settings (environment)."""
+    if shards is None and shard_ids is None:
+        return
+    value = (shards or "").strip().lower()
+    if value != "auto" and not (value.isdigit() and int(value) > 0):
+        raise click.BadParameter("use auto or a shard count", param_hint="--shards")
+    if shard_ids is None:
+        os.environ["GIGI_DISCORD_SHARDS"] = value
+        return
+    if value == "auto":
+        raise click.BadParameter(
+            "--shard-ids needs --shards N (the total across processes), not auto",
+            param_hint="--shard-ids",
+        )
+    try:
+        ids = [int(part) for part in shard_ids.replace(" ", "").split(",") if part]
+    except ValueError:
+        raise click.BadParameter(
+            "a comma-separated list of numbers", param_hint="--shard-ids"
+        ) from None
+    if not ids or any(not 0 <= i < int(value) for i in ids):
+        raise click.BadParameter(f"ids between 0 and {int(value) - 1}", param_hint="--shard-ids")
+    os.environ["GIGI_DISCORD_SHARD_COUNT"] = value
+    os.environ["GIGI_DISCORD_SHARD_IDS"] = ",".join(map(str, ids))
 
 
 def _report(kernel: Any) -> None:

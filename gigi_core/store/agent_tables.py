@@ -32,6 +32,10 @@ class AgentRun(Base):
     tool_calls_used: Mapped[int] = mapped_column(Integer, default=0)
     llm_calls_used: Mapped[int] = mapped_column(Integer, default=0)
     tokens_used: Mapped[int] = mapped_column(Integer, default=0)
+    # The process executing the run and until when (database clock, epoch seconds; revision
+    # kernel_0011): every durable write of the run is conditional on ``owner``.
+    owner: Mapped[str | None] = mapped_column(String(64))
+    lease_until: Mapped[float | None] = mapped_column(Float)
     state_key_id: Mapped[str | None] = mapped_column(String(32))
     state_nonce: Mapped[bytes | None] = mapped_column(LargeBinary)
     state_sealed: Mapped[bytes | None] = mapped_column(LargeBinary)

@@ -34,6 +34,8 @@ async def upgrade(db: Database, plugin_versions: dict[str, Path]) -> None:
     cfg = alembic_config(list(plugin_versions.values()))
 
     def run(sync_conn: Any) -> None:
+        if db.dialect == "postgresql":  # processes starting together migrate one at a time
+            sync_conn.execute(sa.text("SELECT pg_advisory_xact_lock(hashtext('gigi.migrate'))"))
         cfg.attributes["connection"] = sync_conn
         # Branches of plugins this process does not load (a `gigi` command with a narrower
         # GIGI_LOAD_PLUGINS than the bot) are set aside and put back in the same transaction:

@@ -128,19 +128,18 @@ async def test_a_task_cancelled_during_the_pause_write_stays_confirmable(
     """A task cancelled during the pause write leaves the run confirmable, exactly once."""
     kernel, _, box = kit
     armed, pausing = [], asyncio.Event()
-    create, write = ConfirmationStore.create, Writer.write
+    make, write = ConfirmationStore.row, Writer.write
 
-    async def created(self, *args, **kwargs):
-        expires = await create(self, *args, **kwargs)
-        armed.append(True)  # the run's next write is its pause
-        return expires
+    def made(self, *args, **kwargs):
+        armed.append(True)  # the run's next write is its pause (it inserts this row)
+        return make(self, *args, **kwargs)
 
     async def written(self, fn):
         if armed:
             pausing.set()
         return await write(self, fn)
 
-    monkeypatch.setattr(ConfirmationStore, "create", created)
+    monkeypatch.setattr(ConfirmationStore, "row", made)
     monkeypatch.setattr(Writer, "write", written)
     rt = AgentRuntime(kernel, durability=durability)
     task = asyncio.create_task(rt.direct(direct(), "box.write", {}))
@@ -250,8 +249,8 @@ async def test_a_confirmation_cancelled_before_its_call_ran_ends_failed(
     cancelling = rt if canceller == "this runtime" else AgentRuntime(kernel)  # another surface
     move = ConfirmationStore.move
 
-    async def moved(self, confirmation_id, from_state, to_state):
-        done = await move(self, confirmation_id, from_state, to_state)
+    async def moved(self, confirmation_id, from_state, to_state, **fence):
+        done = await move(self, confirmation_id, from_state, to_state, **fence)
         if to_state == "executing":  # claimed, and now the run is cancelled
             assert await cancelling.cancel(run_id, USER)
         return done
@@ -313,7 +312,15 @@ async def test_a_failed_background_write_is_not_forgotten_by_later_ones(tmp_path
     """A run's failed queued write still fails its next durable point after other writes."""
     db = Database(f"sqlite+aiosqlite:///{tmp_path / 'journal.db'}")
     try:
-        journal = RunJournal(db.writer, None, "run_x", durability="turn", flush_seconds=60)  # type: ignore[arg-type]
+        journal = RunJournal(
+            db.writer,
+            None,  # type: ignore[arg-type]
+            "run_x",
+            durability="turn",
+            flush_seconds=60,
+            owner="here",
+            lease_seconds=30,
+        )
 
         def broken(conn):
             raise ValueError("this write was lost")

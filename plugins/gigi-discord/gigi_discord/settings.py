@@ -19,6 +19,17 @@ def _ints(raw: str | None, var: str) -> list[int] | None:
         raise ConfigError(f"{var} must be a comma-separated list of numbers, got {raw!r}") from None
 
 
+def _shards(raw: str | None) -> int | None:
+    """``auto`` is 0 (count found at start), a number is the count, empty is off."""
+    if raw is None or not raw.strip():
+        return None
+    if raw.strip().lower() == "auto":
+        return 0
+    if not raw.strip().isdigit() or int(raw) < 1:
+        raise ConfigError(f"GIGI_DISCORD_SHARDS must be auto or a shard count, got {raw!r}")
+    return int(raw)
+
+
 def _flag(var: str) -> bool:
     return os.environ.get(var, "").lower() in ("1", "true", "yes")
 
@@ -34,6 +45,9 @@ class DiscordSettings:
     """
 
     token: str | None = None
+    # ``auto`` or a count: shard ids are claimed from leases shared through the database
+    # (GIGI_DISCORD_SHARDS, ``gigi run --shards``); 0 means N from auto, None means off.
+    shards: int | None = None
     shard_ids: list[int] | None = None
     shard_count: int | None = None
     sync_guilds: list[int] | None = None  # instant sync to these guilds (development)
@@ -52,8 +66,15 @@ class DiscordSettings:
                 "GIGI_DISCORD_SHARD_IDS needs GIGI_DISCORD_SHARD_COUNT (the total across processes)"
             )
         sync = os.environ.get("GIGI_DISCORD_SYNC", "1").lower()
+        shards = _shards(os.environ.get("GIGI_DISCORD_SHARDS"))
+        if shards is not None and ids is not None:
+            raise ConfigError(
+                "GIGI_DISCORD_SHARDS (shards claimed through the database) and "
+                "GIGI_DISCORD_SHARD_IDS (fixed shards) exclude each other; set one"
+            )
         return cls(
             token=os.environ.get(TOKEN_VAR) or None,
+            shards=shards,
             shard_ids=ids,
             shard_count=count[0] if count else None,
             sync_guilds=_ints(

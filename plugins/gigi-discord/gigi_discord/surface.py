@@ -32,7 +32,10 @@ class DiscordSurface:
         bot = create_bot(self.kernel, settings=self.settings)
         try:
             async with bot:
-                await bot.start(token)
+                if self.settings.shards is None:
+                    await bot.start(token)
+                else:
+                    await self._leased(bot, token)
         except discord.LoginFailure:
             raise GigiError(
                 "Discord rejected the bot token",
@@ -52,3 +55,16 @@ class DiscordSurface:
                 hint="enable it for the bot in the developer portal (Bot → Privileged Gateway "
                 "Intents), or unset GIGI_DISCORD_MESSAGE_CONTENT / GIGI_DISCORD_MEMBERS",
             ) from None
+
+    async def _leased(self, bot: Any, token: str) -> None:
+        """Log in, then connect on the shards this process holds leases on (``shards``)."""
+        from gigi_core.surfaces import ShardLeases
+        from gigi_discord.shards import ShardSupervisor, shard_count_for
+
+        await bot.login(token)
+        count = await shard_count_for(bot, self.kernel, self.settings.shards)
+        supervisor = ShardSupervisor(self.kernel, bot, ShardLeases(self.kernel.db, count))
+        try:
+            await supervisor.connect()
+        finally:
+            await supervisor.release()

@@ -6,6 +6,8 @@ import pathlib
 
 import pytest
 
+from gigi_core.testing.backends import database_url, postgres_server  # noqa: F401
+
 
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:

@@ -3,7 +3,7 @@
 The command queues the job ``memory.sync`` (one per channel at a time) and returns its id for
 the surface to follow. The job pages ``kernel.history`` newest first, 100 messages a page
 (the surface keeps Discord's rate limits), runs every message through the same gate as live
-ingestion (bots, retention, secure periods; anything before the channel was enabled is
+ingestion (bots, retention, paused and secure periods; anything before the channel was enabled is
 allowed: that is what a backfill is for), skips ids already stored, and after each page
 writes its cursor and counts to ``memory_backfills``, so a restart resumes where it stopped
 and inserts nothing twice. A channel turned off, paused or secured mid-way stops it;
@@ -22,6 +22,7 @@ from gigi_memory import importer, tables
 from gigi_memory.erasures import Erased
 from gigi_memory.observe import create_op, millis
 from gigi_memory.policy import DAY_MS, now_ms
+from gigi_memory.quiet import QuietSpans
 
 JOB = "memory.sync"
 PAGE = 100
@@ -167,11 +168,9 @@ async def _ingest(
     kernel: Any, svc: Any, guild: str, channel: str, page: Any, since: int | None
 ) -> tuple[int, int, bool]:
     """(inserted, skipped, reached ``since``) for one page of ``MessageCreated``."""
-    secure = [
-        (millis(r.started_at), millis(r.ended_at) if r.ended_at is not None else None)
-        for r in await kernel.channels.secure_ranges(guild, channel)
-    ]
     messages: list[MessageCreated] = list(page.messages)
+    parents = {m.parent_channel_id for m in messages if m.parent_channel_id}
+    quiet = await QuietSpans(kernel, guild).load(channel, *sorted(parents))
     known = await importer._existing(svc, guild, [m.message_id for m in messages])
     erased = await Erased.load(kernel, svc, guild)
     queued: list[str] = []
@@ -194,7 +193,7 @@ async def _ingest(
             m.author_is_self
             or m.message_id in known
             or not gate.ingest
-            or _in_secure(created, secure)
+            or quiet.reason(created, m.channel_id, m.parent_channel_id, channel) is not None
             or erased.before(m.author_id, created)  # the author asked to be forgotten
         ):
             skipped += 1
@@ -204,14 +203,6 @@ async def _ingest(
     await svc.writer.flush()
     written = len(await importer._existing(svc, guild, queued)) if queued else 0
     return written, skipped + len(queued) - written, older
-
-
-def _in_secure(created: int, ranges: list[tuple[int, int | None]]) -> bool:
-    margin = importer.SECURE_MARGIN_MS
-    return any(
-        created >= start - margin and (end is None or created <= end + margin)
-        for start, end in ranges
-    )
 
 
 async def _still_ours(svc: Any, where: Any, job_id: str) -> bool:

@@ -20,7 +20,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from gigi_memory import tables
+from gigi_memory import tables, tombstones
 from gigi_memory.writer import Op
 
 # DiscordChatExporter's message types that are conversation (the rest are system notices).
@@ -228,12 +228,18 @@ async def run_import(
     report = ImportReport(guild_id, channel, total=len(export.messages))
     existing = await _existing(svc, guild_id, [m.id for m in export.messages])
     erased = await Erased.load(kernel, svc, guild_id)
+    async with svc.engine.connect() as conn:  # the writer checks again, after what is queued
+        marks = await tombstones.load(conn, guild_id, [m.id for m in export.messages])
     queued: list[str] = []
     seen: set[str] = set()
     for done, msg in enumerate(export.messages, start=1):
         reason = _skip(svc, guild_id, channel, msg, quiet)
         if reason is None and erased.before(msg.author_id, msg.created_ms):
             reason = "authors who asked to be forgotten"
+        if reason is None:
+            reason = tombstones.blocks(
+                marks.get(msg.id), tombstones.copy_time_of_export(msg.created_ms, msg.edited_ms)
+            )
         if reason is None and (msg.id in existing or msg.id in seen):
             report.already += 1
         elif reason is not None:
@@ -290,6 +296,7 @@ def _op(guild_id: str, channel: str, msg: ExportMessage, svc: Any) -> Op:
             "reply_to_id": msg.reply_to_id,
             "created_ms": msg.created_ms,
             "edited_ms": msg.edited_ms,
+            "copy_ms": tombstones.copy_time_of_export(msg.created_ms, msg.edited_ms),
             "text": msg.content,
             "mentions": msg.mentions,
             "retention_days": svc.cache.retention_of(guild_id, mode),

@@ -4,8 +4,8 @@ What is never ingested: DMs and group DMs, private threads, bot and webhook mess
 (unless the server allows them), messages in channels whose mode is off, in a channel
 without a retention, from before the channel was enabled, or in a channel just secured.
 Edits and deletes are queued only for channels memory holds (or held) something for; the
-writer applies them only to messages it stored, so an edit or delete of a message never
-ingested changes nothing.
+writer applies them to messages it stored, and for one it does not hold in a channel it
+remembers leaves a mark (``tombstones``) so that no later sync or import brings the old text.
 """
 
 from __future__ import annotations
@@ -86,6 +86,7 @@ def handle(event: Any, kernel: Any) -> None:
                         "parent_id": event.parent_channel_id,
                         "text": event.text,
                         "edited_ms": millis(event.edited_at),
+                        "withheld": event.withheld,
                     },
                 )
             )
@@ -97,7 +98,11 @@ def handle(event: Any, kernel: Any) -> None:
                 Op(
                     "delete",
                     event.guild_id,
-                    {"channel_id": event.channel_id, "message_ids": tuple(event.message_ids)},
+                    {
+                        "channel_id": event.channel_id,
+                        "parent_id": event.parent_channel_id,
+                        "message_ids": tuple(event.message_ids),
+                    },
                 )
             )
     elif isinstance(event, ChannelDeleted):

@@ -23,11 +23,10 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
-from gigi_memory import segments, tables
-from gigi_memory.policy import DAY_MS, now_ms
+from gigi_memory import ledger
+from gigi_memory.policy import now_ms
 from gigi_memory.text import redact, search_text
 
 if TYPE_CHECKING:
@@ -37,7 +36,6 @@ log = logging.getLogger("gigi_memory")
 
 BATCH = 2000
 CHUNK = 2000  # rows per statement or transaction in purges and rewrites
-IN_LIMIT = 500  # ids per IN (...) list
 HEAVY = frozenset(
     {"purge_channel", "purge_guild", "purge_user", "restrict", "retention", "drop_vectors"}
 )
@@ -310,12 +308,11 @@ class Writer:
                 prepared = self._prepare(run)
         async with svc.engine.begin() as conn:
             if kind == "create":
-                inserted = await self._creates(conn, prepared)
-                self.stats.written += inserted
+                self.stats.written += await ledger.creates(svc, conn, prepared)
             elif kind == "edit":
-                self.stats.edited += await self._edits(conn, prepared)
+                self.stats.edited += await ledger.edits(svc, conn, prepared)
             elif kind == "delete":
-                self.stats.deleted += await self._deletes(conn, run)
+                self.stats.deleted += await ledger.deletes(svc, conn, run)
             else:
                 raise ValueError(f"unknown memory operation {kind!r}")
             if kind != "create" and svc.dialect == "sqlite":
@@ -354,131 +351,6 @@ class Writer:
                     row["sealed_key_id"], row["sealed_nonce"], row["sealed_text"] = sealed
             out.append((op, row))
         return out  # type: ignore[return-value]
-
-    async def _creates(self, conn: Any, prepared: list[Any]) -> int:
-        m = tables.messages
-        rows = []
-        mentions: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        for op, content in prepared:
-            d = op.data
-            rows.append(
-                {
-                    "guild_id": op.guild_id,
-                    "message_id": d["message_id"],
-                    "channel_id": d["channel_id"],
-                    "parent_channel_id": d.get("parent_id"),
-                    "author_id": d["author_id"],
-                    "surface": d.get("surface") or "discord",
-                    "reply_to_id": d.get("reply_to_id"),
-                    "created_ms": d["created_ms"],
-                    "edited_ms": d.get("edited_ms"),
-                    "deleted_ms": None,
-                    "retention_until_ms": d["created_ms"] + d["retention_days"] * DAY_MS,
-                    **content,
-                }
-            )
-            mentions[(op.guild_id, d["message_id"])] = [
-                {
-                    "guild_id": op.guild_id,
-                    "message_id": d["message_id"],
-                    "user_id": user,
-                    "channel_id": d["channel_id"],
-                    "author_id": d["author_id"],
-                    "created_ms": d["created_ms"],
-                }
-                for user in dict.fromkeys(d.get("mentions") or ())
-            ]
-        if not rows:
-            return 0
-        stmt = tables.insert_for(self.service.dialect, m).returning(m.c.guild_id, m.c.message_id)
-        inserted = (await conn.execute(stmt, rows)).all()
-        mention_rows = [r for key in inserted for r in mentions.get((key[0], key[1]), ())]
-        if mention_rows:
-            await conn.execute(
-                tables.insert_for(self.service.dialect, tables.mentions), mention_rows
-            )
-        return len(inserted)
-
-    async def _edits(self, conn: Any, prepared: list[Any]) -> int:
-        if not prepared:
-            return 0
-        m = tables.messages
-        stmt = (
-            sa.update(m)
-            .where(
-                m.c.guild_id == sa.bindparam("b_guild"),
-                m.c.message_id == sa.bindparam("b_message"),
-                m.c.channel_id == sa.bindparam("b_channel"),
-                m.c.deleted_ms.is_(None),
-            )
-            .values(
-                search_text=sa.bindparam("b_search"),
-                sealed_key_id=sa.bindparam("b_key"),
-                sealed_nonce=sa.bindparam("b_nonce"),
-                sealed_text=sa.bindparam("b_sealed"),
-                content_hash=sa.bindparam("b_hash"),
-                edited_ms=sa.bindparam("b_edited"),
-                vector_model=None,  # the old segments go below; the new text is embedded later
-            )
-        )
-        params = [
-            {
-                "b_guild": op.guild_id,
-                "b_message": op.data["message_id"],
-                "b_channel": op.data["channel_id"],
-                "b_search": c["search_text"],
-                "b_key": c["sealed_key_id"],
-                "b_nonce": c["sealed_nonce"],
-                "b_sealed": c["sealed_text"],
-                "b_hash": c["content_hash"],
-                "b_edited": op.data["edited_ms"],
-            }
-            for op, c in prepared
-        ]
-        await segments.drop_for_messages(
-            conn, [(p["b_guild"], p["b_channel"], p["b_message"]) for p in params]
-        )
-        result = await conn.execute(stmt, params)
-        return max(result.rowcount or 0, 0)
-
-    async def _deletes(self, conn: Any, run: list[Op]) -> int:
-        m, mm = tables.messages, tables.mentions
-        when = now_ms()
-        total = 0
-        for op in run:
-            ids = list(dict.fromkeys(op.data["message_ids"]))
-            for start in range(0, len(ids), IN_LIMIT):
-                part = ids[start : start + IN_LIMIT]
-                await segments.drop_for_messages(
-                    conn, [(op.guild_id, op.data["channel_id"], i) for i in part]
-                )
-                result = await conn.execute(
-                    sa.update(m)
-                    .where(
-                        m.c.guild_id == op.guild_id,
-                        m.c.channel_id == op.data["channel_id"],
-                        m.c.message_id.in_(part),
-                        m.c.deleted_ms.is_(None),
-                    )
-                    .values(
-                        deleted_ms=when,
-                        search_text=None,
-                        sealed_key_id=None,
-                        sealed_nonce=None,
-                        sealed_text=None,
-                        content_hash=None,
-                        vector_model=None,
-                    )
-                )
-                total += max(result.rowcount or 0, 0)
-                await conn.execute(
-                    sa.delete(mm).where(
-                        mm.c.guild_id == op.guild_id,
-                        mm.c.channel_id == op.data["channel_id"],
-                        mm.c.message_id.in_(part),
-                    )
-                )
-        return total
 
 
 class _Retry(Exception):

@@ -53,12 +53,50 @@ async def creates(svc: Any, conn: Any, prepared: list[Any]) -> int:
         ]
     if not rows:
         return 0
-    stmt = tables.insert_for(svc.dialect, m).returning(m.c.guild_id, m.c.message_id)
-    inserted = (await conn.execute(stmt, rows)).all()
+    if svc.dialect == "postgresql":
+        inserted = await _insert_arrays(conn, m, rows, returning=("guild_id", "message_id"))
+    else:
+        stmt = tables.insert_for(svc.dialect, m).returning(m.c.guild_id, m.c.message_id)
+        inserted = (await conn.execute(stmt, rows)).all()
     mention_rows = [r for key in inserted for r in mentions.get((key[0], key[1]), ())]
     if mention_rows:
-        await conn.execute(tables.insert_for(svc.dialect, tables.mentions), mention_rows)
+        if svc.dialect == "postgresql":
+            await _insert_arrays(conn, tables.mentions, mention_rows)
+        else:
+            await conn.execute(tables.insert_for(svc.dialect, tables.mentions), mention_rows)
     return len(inserted)
+
+
+def _array_type(column: sa.Column) -> str:
+    if isinstance(column.type, sa.LargeBinary):
+        return "bytea[]"
+    if isinstance(column.type, sa.Integer):  # BigInteger too
+        return "bigint[]"
+    return "text[]"
+
+
+async def _insert_arrays(
+    conn: Any, table: sa.Table, rows: list[dict[str, Any]], returning: tuple[str, ...] = ()
+) -> list[Any]:
+    """PostgreSQL: ``INSERT … SELECT FROM unnest(arrays) ON CONFLICT DO NOTHING``.
+
+    One parameter per column, not per value: the statement text is the same for every batch,
+    so psycopg prepares it once per connection instead of parsing a 13,000-parameter INSERT
+    each batch (the writer's throughput on PostgreSQL, bench/memory_ingest.py).
+    """
+    names = list(rows[0])
+    casts = ", ".join(
+        f"CAST(:a{i} AS {_array_type(table.c[name])})" for i, name in enumerate(names)
+    )
+    sql = (
+        f"INSERT INTO {table.name} ({', '.join(names)}) SELECT * FROM unnest({casts}) "
+        "ON CONFLICT DO NOTHING"
+    )
+    if returning:
+        sql += f" RETURNING {', '.join(returning)}"
+    params = {f"a{i}": [row[name] for row in rows] for i, name in enumerate(names)}
+    result = await conn.execute(sa.text(sql), params)
+    return list(result.all()) if returning else []
 
 
 async def edits(svc: Any, conn: Any, prepared: list[Any]) -> int:

@@ -54,7 +54,8 @@ async def creates(svc: Any, conn: Any, prepared: list[Any]) -> int:
     if not rows:
         return 0
     if svc.dialect == "postgresql":
-        inserted = await _insert_arrays(conn, m, rows, returning=("guild_id", "message_id"))
+        copies = any(op.data.get("copy_ms") is not None for op, _ in prepared)
+        inserted = await _insert_new(conn, m, rows, copies)
     else:
         stmt = tables.insert_for(svc.dialect, m).returning(m.c.guild_id, m.c.message_id)
         inserted = (await conn.execute(stmt, rows)).all()
@@ -67,6 +68,22 @@ async def creates(svc: Any, conn: Any, prepared: list[Any]) -> int:
     return len(inserted)
 
 
+async def _insert_new(
+    conn: Any, m: sa.Table, rows: list[dict[str, Any]], copies: bool
+) -> list[Any]:
+    """Live messages are new: a plain insert, a third cheaper on PostgreSQL than ``ON CONFLICT
+    … RETURNING`` (speculative insertion); a duplicate id (a copy from history, a redelivery)
+    rolls back to the savepoint and takes the deduplicating statement."""
+    if not copies:
+        try:
+            async with conn.begin_nested():
+                await _insert_arrays(conn, m, rows, conflict=False)
+            return [(row["guild_id"], row["message_id"]) for row in rows]
+        except sa.exc.IntegrityError:
+            pass
+    return await _insert_arrays(conn, m, rows, returning=("guild_id", "message_id"))
+
+
 def _array_type(column: sa.Column) -> str:
     if isinstance(column.type, sa.LargeBinary):
         return "bytea[]"
@@ -76,7 +93,12 @@ def _array_type(column: sa.Column) -> str:
 
 
 async def _insert_arrays(
-    conn: Any, table: sa.Table, rows: list[dict[str, Any]], returning: tuple[str, ...] = ()
+    conn: Any,
+    table: sa.Table,
+    rows: list[dict[str, Any]],
+    returning: tuple[str, ...] = (),
+    *,
+    conflict: bool = True,
 ) -> list[Any]:
     """PostgreSQL: ``INSERT … SELECT FROM unnest(arrays) ON CONFLICT DO NOTHING``.
 
@@ -88,10 +110,9 @@ async def _insert_arrays(
     casts = ", ".join(
         f"CAST(:a{i} AS {_array_type(table.c[name])})" for i, name in enumerate(names)
     )
-    sql = (
-        f"INSERT INTO {table.name} ({', '.join(names)}) SELECT * FROM unnest({casts}) "
-        "ON CONFLICT DO NOTHING"
-    )
+    sql = f"INSERT INTO {table.name} ({', '.join(names)}) SELECT * FROM unnest({casts})"
+    if conflict:
+        sql += " ON CONFLICT DO NOTHING"
     if returning:
         sql += f" RETURNING {', '.join(returning)}"
     params = {f"a{i}": [row[name] for row in rows] for i, name in enumerate(names)}

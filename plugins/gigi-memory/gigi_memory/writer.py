@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import exc as sa_exc
 
 from gigi_memory import ledger
-from gigi_memory.policy import now_ms
+from gigi_memory.policy import millis, now_ms
 from gigi_memory.text import redact, search_text
 
 if TYPE_CHECKING:
@@ -62,10 +62,36 @@ def queue_limit() -> int:
 class Op:
     kind: str  # create | edit | delete | one of HEAVY
     guild_id: str | None
-    data: dict[str, Any]
+    data: dict[str, Any] | None  # None: a live create, built from ``event`` by the writer
     seq: int = 0
     queued_at: float = 0.0
     future: asyncio.Future[Any] | None = None
+    event: Any = None  # the live MessageCreated, until ``materialize``
+    gate: Any = None
+
+    def materialize(self) -> dict[str, Any]:
+        """The op's fields; a live create's are built here, in the writer, not the handler."""
+        if self.data is None:
+            self.data = create_data(self.event, self.gate)
+            self.event = self.gate = None
+        return self.data
+
+
+def create_data(event: Any, gate: Any) -> dict[str, Any]:
+    """The writer's insert for a message the gate let in (live, or paged by a backfill)."""
+    return {
+        "message_id": event.message_id,
+        "channel_id": event.channel_id,
+        "parent_id": event.parent_channel_id,
+        "author_id": event.author_id,
+        "surface": event.surface,
+        "reply_to_id": event.reply_to_id,
+        "created_ms": millis(event.created_at),
+        "text": event.text,
+        "mentions": event.mentioned_user_ids,
+        "retention_days": gate.retention_days,
+        "storage": gate.storage,
+    }
 
 
 @dataclass
@@ -131,11 +157,11 @@ class Writer:
         kept: deque[Op] = deque()
         dropped = 0
         for op in self.queue:
-            if (
-                op.kind in ("create", "edit")
-                and op.guild_id == guild_id
-                and channel_id in (op.data["channel_id"], op.data.get("parent_id"))
-            ):
+            if op.kind not in ("create", "edit") or op.guild_id != guild_id:
+                kept.append(op)
+                continue
+            d = op.materialize()
+            if channel_id in (d["channel_id"], d.get("parent_id")):
                 dropped += 1
                 self._settle(op, None)
                 continue
@@ -335,7 +361,7 @@ class Writer:
         svc = self.service
         out = []
         for op in run:
-            d = op.data
+            d = op.materialize()
             if op.kind == "create" and svc.cache.is_secured(
                 op.guild_id or "", (d["channel_id"], d.get("parent_id"))
             ):

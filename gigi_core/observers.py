@@ -149,8 +149,9 @@ class EventBus:
         assert self._inbox is not None
         last_flush = time.monotonic()
         while True:
-            try:
-                event = await asyncio.wait_for(self._inbox.get(), timeout=30)
+            try:  # not wait_for: on 3.11 it drops a cancel that lands as an event arrives
+                async with asyncio.timeout(30):
+                    event = await self._inbox.get()
             except TimeoutError:
                 event = None
             if event is not None:

@@ -161,6 +161,28 @@ async def test_secure_to_active_closes_the_range_and_a_new_secure_opens_another(
     assert await kernel.channels.states("g1") == {"c1": "paused"}
 
 
+async def test_paused_spans_are_recorded_apart_from_secure_ones(env) -> None:
+    """A backfill must skip paused periods too, so each pause is a range of its own."""
+    kernel, _ = env
+    await kernel.set_channel_state("g1", "c2", "paused", by="alice")
+    [open_pause] = await kernel.channels.pause_ranges("g1", "c2")
+    assert open_pause.ended_at is None and open_pause.started_by == "alice"
+    assert await kernel.channels.secure_ranges("g1", "c2") == []
+    await kernel.set_channel_state("g1", "c2", "paused", by="alice")  # no change: no new range
+    await kernel.set_channel_state("g1", "c2", "secure", by="bob-admin")  # pause ends here
+    [closed_pause] = await kernel.channels.pause_ranges("g1", "c2")
+    [open_secure] = await kernel.channels.secure_ranges("g1", "c2")
+    assert closed_pause.ended_at is not None and open_secure.ended_at is None
+    assert open_secure.started_at >= closed_pause.ended_at
+    await kernel.set_channel_state("g1", "c2", "active", by="alice")
+    await kernel.set_channel_state("g1", "c2", "paused", by="alice")
+    await kernel.set_channel_state("g1", "c2", "active", by="alice")
+    pauses = await kernel.channels.pause_ranges("g1", "c2")
+    assert len(pauses) == 2 and all(r.ended_at is not None for r in pauses)
+    assert [r.state for r in await kernel.channels.secure_ranges("g1")] == ["secure"]
+    assert await kernel.channels.pause_ranges("g1", "other") == []
+
+
 async def test_concurrent_changes_of_a_new_channel_all_succeed(env) -> None:
     """Two admins securing (or pausing) a channel at the same moment: no error, one range."""
     kernel, _ = env

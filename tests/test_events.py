@@ -374,3 +374,21 @@ async def test_a_change_during_a_facts_read_is_not_cached_stale(tmp_path: Path) 
         await kernel.publish(message(text="after the pause"))
         await kernel.events.drain()
         assert [e for e in seer.seen if isinstance(e, MessageCreated)] == []
+
+
+async def test_the_router_stops_when_cancelled_as_an_event_arrives(tmp_path: Path) -> None:
+    """Shutdown cancels the router; an event arriving in the same loop turn must not swallow
+    the cancellation (``asyncio.wait_for`` on Python 3.11 did: the kernel hung at close)."""
+    seer = Observer("seer", tmp_path)
+    async with open_test_kernel(tmp_path, plugins=[], extra_plugins=[("seer", seer)]) as kernel:
+        await kernel.enable_plugin("g1", "seer")
+        await kernel.publish(message())
+        await kernel.events.drain()
+        router = kernel.events._router
+        assert router is not None
+        await asyncio.sleep(0)  # the router waits on its inbox again
+        await kernel.publish(message())  # wakes the waiting get() ...
+        router.cancel()  # ... and the cancellation lands in the same loop turn
+        with pytest.raises(asyncio.CancelledError):
+            async with asyncio.timeout(5):
+                await router

@@ -1,4 +1,4 @@
-"""Channel observation states and secure ranges (revision kernel_0004); ids and times only."""
+"""Channel observation states and their recorded ranges (kernel_0004, kernel_0010); ids and times."""
 
 from __future__ import annotations
 
@@ -23,13 +23,18 @@ class ChannelObservation(Base):
 
 
 class SecureRange(Base):
-    """When a channel was secure: observers must hold nothing from inside a range."""
+    """When a channel was secure (or paused): a backfill must bring back nothing from inside.
+
+    One table for both states (``state``; rows before kernel_0010 are all ``secure``), so the
+    privacy paths that handle secure ranges handle pause ranges too.
+    """
 
     __tablename__ = "channel_secure_ranges"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     guild_id: Mapped[str] = mapped_column(String(64), index=True)
     channel_id: Mapped[str] = mapped_column(String(64))
+    state: Mapped[str] = mapped_column(String(16), default="secure", server_default="secure")
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     started_by: Mapped[str | None] = mapped_column(String(64))

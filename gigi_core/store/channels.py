@@ -14,6 +14,8 @@ from gigi_core.store.channel_tables import ChannelObservation, SecureRange
 from gigi_core.store.db import Database
 from gigi_core.store.tables import utcnow
 
+RECORDED = ("paused", "secure")  # the states whose spans are kept (channel_secure_ranges)
+
 
 @dataclass(frozen=True)
 class ChannelChange:
@@ -26,7 +28,7 @@ class ChannelChange:
 
 
 class ChannelStateStore:
-    """``active`` unless a row says ``paused`` or ``secure``; a secure span is recorded."""
+    """``active`` unless a row says ``paused`` or ``secure``; each paused or secure span is recorded."""
 
     def __init__(self, db: Database, *, on_change: Callable[[str], None] = lambda g: None) -> None:
         self.db = db
@@ -70,24 +72,36 @@ class ChannelStateStore:
             assert row is not None
             before = row.state
             row.state, row.updated_by, row.updated_at = state, by, now
-            if state == "secure" and before != "secure":
-                s.add(
-                    SecureRange(
-                        guild_id=guild_id, channel_id=channel_id, started_at=now, started_by=by
-                    )
-                )
-            elif before == "secure" and state != "secure":
-                await s.execute(
-                    update(SecureRange)
-                    .where(
-                        SecureRange.guild_id == guild_id,
-                        SecureRange.channel_id == channel_id,
-                        SecureRange.ended_at.is_(None),
-                    )
-                    .values(ended_at=now)
-                )
+            if before != state:
+                await self._record_span(s, guild_id, channel_id, before, state, by, now)
         self.on_change(guild_id)
         return ChannelChange(guild_id, channel_id, before, state)
+
+    async def _record_span(
+        self, s: Any, guild_id: str, channel_id: str, before: str, after: str, by: Any, now: Any
+    ) -> None:
+        """Close the span of the state left (paused or secure), open one for the state entered."""
+        if before in RECORDED:
+            await s.execute(
+                update(SecureRange)
+                .where(
+                    SecureRange.guild_id == guild_id,
+                    SecureRange.channel_id == channel_id,
+                    SecureRange.state == before,
+                    SecureRange.ended_at.is_(None),
+                )
+                .values(ended_at=now)
+            )
+        if after in RECORDED:
+            s.add(
+                SecureRange(
+                    guild_id=guild_id,
+                    channel_id=channel_id,
+                    state=after,
+                    started_at=now,
+                    started_by=by,
+                )
+            )
 
     def _insert_if_missing(self, guild_id: str, channel_id: str, now: Any) -> Any:
         if self.db.dialect == "postgresql":
@@ -103,8 +117,18 @@ class ChannelStateStore:
     async def secure_ranges(
         self, guild_id: str, channel_id: str | None = None
     ) -> list[SecureRange]:
+        """When the channel (or, without one, any channel of the guild) was secure."""
+        return await self._ranges("secure", guild_id, channel_id)
+
+    async def pause_ranges(self, guild_id: str, channel_id: str | None = None) -> list[SecureRange]:
+        """When the channel was paused: a backfill or import takes nothing from inside one."""
+        return await self._ranges("paused", guild_id, channel_id)
+
+    async def _ranges(self, state: str, guild_id: str, channel_id: str | None) -> list[SecureRange]:
         async with self.db.session() as s:
-            query = select(SecureRange).where(SecureRange.guild_id == guild_id)
+            query = select(SecureRange).where(
+                SecureRange.guild_id == guild_id, SecureRange.state == state
+            )
             if channel_id is not None:
                 query = query.where(SecureRange.channel_id == channel_id)
             return list((await s.scalars(query.order_by(SecureRange.started_at))).all())

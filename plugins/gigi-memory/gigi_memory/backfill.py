@@ -3,10 +3,11 @@
 The command queues the job ``memory.sync`` (one per channel at a time) and returns its id for
 the surface to follow. The job pages ``kernel.history`` newest first, 100 messages a page
 (the surface keeps Discord's rate limits), runs every message through the same gate as live
-ingestion (bots, retention, secure periods; anything before the channel was enabled is
+ingestion (bots, retention, paused and secure periods; anything before the channel was enabled is
 allowed: that is what a backfill is for), skips ids already stored, and after each page
 writes its cursor and counts to ``memory_backfills``, so a restart resumes where it stopped
-and inserts nothing twice. A channel turned off, paused or secured mid-way stops it;
+and inserts nothing twice. A message deleted or edited after its page was read is not
+brought back by it (``tombstones``). A channel turned off, paused or secured mid-way stops it;
 Gigi losing Read Message History fails it at once (``HistoryForbidden``), by class only.
 """
 
@@ -18,10 +19,11 @@ import sqlalchemy as sa
 
 from gigi_core import ToolExecutionError
 from gigi_core.events import MessageCreated
-from gigi_memory import importer, tables
+from gigi_memory import importer, tables, tombstones
 from gigi_memory.erasures import Erased
 from gigi_memory.observe import create_op, millis
 from gigi_memory.policy import DAY_MS, now_ms
+from gigi_memory.quiet import QuietSpans
 
 JOB = "memory.sync"
 PAGE = 100
@@ -142,6 +144,7 @@ async def run(ctx: Any, guild_id: str, channel_id: str) -> None:
         except ToolExecutionError:
             await _save(svc, where, status="stopped", error="policy changed")
             return
+        read_ms = now_ms()  # the page's texts are current as of this (tombstones)
         try:
             page = await kernel.history.page(guild_id, channel_id, before=cursor, limit=PAGE)
         except Exception as exc:
@@ -150,7 +153,9 @@ async def run(ctx: Any, guild_id: str, channel_id: str) -> None:
                 svc, where, status="queued" if retried else "failed", error=type(exc).__name__
             )
             raise
-        added, skipped, older = await _ingest(kernel, svc, guild_id, channel_id, page, since)
+        added, skipped, older = await _ingest(
+            kernel, svc, guild_id, channel_id, page, since, read_ms
+        )
         counts["pages"] += 1
         counts["seen"] += len(page.messages)
         counts["imported"] += added
@@ -164,16 +169,17 @@ async def run(ctx: Any, guild_id: str, channel_id: str) -> None:
 
 
 async def _ingest(
-    kernel: Any, svc: Any, guild: str, channel: str, page: Any, since: int | None
+    kernel: Any, svc: Any, guild: str, channel: str, page: Any, since: int | None, read_ms: int
 ) -> tuple[int, int, bool]:
     """(inserted, skipped, reached ``since``) for one page of ``MessageCreated``."""
-    secure = [
-        (millis(r.started_at), millis(r.ended_at) if r.ended_at is not None else None)
-        for r in await kernel.channels.secure_ranges(guild, channel)
-    ]
     messages: list[MessageCreated] = list(page.messages)
+    parents = {m.parent_channel_id for m in messages if m.parent_channel_id}
+    quiet = await QuietSpans(kernel, guild).load(channel, *sorted(parents))
     known = await importer._existing(svc, guild, [m.message_id for m in messages])
     erased = await Erased.load(kernel, svc, guild)
+    copy_ms = tombstones.copy_time_of_page(read_ms)
+    async with svc.engine.connect() as conn:  # the writer checks again, after what is queued
+        marks = await tombstones.load(conn, guild, [m.message_id for m in messages])
     queued: list[str] = []
     skipped, older = 0, False
     for m in messages:
@@ -194,24 +200,19 @@ async def _ingest(
             m.author_is_self
             or m.message_id in known
             or not gate.ingest
-            or _in_secure(created, secure)
+            or quiet.reason(created, m.channel_id, m.parent_channel_id, channel) is not None
             or erased.before(m.author_id, created)  # the author asked to be forgotten
+            or tombstones.blocks(marks.get(m.message_id), copy_ms) is not None
         ):
             skipped += 1
             continue
-        svc.writer.enqueue(create_op(m, gate))
+        op = create_op(m, gate)
+        op.data["copy_ms"] = copy_ms
+        svc.writer.enqueue(op)
         queued.append(m.message_id)
     await svc.writer.flush()
     written = len(await importer._existing(svc, guild, queued)) if queued else 0
     return written, skipped + len(queued) - written, older
-
-
-def _in_secure(created: int, ranges: list[tuple[int, int | None]]) -> bool:
-    margin = importer.SECURE_MARGIN_MS
-    return any(
-        created >= start - margin and (end is None or created <= end + margin)
-        for start, end in ranges
-    )
 
 
 async def _still_ours(svc: Any, where: Any, job_id: str) -> bool:

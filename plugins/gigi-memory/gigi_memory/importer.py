@@ -3,7 +3,7 @@
 The whole file is read and checked first; the first problem is reported with its JSON path
 (``$.messages[12].author.id``) and nothing is imported. Then every message passes the same
 policy gate as a live one (the channel must be enabled, with a retention; bots only when
-allowed; nothing from while the channel was secure) except the "since the channel was
+allowed; nothing from while the channel was paused or secure) except the "since the channel was
 enabled" rule: an import is an admin's explicit backfill. Message ids dedupe, so importing
 twice inserts nothing twice; deleted messages stay deleted.
 """
@@ -20,7 +20,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from gigi_memory import tables
+from gigi_memory import tables, tombstones
 from gigi_memory.writer import Op
 
 # DiscordChatExporter's message types that are conversation (the rest are system notices).
@@ -31,7 +31,6 @@ NEVER_CHANNEL_TYPES = {
     "GuildPrivateThread": "a private thread",
 }
 BATCH = 1000
-SECURE_MARGIN_MS = 2_000
 
 
 class ExportError(ValueError):
@@ -202,6 +201,7 @@ async def run_import(
     progress: Callable[[int], None] | None = None,
 ) -> ImportReport:
     from gigi_memory.erasures import Erased
+    from gigi_memory.quiet import QuietSpans
     from gigi_memory.service import service_of
 
     channel = channel_id or export.channel_id
@@ -224,19 +224,22 @@ async def run_import(
         )
     if await kernel.channels.get(guild_id, channel) == "secure":
         raise ImportRefused(f"channel {channel} is secure: nothing is remembered from it")
-    secure = [
-        (_ms(r.started_at), _ms(r.ended_at) if r.ended_at is not None else None)
-        for r in await kernel.channels.secure_ranges(guild_id, channel)
-    ]
+    quiet = await QuietSpans(kernel, guild_id).load(channel)
     report = ImportReport(guild_id, channel, total=len(export.messages))
     existing = await _existing(svc, guild_id, [m.id for m in export.messages])
     erased = await Erased.load(kernel, svc, guild_id)
+    async with svc.engine.connect() as conn:  # the writer checks again, after what is queued
+        marks = await tombstones.load(conn, guild_id, [m.id for m in export.messages])
     queued: list[str] = []
     seen: set[str] = set()
     for done, msg in enumerate(export.messages, start=1):
-        reason = _skip(svc, guild_id, channel, msg, secure)
+        reason = _skip(svc, guild_id, channel, msg, quiet)
         if reason is None and erased.before(msg.author_id, msg.created_ms):
             reason = "authors who asked to be forgotten"
+        if reason is None:
+            reason = tombstones.blocks(
+                marks.get(msg.id), tombstones.copy_time_of_export(msg.created_ms, msg.edited_ms)
+            )
         if reason is None and (msg.id in existing or msg.id in seen):
             report.already += 1
         elif reason is not None:
@@ -257,16 +260,12 @@ async def run_import(
     return report
 
 
-def _skip(
-    svc: Any, guild_id: str, channel: str, msg: ExportMessage, secure: list[tuple[int, int | None]]
-) -> str | None:
+def _skip(svc: Any, guild_id: str, channel: str, msg: ExportMessage, quiet: Any) -> str | None:
     if msg.type not in CONVERSATION_TYPES:
         return "system messages"
-    for start, end in secure:  # widened: the bot's clock and Discord's are not the same
-        if msg.created_ms >= start - SECURE_MARGIN_MS and (
-            end is None or msg.created_ms <= end + SECURE_MARGIN_MS
-        ):
-            return "while the channel was secure"
+    paused_or_secure = quiet.reason(msg.created_ms, channel)
+    if paused_or_secure is not None:
+        return paused_or_secure
     gate = svc.cache.gate(
         guild_id=guild_id,
         channel_id=channel,
@@ -297,6 +296,7 @@ def _op(guild_id: str, channel: str, msg: ExportMessage, svc: Any) -> Op:
             "reply_to_id": msg.reply_to_id,
             "created_ms": msg.created_ms,
             "edited_ms": msg.edited_ms,
+            "copy_ms": tombstones.copy_time_of_export(msg.created_ms, msg.edited_ms),
             "text": msg.content,
             "mentions": msg.mentions,
             "retention_days": svc.cache.retention_of(guild_id, mode),
@@ -322,9 +322,3 @@ async def _existing(svc: Any, guild_id: str, ids: list[str]) -> set[str]:
                 ).all()
             )
     return found
-
-
-def _ms(when: datetime) -> int:
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return int(when.timestamp() * 1000)

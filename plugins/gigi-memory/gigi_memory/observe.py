@@ -4,13 +4,12 @@ What is never ingested: DMs and group DMs, private threads, bot and webhook mess
 (unless the server allows them), messages in channels whose mode is off, in a channel
 without a retention, from before the channel was enabled, or in a channel just secured.
 Edits and deletes are queued only for channels memory holds (or held) something for; the
-writer applies them only to messages it stored, so an edit or delete of a message never
-ingested changes nothing.
+writer applies them to messages it stored, and for one it does not hold in a channel it
+remembers leaves a mark (``tombstones``) so that no later sync or import brings the old text.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from gigi_core.events import (
@@ -20,36 +19,15 @@ from gigi_core.events import (
     MessageDeleted,
     MessageEdited,
 )
+from gigi_memory.policy import millis
 from gigi_memory.service import service_of
-from gigi_memory.writer import Op
-
-
-def millis(when: datetime) -> int:
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return int(when.timestamp() * 1000)
+from gigi_memory.writer import Op, create_data
 
 
 def create_op(event: MessageCreated, gate: Any) -> Op:
-    """The writer's insert for a message the gate let in (live, or paged by a backfill)."""
+    """The writer's insert for a message the gate let in, its fields built now (a backfill)."""
     assert event.guild_id is not None
-    return Op(
-        "create",
-        event.guild_id,
-        {
-            "message_id": event.message_id,
-            "channel_id": event.channel_id,
-            "parent_id": event.parent_channel_id,
-            "author_id": event.author_id,
-            "surface": event.surface,
-            "reply_to_id": event.reply_to_id,
-            "created_ms": millis(event.created_at),
-            "text": event.text,
-            "mentions": event.mentioned_user_ids,
-            "retention_days": gate.retention_days,
-            "storage": gate.storage,
-        },
-    )
+    return Op("create", event.guild_id, create_data(event, gate))
 
 
 def handle(event: Any, kernel: Any) -> None:
@@ -73,7 +51,7 @@ def handle(event: Any, kernel: Any) -> None:
         )
         if not gate.ingest:
             return
-        svc.writer.enqueue(create_op(event, gate))
+        svc.writer.enqueue(Op("create", event.guild_id, None, event=event, gate=gate))
     elif isinstance(event, MessageEdited):
         if cache.known(event.guild_id, event.channel_id, event.parent_channel_id):
             svc.writer.enqueue(
@@ -86,6 +64,7 @@ def handle(event: Any, kernel: Any) -> None:
                         "parent_id": event.parent_channel_id,
                         "text": event.text,
                         "edited_ms": millis(event.edited_at),
+                        "withheld": event.withheld,
                     },
                 )
             )
@@ -97,7 +76,11 @@ def handle(event: Any, kernel: Any) -> None:
                 Op(
                     "delete",
                     event.guild_id,
-                    {"channel_id": event.channel_id, "message_ids": tuple(event.message_ids)},
+                    {
+                        "channel_id": event.channel_id,
+                        "parent_id": event.parent_channel_id,
+                        "message_ids": tuple(event.message_ids),
+                    },
                 )
             )
     elif isinstance(event, ChannelDeleted):

@@ -40,6 +40,12 @@ def refresh_seconds() -> float:
     return value if value > 0 else 5.0
 
 
+def millis(when: datetime) -> int:
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return int(when.timestamp() * 1000)
+
+
 def now_ms() -> int:
     return int(time.time() * 1000)
 
@@ -81,6 +87,21 @@ class Gate:
     reason: str
     retention_days: int | None = None
     storage: str = "encrypted"
+
+
+_GATES: dict[tuple[bool, str, int | None, str], Gate] = {}
+
+
+def _gate(
+    ingest: bool, reason: str, retention: int | None = None, storage: str = "encrypted"
+) -> Gate:
+    """One shared instance per outcome: the event handler allocates nothing for its verdict
+    (fewer allocations, fewer garbage collections inside the handler: bench P4)."""
+    key = (ingest, reason, retention, storage)
+    gate = _GATES.get(key)
+    if gate is None:
+        gate = _GATES[key] = Gate(ingest, reason, retention, storage)
+    return gate
 
 
 @dataclass
@@ -144,29 +165,29 @@ class PolicyCache:
     ) -> Gate:
         """Every rule that keeps a message out of memory, in memory only."""
         if guild_id is None or kind in ("dm", "group_dm"):
-            return Gate(False, "direct message")
+            return _gate(False, "direct message")
         if kind == "private_thread":
-            return Gate(False, "private thread")
+            return _gate(False, "private thread")
         if not self.loaded:
-            return Gate(False, "policy not loaded yet")
+            return _gate(False, "policy not loaded yet")
         policy = self.guild(guild_id)
         if not policy.enabled:
-            return Gate(False, "memory is off in this server")
+            return _gate(False, "memory is off in this server")
         if is_bot and not policy.bots_allowed:
-            return Gate(False, "bot or webhook")
+            return _gate(False, "bot or webhook")
         mode, _ = self.effective(guild_id, channel_id, parent_id)
         if mode is None or mode.mode != "on":
-            return Gate(False, "channel is off")
+            return _gate(False, "channel is off")
         retention = self.retention_of(guild_id, mode)
         if not retention:
-            return Gate(False, "no retention")  # retention before ingest
+            return _gate(False, "no retention")  # retention before ingest
         if live and mode.enabled_at_ms is not None and created_ms < mode.enabled_at_ms - 5_000:
-            return Gate(False, "before the channel was enabled")
+            return _gate(False, "before the channel was enabled")
         if self.is_secured(guild_id, (channel_id, parent_id)):
-            return Gate(False, "channel secured")
+            return _gate(False, "channel secured")
         if created_ms + retention * DAY_MS <= now_ms():
-            return Gate(False, "past retention")
-        return Gate(True, "ok", retention, policy.storage)
+            return _gate(False, "past retention")
+        return _gate(True, "ok", retention, policy.storage)
 
     # -- changing (this process) -------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
-from gigi_memory import segments, tables
+from gigi_memory import segments, tables, tombstones
 from gigi_memory.policy import DAY_MS, now_ms
 
 if TYPE_CHECKING:
@@ -145,7 +145,11 @@ class Store:
             await conn.execute(
                 sa.delete(bf).where(bf.c.guild_id == guild_id, bf.c.channel_id == channel_id)
             )
-            if drop_mode:
+            if drop_mode:  # the channel is gone: nothing can bring its messages back
+                tb = tables.tombstones
+                await tombstones.purge(
+                    conn, sa.and_(tb.c.guild_id == guild_id, tb.c.channel_id == channel_id)
+                )
                 await conn.execute(
                     sa.delete(tables.channels).where(
                         tables.channels.c.guild_id == guild_id,
@@ -164,7 +168,8 @@ class Store:
             bf = tables.backfills
             await conn.execute(sa.delete(bf).where(bf.c.guild_id == guild_id))
             channels = 0
-            if not keep_policy:
+            if not keep_policy:  # the bot left: its marks go too (``/memory purge`` keeps them)
+                await tombstones.purge(conn, tables.tombstones.c.guild_id == guild_id)
                 channels = (
                     await conn.execute(
                         sa.delete(tables.channels).where(tables.channels.c.guild_id == guild_id)
@@ -284,6 +289,8 @@ class Store:
         if counts:
             await self._delete_where(m.c.retention_until_ms <= now)
             await self.optimize_fts()
+        async with self.engine.begin() as conn:  # no copy that old could be stored anyway
+            await tombstones.purge(conn, tables.tombstones.c.until_ms <= now)
         return counts
 
     async def record_purge(self, guild_counts: dict[str, int], guild_ids: list[str]) -> None:

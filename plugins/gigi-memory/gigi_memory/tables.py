@@ -146,3 +146,15 @@ erasures = sa.Table(
     sa.Column("author_key", sa.String(64), primary_key=True),  # kernel.privacy.pseudonym
     sa.Column("erased_ms", sa.BigInteger, nullable=False),
 )
+
+
+tombstones = sa.Table(
+    "memory_tombstones",  # migrations/memory_0004: deletes and edits of messages not stored yet
+    metadata,
+    sa.Column("guild_id", sa.String(64), primary_key=True),
+    sa.Column("message_id", sa.String(64), primary_key=True),
+    sa.Column("channel_id", sa.String(64), nullable=False),
+    sa.Column("kind", sa.String(16), nullable=False),  # deleted | edited | withheld
+    sa.Column("at_ms", sa.BigInteger, nullable=False),
+    sa.Column("until_ms", sa.BigInteger, nullable=False),
+)

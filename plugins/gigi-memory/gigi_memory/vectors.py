@@ -62,6 +62,9 @@ class Embedder:
         return f"{self.provider}:{self.model}"
 
 
+KICK_SECONDS = 1.0  # the embedding job is queued at most this often while messages arrive
+
+
 @dataclass
 class VectorService:
     """Per kernel: the job kicker and a small cache of query vectors (process memory only)."""
@@ -69,6 +72,8 @@ class VectorService:
     service: MemoryService
     pending: set[str] = field(default_factory=set)
     _task: asyncio.Task[None] | None = None
+    _last_defer: float = float("-inf")  # monotonic
+    _hurry: asyncio.Event | None = None
     _queries: OrderedDict[tuple[str, str, str], Any] = field(default_factory=OrderedDict)
     generation: int = 0  # bumped whenever this process changes segments (the NumPy cache)
 
@@ -87,8 +92,19 @@ class VectorService:
             )
 
     async def _defer(self) -> None:
+        """At most one round of ``jobs.defer`` a ``KICK_SECONDS``: a queued job reads every
+        message not embedded yet when it runs, so commits in between need no job of their own
+        (deferring after each commit cost the writer a third of its time on PostgreSQL)."""
         jobs = self.service.kernel.jobs
         while self.pending:
+            wait = self._last_defer + KICK_SECONDS - time.monotonic()
+            if wait > 0:
+                hurry = self._hurry = self._hurry or asyncio.Event()
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(wait):
+                        await hurry.wait()
+                hurry.clear()
+            self._last_defer = time.monotonic()
             guilds, self.pending = sorted(self.pending), set()
             for guild in guilds:
                 try:
@@ -99,6 +115,8 @@ class VectorService:
     async def flush(self) -> None:
         """Wait until every kick so far has been turned into a queued job (tests, shutdown)."""
         while self._task is not None and not self._task.done():
+            if self._hurry is not None:
+                self._hurry.set()
             await asyncio.shield(self._task)
 
     async def close(self) -> None:

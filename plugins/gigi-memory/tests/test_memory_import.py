@@ -181,3 +181,21 @@ async def test_an_import_after_a_privacy_delete_skips_the_members_old_messages(k
     assert report.imported == 1
     assert report.skipped == {"authors who asked to be forgotten": 1}
     assert "canaryforgotten" not in await dump_text(kernel)
+
+
+async def test_import_skips_what_was_said_while_the_channel_was_paused(kernel) -> None:
+    await enable(kernel, days=30)
+    await kernel.set_channel_state("g1", "c1", "paused", by="admin")
+    await asyncio.sleep(0.05)
+    await kernel.set_channel_state("g1", "c1", "active", by="admin")
+    [span] = await kernel.channels.pause_ranges("g1", "c1")
+    during = span.started_at + (span.ended_at - span.started_at) / 2
+    data = parse_export(
+        export(
+            msg("301", "postgres before the pause", days_ago=3),
+            msg("302", "postgres while paused", timestamp=during.isoformat()),
+        )
+    )
+    report = await run_import(kernel, data, guild_id="g1")
+    assert report.imported == 1 and report.skipped == {"while the channel was paused": 1}
+    assert await count(kernel, text="paused") == 0 and await count(kernel, text="postgres") == 1

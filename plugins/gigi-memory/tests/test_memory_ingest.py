@@ -346,7 +346,7 @@ async def test_one_bad_message_does_not_sink_its_batch(kernel) -> None:
     real = svc.writer._run_ops
 
     async def picky(run):
-        if any(op.kind == "create" and op.data["text"] == "poison" for op in run):
+        if any(op.kind == "create" and op.materialize()["text"] == "poison" for op in run):
             raise DataError("INSERT", {}, Exception("value too long"))
         return await real(run)
 
@@ -378,3 +378,14 @@ async def test_gigis_own_answers_are_never_remembered_even_with_bots_allowed(ker
     )
     stored = await dump_text(kernel)
     assert "canarymods" not in stored and "canaryother" in stored
+
+
+async def test_a_message_delivered_twice_is_stored_once_with_the_rest_of_its_batch(kernel) -> None:
+    """A redelivered id among new ones: the batch falls back to the deduplicating insert."""
+    await enable(kernel)
+    first = message("postgres once", mentioned_user_ids=("42",))
+    await publish(kernel, first)
+    await publish(kernel, message("postgres new one"), first, message("postgres new two"))
+    assert await count(kernel, text="postgres") == 3
+    assert await count(kernel, mentioned="42") == 1
+    assert service_of(kernel).writer.stats.failed == 0

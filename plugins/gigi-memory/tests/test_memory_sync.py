@@ -4,6 +4,7 @@ change and failed at once when Gigi loses Read Message History."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
 import pytest
@@ -259,3 +260,62 @@ async def test_a_sync_after_a_privacy_delete_never_brings_the_member_back(kernel
     await sync(kernel)
     await finish(kernel)
     assert "canarynew" in await dump_text(kernel)  # what they wrote after is theirs to share
+
+
+async def _paused_span(kernel, channel: str = "c1") -> tuple:
+    """Pause and resume the channel; the recorded span (start, end)."""
+    await kernel.set_channel_state("g1", channel, "paused", by="admin")
+    await asyncio.sleep(0.05)
+    await kernel.set_channel_state("g1", channel, "active", by="admin")
+    [span] = await kernel.channels.pause_ranges("g1", channel)
+    return span.started_at, span.ended_at
+
+
+async def test_a_sync_takes_nothing_from_while_the_channel_was_paused(kernel, fast_retries) -> None:
+    """Live delivery withheld those messages; history must not bring them back."""
+    await enable(kernel, "c1")
+    start, end = await _paused_span(kernel)
+    msgs = [
+        *history(3),  # ten days ago, long before the pause
+        message(
+            "postgres said while paused", message_id="9001", created_at=start + (end - start) / 2
+        ),
+        message("postgres just before resume", message_id="9002", created_at=end),
+    ]
+    kernel.history.register("fake", FakeHistory(msgs))
+    await sync(kernel)
+    await finish(kernel)
+    assert await count(kernel, text="postgres") == 3
+    assert await count(kernel, text="paused") == 0 and await count(kernel, text="resume") == 0
+    [row] = (await call(kernel, "status"))["syncs"]
+    assert (row["status"], row["imported"], row["skipped"]) == ("done", 3, 2)
+
+
+async def test_a_thread_sync_skips_its_parents_paused_span(kernel, fast_retries) -> None:
+    await enable(kernel, "c1")
+    await enable(kernel, "t1")
+    start, end = await _paused_span(kernel, "c1")  # pausing a channel pauses its threads
+    during = start + (end - start) / 2
+    msgs = [
+        message(
+            "thread postgres early",
+            message_id="9101",
+            channel_id="t1",
+            parent_channel_id="c1",
+            channel_kind="thread",
+            created_at=ago(days=3),
+        ),
+        message(
+            "thread postgres paused",
+            message_id="9102",
+            channel_id="t1",
+            parent_channel_id="c1",
+            channel_kind="thread",
+            created_at=during,
+        ),
+    ]
+    kernel.history.register("fake", FakeHistory(msgs))
+    await call(kernel, "sync", channel="t1", channel_id="t1")
+    await finish(kernel)
+    assert await count(kernel, text="postgres", channel="t1", channel_id="t1") == 1
+    assert await count(kernel, text="paused", channel="t1", channel_id="t1") == 0

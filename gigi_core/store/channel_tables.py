@@ -1,4 +1,4 @@
-"""Channel observation states and their recorded ranges (kernel_0004, kernel_0010); ids and times."""
+"""Channel observation states and their recorded ranges (kernel_0004, kernel_0012); ids and times."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ class ChannelObservation(Base):
 class SecureRange(Base):
     """When a channel was secure (or paused): a backfill must bring back nothing from inside.
 
-    One table for both states (``state``; rows before kernel_0010 are all ``secure``), so the
+    One table for both states (``state``; rows before kernel_0012 are all ``secure``), so the
     privacy paths that handle secure ranges handle pause ranges too.
     """
 

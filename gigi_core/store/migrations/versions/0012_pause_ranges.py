@@ -1,7 +1,7 @@
 """Paused spans are recorded beside secure ones (``channel_secure_ranges.state``).
 
-Revision ID: kernel_0010
-Revises: kernel_0009
+Revision ID: kernel_0012
+Revises: kernel_0011
 
 A backfill (memory's ``/memory sync``, an import) must bring back nothing a channel said while
 it was paused, as for secure periods; rows written before this revision are secure spans.
@@ -10,8 +10,8 @@ it was paused, as for secure periods; rows written before this revision are secu
 import sqlalchemy as sa
 from alembic import op
 
-revision = "kernel_0010"
-down_revision = "kernel_0009"
+revision = "kernel_0012"
+down_revision = "kernel_0011"
 branch_labels = None
 depends_on = None
 

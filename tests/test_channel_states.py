@@ -347,3 +347,29 @@ async def test_a_channel_the_caller_cannot_see_cannot_be_paused(env) -> None:
     assert await kernel.channels.get("g1", "secret") == "active"
     reply = await kernel.agent.direct(hidden, "gigi.channel.pause", {"channel": "c1"})
     assert result_of(reply)["state"] == "paused"
+
+
+async def test_a_channel_outside_a_public_answers_audience_cannot_be_named(env) -> None:
+    """The actor may read #mods, but the answer is shown where others read it: the surface's
+    ``visible_channels`` (narrowed to that audience) bounds channel arguments too."""
+    kernel, _ = env
+
+    async def sees_all(channel_id: str) -> bool:
+        return True
+
+    async def audience() -> frozenset[str]:
+        return frozenset({"c1", "general"})
+
+    public = Request(
+        actor=ALICE,
+        guild_id="g1",
+        channel_id="c1",
+        kind="mention",
+        text="",
+        channel_visible=sees_all,
+        visible_channels=audience,
+    )
+    with pytest.raises(PolicyDenied, match="cannot view that channel"):
+        await kernel.agent.direct(public, "gigi.channel.status", {"channel": "mods"})
+    reply = await kernel.agent.direct(public, "gigi.channel.status", {"channel": "general"})
+    assert result_of(reply)["state"] == "active"

@@ -296,7 +296,11 @@ class Runner:
         for channel in dict.fromkeys(channels):
             if not await check(channel):
                 return False
-        return True
+        # An answer shown publicly lists only what its whole audience may read: a moderator
+        # asking in #general must not have a tool read #mods into it (the surface narrows
+        # ``visible_channels`` to that audience; ``channel_visible`` is the actor's own).
+        listed = await self.request.visible_channels() if self.request.visible_channels else None
+        return listed is None or all(c in listed for c in channels)
 
     # -- writes --------------------------------------------------------------------------
 

@@ -26,7 +26,9 @@ class RecordingPoster:
 
     ``guilds`` limits which guilds it serves (all when empty); ``forbidden`` lists channel
     ids it refuses, as a surface does where the bot lacks Send Messages. ``members`` maps
-    a user id to (their actor, the channel ids they may read) for ``kernel.outbox.member``.
+    a user id to (their actor, the channel ids they may read) for ``kernel.outbox.member``;
+    ``public`` lists the channels everyone may read: an answer ``shown_in`` a channel lists
+    only those and that channel, as a surface narrows it to the audience.
     """
 
     guilds: set[str] = field(default_factory=set)
@@ -34,6 +36,7 @@ class RecordingPoster:
     posts: list[OutboundMessage] = field(default_factory=list)
     buttons: list[tuple[PostedButton, ...]] = field(default_factory=list)
     members: dict[str, tuple[Actor, frozenset[str]]] = field(default_factory=dict)
+    public: frozenset[str] = frozenset()
 
     def serves(self, guild_id: str) -> bool:
         return not self.guilds or guild_id in self.guilds
@@ -56,14 +59,15 @@ class RecordingPoster:
         if user_id not in self.members:
             return None
         actor, readable = self.members[user_id]
+        listed = readable if shown_in is None else readable & (self.public | {shown_in})
 
         async def visible(channel_id: str) -> bool:
             return channel_id in readable
 
-        async def listed() -> frozenset[str] | None:
-            return readable
+        async def lister() -> frozenset[str] | None:
+            return listed
 
-        return MemberView(actor, visible, listed)
+        return MemberView(actor, visible, lister)
 
     async def press(self, kernel: Any, post: int, button: int, actor: Actor) -> Reply:
         """Press button ``button`` of post ``post`` as ``actor``: the command runs as they

@@ -40,6 +40,12 @@ async def status(ctx: Any) -> dict[str, Any]:
             f"{counts['staff_notes']} staff notes, {counts['pictures']} pictures, "
             f"{counts['skipped']} skipped (rate limit or "
             f"budget), {counts['failures']} failures; {spend}."
+            + (
+                ""
+                if settings.staff_channel
+                else " No staff channel is set, so staff notes are not delivered: set "
+                "`staff_channel` in the plugin's config."
+            )
         ),
         "channels": channels,
         "today": counts,

@@ -13,20 +13,25 @@ from typing import Any, Protocol
 log = logging.getLogger(__name__)
 PLUGIN = "ambient"
 
-#: Whether a member may see a channel: (guild_id, channel_id, user_id) -> bool, or None
-#: when nobody can tell (then a channel the model names is refused).
-MemberSees = Callable[[str, str, str], Awaitable[bool | None]]
+#: May an answer to a member's message in ``source`` be posted in ``target`` instead:
+#: (guild_id, source, target, user_id) -> bool, or None when nobody can tell (then no).
+MayMove = Callable[[str, str, str, str], Awaitable[bool | None]]
 
 
-def surface_member_sees(kernel: Any) -> MemberSees:
-    """What the surface serving the guild says now (``kernel.outbox.member``); None when no
-    surface here serves it or the author is no longer a member."""
+def surface_may_move(kernel: Any) -> MayMove:
+    """The member must read ``target`` now, and everyone reading ``target`` must be able to
+    read ``source`` (the answer is written from its history): from the surface serving the
+    guild (``kernel.outbox.member`` with ``target`` as the audience)."""
 
-    async def sees(guild_id: str, channel_id: str, user_id: str) -> bool | None:
-        view = await kernel.outbox.member(guild_id, user_id)
-        return None if view is None else bool(await view.channel_visible(channel_id))
+    async def may(guild_id: str, source: str, target: str, user_id: str) -> bool | None:
+        view = await kernel.outbox.member(guild_id, user_id, shown_in=target)
+        if view is None:
+            return None
+        if not await view.channel_visible(target):
+            return False
+        return source in (await view.visible_channels() or frozenset())
 
-    return sees
+    return may
 
 
 class Poster(Protocol):

@@ -230,12 +230,13 @@ class Responder:
 
     async def _allowed_channel(self, event: MessageCreated, named: str | None) -> str | None:
         """ENV-09: a channel the model names must be one the bot may post in and the asker
-        may see; otherwise (or when nobody can tell) the message's own channel."""
+        may see, and whose readers may all read the message's channel (the answer comes
+        from its history); otherwise (or when nobody can tell) the message's own channel."""
         if named is None or named == event.channel_id or event.guild_id is None:
             return None
         service = self.service
-        sees = await service.member_sees(event.guild_id, named, event.author_id)
-        if sees is not True:
+        may = await service.may_move(event.guild_id, event.channel_id, named, event.author_id)
+        if may is not True:
             return None
         return named if await service.poster.can_post(event.guild_id, named) else None
 

@@ -19,7 +19,7 @@ from gigi_ambient.attempts import AmbientError, Backoff
 from gigi_ambient.envelope import Delivery
 from gigi_ambient.history import Entry, History
 from gigi_ambient.persist import HistoryStore
-from gigi_ambient.post import MemberSees, OutboxPoster, Poster, surface_member_sees
+from gigi_ambient.post import MayMove, OutboxPoster, Poster, surface_may_move
 from gigi_ambient.responder import Responder, Settings, entry_of, short_path_match
 from gigi_ambient.store import AmbientStore, today
 
@@ -47,7 +47,7 @@ class AmbientService:
         self.backoff = Backoff()
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
         self.poster: Poster = OutboxPoster(kernel)
-        self.member_sees: MemberSees = surface_member_sees(kernel)
+        self.may_move: MayMove = surface_may_move(kernel)
         self.runtime: Any = None  # the agent runtime; None: the kernel's own
         self._channels: dict[str, dict[str, str]] = {}
         self._read_at: dict[str, float] = {}
@@ -368,16 +368,27 @@ class AmbientService:
         return await make_and_post(self, event, delivery)
 
     async def _staff(self, event: Any, delivery: Delivery, settings: Settings) -> None:
-        """A staff note is never dropped: the staff channel, else the message's channel."""
+        """A staff note goes to the staff channel only: it judges a member and is model text,
+        so it is never shown in the public channel. Without a staff channel (or when posting
+        there fails) it is counted and recorded as an ``ambient.staff_undelivered`` event
+        (ids only) for admins, and ``/ambient status`` says to set one."""
         guild = event.guild_id
-        target = settings.staff_channel or event.channel_id
         text = (
             f"Staff note (ambient, <#{event.channel_id}>, message {event.message_id} by "
             f"<@{event.author_id}>): {delivery.staff}"
         )
         self.count(guild, staff_notes=1)
-        if await self._post(guild, target, text, None) is None and target != event.channel_id:
-            await self._post(guild, event.channel_id, text, None)
+        target = settings.staff_channel
+        if target is not None and await self._post(guild, target, text, None) is not None:
+            return
+        log.warning("ambient: a staff note in guild %s could not be delivered", guild)
+        await self.kernel.track(
+            "ambient.staff_undelivered",
+            guild_id=guild,
+            channel_id=event.channel_id,
+            message_id=event.message_id,
+            staff_channel=target,
+        )
 
     async def _post(
         self, guild_id: str, channel_id: str, text: str, reply_to: str | None

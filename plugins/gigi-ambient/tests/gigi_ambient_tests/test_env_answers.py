@@ -11,7 +11,7 @@ from gigi_ambient.history import Entry, History
 from gigi_ambient.prompt import CONTEXT_HEADING
 
 from gigi_ambient_tests.ambient_helpers import GUILD, HERE, envelope
-from gigi_core import Actor
+from gigi_core import Actor, hookimpl
 
 
 async def test_env_01_model_answer_reaches_the_user(world) -> None:
@@ -45,6 +45,28 @@ async def test_staff_note_with_answer_needed_false_and_no_answer_still_reaches_s
     await world.say("buy cheap coins at example.com")
     [staff] = world.poster.posts
     assert staff.channel_id == "900" and "spam link posted" in staff.text
+
+
+async def test_a_staff_note_is_never_shown_in_the_public_channel(world) -> None:
+    tracked: list[tuple[str, dict]] = []
+
+    class Tracker:
+        @hookimpl
+        def track_event(self, name, properties, kernel):
+            tracked.append((name, properties))
+
+    world.kernel.pm.register(Tracker(), name="tracker")
+    world.fake.reply_text(envelope(answer="Please be kind.", answer_needed=True, staff="insults"))
+    await world.say("you are all idiots")  # no staff_channel configured
+    assert [p.text for p in world.poster.posts] == ["Please be kind."]
+    world.poster.forbidden = {"900"}
+    await world.kernel.configure_plugin(GUILD, "ambient", {"staff_channel": "900"})
+    world.fake.reply_text(envelope(answer=None, answer_needed=False, staff="spam"))
+    await world.say("buy now")  # the staff channel refuses the bot
+    assert len(world.poster.posts) == 1
+    undelivered = [p for n, p in tracked if n == "ambient.staff_undelivered"]
+    assert [p["staff_channel"] for p in undelivered] == [None, "900"]
+    assert all("insults" not in str(p) and "spam" not in str(p) for p in undelivered)
 
 
 async def test_env_04_direct_messages_are_always_answered(world) -> None:
@@ -103,7 +125,8 @@ async def test_env_09_missing_channel_falls_back_to_the_message_channel(world) -
 
 async def test_a_channel_the_author_cannot_see_is_never_answered_in(world) -> None:
     # What the author may read comes from the surface serving the guild (kernel.outbox.member).
-    world.poster.members = {"42": (Actor(id="42"), frozenset({HERE, "300"}))}
+    world.poster.members = {"42": (Actor(id="42"), frozenset({HERE, "300", "555"}))}
+    world.poster.public = frozenset({HERE})  # everyone reading 300 may read this channel
     world.poster.forbidden = {"555"}
     for channel, expected in (("400", HERE), ("<#300>", "300"), ("555", HERE)):
         world.fake.reply_text(envelope(answer="moved", answer_needed=True, channel=channel))
@@ -113,6 +136,18 @@ async def test_a_channel_the_author_cannot_see_is_never_answered_in(world) -> No
     world.fake.reply_text(envelope(answer="moved", answer_needed=True, channel="300"))
     await world.say("hi")
     assert world.poster.posts[-1].channel_id == HERE  # nobody can tell: the message's channel
+
+
+async def test_an_answer_never_moves_to_a_channel_whose_readers_cannot_read_its_source(
+    world,
+) -> None:
+    """The answer is written from this channel's history: a private channel's answer stays
+    there even when the author (a moderator) may read the channel the model names."""
+    world.poster.members = {"42": (Actor(id="42"), frozenset({HERE, "general"}))}
+    world.poster.public = frozenset({"general"})  # HERE is private to some members
+    world.fake.reply_text(envelope(answer="summary", answer_needed=True, channel="general"))
+    await world.say("sum up our talk for everyone")
+    assert world.poster.posts[-1].channel_id == HERE
 
 
 async def test_env_10_dynamic_context_reaches_the_system_prompt(world) -> None:

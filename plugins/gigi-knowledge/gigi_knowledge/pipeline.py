@@ -14,7 +14,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from gigi_knowledge import models, tables
+from gigi_knowledge import complexity, models, tables
 from gigi_knowledge.notes import note_row, write_signal
 from gigi_knowledge.queue import Job
 from gigi_knowledge.service import KnowledgeService, now_ms
@@ -78,9 +78,21 @@ async def process(svc: KnowledgeService, job: Job) -> None:
         svc.notes.add(note_row(ctx, kind, note, cls.confidence, focus))
         return
     known = await _known_entities(svc, job.guild_id)
+    score = complexity.score(window, cls.categories, cls.entities, cls.confidence, s.window_size)
+    escalate = score > s.complexity_threshold
+    if escalate:
+        svc.escalations += 1
     try:
         extraction, model = await models.extract(
-            svc.kernel, job.guild_id, job.channel_id, window, job.message_id, info.context, known, s
+            svc.kernel,
+            job.guild_id,
+            job.channel_id,
+            window,
+            job.message_id,
+            info.context,
+            known,
+            s,
+            escalate=escalate,
         )
     except models.ModelFailed as exc:
         await _fallback(svc, job, window, focus, exc)

@@ -61,6 +61,7 @@ class KnowledgeService:
             self._process, depth=self.settings.queue_depth, concurrency=self.settings.concurrency
         )
         self.fallbacks = 0  # extractions that failed and wrote the fallback signal
+        self.escalations = 0  # extractions sent to the ``complex`` slot first (complexity)
         self.known: dict[str, tuple[float, list[str]]] = {}  # guild -> (until, entity names)
         from gigi_knowledge.caches import Caches
         from gigi_knowledge.notes import NoteWriter

@@ -153,6 +153,8 @@ async def check_contradictions(
     c = tables.contradictions
     s = svc.settings
     since = me.decided_ms - s.contradiction_days * DAY_MS
+    if not svc.caches.has_decisions(guild_id, channel_id):
+        await svc.notes.flush()  # decisions still queued are read back with the rest
     async with svc.engine.connect() as conn:
         known = await svc.caches.channel_decisions(conn, guild_id, channel_id, since)
     scored = sorted(
@@ -178,6 +180,7 @@ async def check_contradictions(
         earlier, later = (row.id, me.id)
         if row.decided_ms > me.decided_ms:
             earlier, later = later, earlier
+        await svc.notes.flush()  # both decisions are stored before the pair is
         async with guild_lock(svc, guild_id), svc.engine.begin() as conn:
             exists = await conn.scalar(
                 sa.select(sa.func.count())

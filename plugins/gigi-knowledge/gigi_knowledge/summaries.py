@@ -346,6 +346,7 @@ async def catchup(ctx: Any, since: str | None = None) -> dict[str, Any]:
     from gigi_knowledge.timeparse import parse_since
 
     svc = await ready(ctx.kernel)
+    await svc.notes.flush()  # what was extracted a moment ago counts
     if not ctx.channel_id:
         raise ToolExecutionError("ask in the channel you want to catch up on")
     end = now_ms()

@@ -94,6 +94,7 @@ entities = sa.Table(
         sa.Column("channel_id", sa.String(64), nullable=False),  # where first seen
         sa.Column("entity_type", sa.String(16), nullable=False),
         sa.Column("name", sa.String(120), nullable=False),
+        sa.Column("name_key", sa.String(160)),  # writes.name_key; unique per guild and type
         sa.Column("aliases", sa.JSON, nullable=False),
         sa.Column("user_id", sa.String(64)),  # a person entity that is a member
         sa.Column("meta", sa.JSON, nullable=False),
@@ -104,6 +105,7 @@ entities = sa.Table(
         sa.Column("source_ref", sa.JSON, nullable=False),
         sa.Column("extraction_model", sa.String(200)),
     ),
+    sa.Index("uq_knowledge_entity_key", "guild_id", "entity_type", "name_key", unique=True),
 )
 
 relationships = sa.Table(

@@ -41,13 +41,22 @@ class Batcher:
         self.svc = svc
         self.rows: list[dict[str, Any]] = []  # light notes (knowledge_signals rows)
         self.units: list[Unit] = []
+        self.seen: dict[tuple[str, str, str], tuple[str, int]] = {}  # last message per member
         self._task: asyncio.Task[None] | None = None
         self._now = asyncio.Event()  # set by flush: write without waiting for DELAY
         self.failed = 0  # notes and extractions that could not be written
         self.commits = 0
 
     def __len__(self) -> int:
-        return len(self.rows) + len(self.units)
+        return len(self.rows) + len(self.units) + len(self.seen)
+
+    def saw(self, guild_id: str, channel_id: str, user_id: str, message_id: str, ms: int) -> None:
+        """A member's latest message in a channel (kept if newer than what is queued)."""
+        key = (guild_id, channel_id, user_id)
+        old = self.seen.get(key)
+        if old is None or old[1] <= ms:
+            self.seen[key] = (message_id, ms)
+        self._wake()
 
     def add(self, row: dict[str, Any]) -> None:
         """A light note (a ``knowledge_signals`` row)."""
@@ -67,23 +76,41 @@ class Batcher:
         if len(self) < self.BATCH and not self._now.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._now.wait(), self.DELAY)
-        while self.rows or self.units:
+        while self.rows or self.units or self.seen:
             rows, self.rows = self.rows[: self.BATCH], self.rows[self.BATCH :]
             units, self.units = self.units[: self.BATCH], self.units[self.BATCH :]
+            seen, self.seen = self.seen, {}
             try:
-                await self._write(rows, units)
+                await self._write(rows, units, seen)
             except Exception:
-                await self._one_by_one(rows, units)
+                await self._one_by_one(rows, units, seen)
 
-    async def _write(self, rows: list[dict[str, Any]], units: list[Unit]) -> None:
+    async def _write(
+        self,
+        rows: list[dict[str, Any]],
+        units: list[Unit],
+        seen: dict[tuple[str, str, str], tuple[str, int]] | None = None,
+    ) -> None:
         async with self.svc.engine.begin() as conn:
             if rows:
                 await conn.execute(sa.insert(tables.signals), rows)
+            if seen:
+                await conn.execute(_seen_upsert(self.svc.dialect), _seen_rows(seen))
             for unit in units:
                 await unit.apply(conn)
         self.commits += 1
 
-    async def _one_by_one(self, rows: list[dict[str, Any]], units: list[Unit]) -> None:
+    async def _one_by_one(
+        self,
+        rows: list[dict[str, Any]],
+        units: list[Unit],
+        seen: dict[tuple[str, str, str], tuple[str, int]],
+    ) -> None:
+        if seen:
+            try:
+                await self._write([], [], seen)
+            except Exception as exc:  # catch-me-up falls back to 24 h: logged, not retried
+                log.error("knowledge: last-seen times not written: %s", type(exc).__name__)
         if rows:
             try:
                 await self._write(rows, [])
@@ -113,3 +140,34 @@ class Batcher:
     def discard(self, guild_id: str) -> None:
         self.rows = [r for r in self.rows if r["guild_id"] != guild_id]
         self.units = [u for u in self.units if u.guild_id != guild_id]
+        self.seen = {k: v for k, v in self.seen.items() if k[0] != guild_id}
+
+    def forget_member(self, user_id: str, guild_id: str | None) -> None:
+        self.seen = {
+            k: v
+            for k, v in self.seen.items()
+            if not (k[2] == user_id and (guild_id is None or k[0] == guild_id))
+        }
+
+
+def _seen_rows(seen: dict[tuple[str, str, str], tuple[str, int]]) -> list[dict[str, Any]]:
+    return [
+        {"guild_id": g, "channel_id": c, "user_id": u, "message_id": m, "seen_ms": ms}
+        for (g, c, u), (m, ms) in seen.items()
+    ]
+
+
+def _seen_upsert(dialect: str) -> Any:
+    """Insert or move a member's last-seen forward (never back: an older message arriving
+    late leaves the newer time)."""
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    t = tables.last_seen
+    stmt = insert(t)
+    return stmt.on_conflict_do_update(
+        index_elements=["guild_id", "channel_id", "user_id"],
+        set_={"message_id": stmt.excluded.message_id, "seen_ms": stmt.excluded.seen_ms},
+        where=t.c.seen_ms <= stmt.excluded.seen_ms,
+    )

@@ -201,6 +201,10 @@ async def delete_user(kernel: Any, user_id: str, guild_id: str | None) -> dict[s
         k for k in svc.last_seen if k[2] == user_id and (guild_id is None or k[0] == guild_id)
     ]:
         del svc.last_seen[key]
+    svc.notes.forget_member(user_id, guild_id)
+    t = tables.last_seen
+    async with svc.engine.begin() as conn:
+        await conn.execute(sa.delete(t).where(*_guild(t, guild_id), t.c.user_id == user_id))
     return counts
 
 

@@ -233,7 +233,7 @@ class KnowledgeRetriever:
                     .limit(20000)
                 )
             ).all()
-            best = [(sc, r) for sc, r in vectors.best(qv, list(rows)) if sc >= 0.3][:limit]
+            best = [(sc, r) for sc, r in vectors.best(qv, list(rows), limit) if sc >= 0.3]
             ids = {"decision": [], "signal": []}
             for _, r in best:
                 ids[r.source_type].append(r.source_id)

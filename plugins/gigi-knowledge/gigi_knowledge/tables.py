@@ -209,6 +209,16 @@ contradictions = sa.Table(
     sa.UniqueConstraint("earlier_id", "later_id", name="uq_knowledge_contradiction"),
 )
 
+last_seen = sa.Table(
+    "knowledge_last_seen",  # catch-me-up's "since your last message": an id and a time only
+    metadata,
+    sa.Column("guild_id", sa.String(64), primary_key=True),
+    sa.Column("channel_id", sa.String(64), primary_key=True),
+    sa.Column("user_id", sa.String(64), primary_key=True),
+    sa.Column("message_id", sa.String(64), nullable=False),
+    sa.Column("seen_ms", sa.BigInteger, nullable=False),
+)
+
 ALL = (
     channels,
     decisions,
@@ -219,4 +229,5 @@ ALL = (
     embeddings,
     summaries,
     contradictions,
+    last_seen,
 )

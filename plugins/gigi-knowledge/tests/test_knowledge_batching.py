@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import pathlib
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import gigi_knowledge
 from gigi_knowledge.batcher import Batcher
 from knowledge_fakes import KnowledgeFakePlugin, classify, decision, entity, extraction, relation
-from knowledge_helpers import enable, message, rows
+from knowledge_helpers import ALICE, call, enable, message, rows
 
 from gigi_core.testing import open_test_kernel
 
@@ -74,7 +75,7 @@ async def test_queued_writes_are_flushed_on_shutdown(
             await k.publish(message(f"we settle shutdown point {i} now"))
             await k.events.drain()
             assert await k.gigi_knowledge.queue.drain(30)
-        assert len(k.gigi_knowledge.notes) == 2  # the later two are still in memory
+        assert len(k.gigi_knowledge.notes.units) == 2  # the later two are still in memory
         assert len(await rows(k, "knowledge_decisions")) == 1
     monkeypatch.setattr(Batcher, "DELAY", 0.05)
     async with open_test_kernel(
@@ -129,3 +130,40 @@ async def test_two_kernels_on_one_store_insert_an_entity_once(
         assert len(await rows(a, "knowledge_decisions")) == 6
         vecs = await rows(a, "knowledge_embeddings", "source_type = 'entity'")
         assert sorted(v.source_id for v in vecs) == sorted(e.id for e in ents)
+
+
+async def test_catch_me_up_since_your_last_message_survives_a_restart(
+    database_url: str, tmp_path: pathlib.Path
+) -> None:
+    spoke = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=3)
+    async with open_test_kernel(
+        tmp_path,
+        plugins=["knowledge"],
+        extra_plugins=[("kfake", scripted())],
+        database_url=database_url,
+    ) as k:
+        await k.enable_plugin("g1", "knowledge")
+        await enable(k)
+        older = spoke - timedelta(hours=1)
+        # the later message arrives first: the stored time never moves back
+        for when in (spoke, older):
+            await k.publish(message("thanks all", author_id="u1", created_at=when))
+        await k.events.drain()
+        assert await gigi_knowledge.flush(k)
+    async with open_test_kernel(
+        tmp_path,
+        plugins=["knowledge"],
+        extra_plugins=[("kfake", scripted())],
+        database_url=database_url,
+    ) as k2:
+        (row,) = await rows(k2, "knowledge_last_seen")
+        assert (row.user_id, row.channel_id, row.seen_ms) == (
+            "u1",
+            "c1",
+            int(spoke.timestamp() * 1000),
+        )
+        assert k2.gigi_knowledge.last_seen == {}  # this process saw nothing
+        out = await call(k2, "catchup", actor=ALICE)
+        assert datetime.fromisoformat(out["since"]) == spoke  # not the 24 h default
+        await gigi_knowledge.delete_user_data("u1", "g1", k2)  # the member's time goes too
+        assert await rows(k2, "knowledge_last_seen") == []

@@ -73,6 +73,10 @@ async def write_signal(
         await conn.execute(sa.insert(S).values(**row))
         if vecs:
             await conn.execute(
-                sa.insert(V).values(**_vector_row(ctx, "signal", sid, vecs[0], vecs[1][0], row))
+                sa.insert(V).values(
+                    **vectors.with_pg(
+                        svc.dialect, _vector_row(ctx, "signal", sid, vecs[0], vecs[1][0], row)
+                    )
+                )
             )
     return sid

@@ -245,18 +245,23 @@ async def store(
             m, (vec,) = emb
             await conn.execute(
                 sa.insert(V).values(
-                    id=new_id(),
-                    guild_id=guild_id,
-                    source_type="summary",
-                    source_id=row.id,
-                    channel_id=channel_id,
-                    author_id=None,
-                    created_ms=end,
-                    topic_tags=[],
-                    entity_type=None,
-                    model=m,
-                    dims=int(vec.shape[0]),
-                    vector=vectors.encode(vec),
+                    **vectors.with_pg(
+                        svc.dialect,
+                        {
+                            "id": new_id(),
+                            "guild_id": guild_id,
+                            "source_type": "summary",
+                            "source_id": row.id,
+                            "channel_id": channel_id,
+                            "author_id": None,
+                            "created_ms": end,
+                            "topic_tags": [],
+                            "entity_type": None,
+                            "model": m,
+                            "dims": int(vec.shape[0]),
+                            "vector": vectors.encode(vec),
+                        },
+                    )
                 )
             )
     return True

@@ -11,6 +11,27 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 metadata = sa.MetaData()
+
+
+class _VectorCast(sa.types.UserDefinedType[str]):
+    cache_ok = True
+
+    def get_col_spec(self, **kw: object) -> str:
+        return "vector"
+
+
+class PgVector(sa.types.UserDefinedType[str]):
+    """pgvector's untyped ``vector`` (PostgreSQL only), bound as its text form and cast."""
+
+    cache_ok = True
+
+    def get_col_spec(self, **kw: object) -> str:
+        return "vector"
+
+    def bind_expression(self, bindvalue: object) -> object:
+        return sa.cast(sa.type_coerce(bindvalue, sa.Text), _VectorCast())
+
+
 ID = sa.String(36)  # uuid4 hex with dashes
 
 
@@ -161,6 +182,9 @@ embeddings = sa.Table(
         sa.Column("model", sa.String(200), nullable=False),
         sa.Column("dims", sa.Integer, nullable=False),
         sa.Column("vector", sa.LargeBinary, nullable=False),
+        # PostgreSQL only (knowledge_0004): the same vector for pgvector's ``<=>``; the
+        # column does not exist on SQLite, so statements there never name it
+        sa.Column("embedding", PgVector()),
     ),
 )
 

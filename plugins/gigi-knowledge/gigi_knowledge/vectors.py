@@ -65,6 +65,19 @@ def encode(vector: np.ndarray) -> bytes:
     return np.asarray(vector, dtype="<f4").tobytes()
 
 
+def pg_text(vector: np.ndarray) -> str:
+    """pgvector's text form."""
+    return "[" + ",".join(f"{x:.7g}" for x in np.asarray(vector, dtype=np.float32).tolist()) + "]"
+
+
+def with_pg(dialect: str, row: dict[str, Any]) -> dict[str, Any]:
+    """A ``knowledge_embeddings`` row as the backend stores it: on PostgreSQL the blob is
+    also written as a pgvector (``embedding``), which semantic search orders by."""
+    if dialect != "postgresql":
+        return row
+    return {**row, "embedding": pg_text(decode(row["vector"]))}
+
+
 def decode(blob: bytes) -> np.ndarray:
     return np.frombuffer(bytes(blob), dtype="<f4")
 

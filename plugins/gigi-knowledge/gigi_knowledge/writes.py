@@ -255,7 +255,7 @@ async def _apply(svc: Any, guild_id: str, ops: list[Op], conn: Any) -> None:
                 ids[row["id"]] = got
                 svc.caches.forget(guild_id)  # reload: the stored id is another process's
             elif vrow is not None:
-                await conn.execute(sa.insert(V).values(**vrow))
+                await conn.execute(sa.insert(V).values(**vectors.with_pg(svc.dialect, vrow)))
         elif kind == "touch":
             await conn.execute(sa.update(E).where(E.c.id == ids.get(op[1], op[1])).values(**op[2]))
         elif kind == "rel":
@@ -276,7 +276,10 @@ async def _apply(svc: Any, guild_id: str, ops: list[Op], conn: Any) -> None:
                 )
             )
         elif op[2]:  # "rows": one statement per table (executemany)
-            await conn.execute(sa.insert(op[1]), op[2])
+            table, rows = op[1], op[2]
+            if table is V:
+                rows = [vectors.with_pg(svc.dialect, r) for r in rows]
+            await conn.execute(sa.insert(table), rows)
 
 
 def _plan(

@@ -1,9 +1,10 @@
-"""The plugin's tables as SQLAlchemy Core objects (created by ``migrations/knowledge_0001``).
+"""The plugin's tables as SQLAlchemy Core objects (created by ``migrations/knowledge_000*``).
 
 Seed 004 §6 with three deliberate differences: times are integer milliseconds since the
 epoch (UTC), as in guild memory, so the same SQL runs on both backends; arrays are JSON
-lists; vectors are float32 blobs compared in NumPy (no pgvector index). No table has a
-column for message text: ``source_ref`` holds message ids and a time range only.
+lists; vectors are float32 blobs compared in NumPy, and on PostgreSQL also a pgvector
+(``knowledge_0004``). No table has a column for message text: ``source_ref`` holds message
+ids and a time range only.
 """
 
 from __future__ import annotations

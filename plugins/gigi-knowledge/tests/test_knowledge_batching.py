@@ -57,6 +57,9 @@ async def test_many_extractions_share_one_commit(kernel: Any, model: Any) -> Non
     assert rel.observation_count == 12
     commits = svc.notes.commits - before
     assert 1 <= commits < 12, commits  # batched: fewer commits than messages
+    status = await call(kernel, "status")
+    assert status["writer"] == {"pending": 0, "failed": 0}
+    assert status["model"] == {"fallbacks": 0, "escalations": 0}
 
 
 async def test_queued_writes_are_flushed_on_shutdown(

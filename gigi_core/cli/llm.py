@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from gigi_core.cli.common import UsageFailure, echo_json, pass_state, run, table, with_kernel
+from gigi_core.llm.records import PURPOSES
 
 
 def _owner_option(required: bool) -> Any:
@@ -213,9 +214,7 @@ def profile_group() -> None:
 
 @profile_group.command("set")
 @_owner_option(required=True)
-@click.option(
-    "--purpose", required=True, type=click.Choice(["chat", "reasoning", "embedding", "routing"])
-)
+@click.option("--purpose", required=True, type=click.Choice(PURPOSES))
 @click.option("--credential", "credential", required=True, help="Label of the owner's credential.")
 @click.option("--model", required=True, help="Model id (a free string, as the provider names it).")
 @click.option("--fallback-model", help="Tried on the same credential when the model fails.")

@@ -13,11 +13,34 @@ from typing import Any, Literal
 from gigi_core.errors import ConfigError, GigiError
 
 OwnerType = Literal["guild", "user", "tenant"]
-Purpose = Literal["chat", "reasoning", "embedding", "routing"]
+Purpose = Literal[
+    "chat",
+    "reasoning",
+    "embedding",
+    "routing",
+    "classify",
+    "extract",
+    "summarise",
+    "query_analyse",
+    "respond",
+    "complex",
+]
 PersonalKeys = Literal["off", "dm-only", "guild-allowed"]
 
 OWNER_TYPES: tuple[str, ...] = ("guild", "user", "tenant")
-PURPOSES: tuple[str, ...] = ("chat", "reasoning", "embedding", "routing")
+PURPOSES: tuple[str, ...] = (
+    "chat",
+    "reasoning",
+    "embedding",
+    "routing",
+    # seed 004's model slots: a caller with no profile for one falls back to a general one
+    "classify",
+    "extract",
+    "summarise",
+    "query_analyse",
+    "respond",
+    "complex",
+)
 PERSONAL_KEYS: tuple[str, ...] = ("off", "dm-only", "guild-allowed")
 TENANT_ID = "tenant"  # the single operator owner; the tenant has no external id
 

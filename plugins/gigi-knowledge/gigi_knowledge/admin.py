@@ -169,6 +169,8 @@ async def status(ctx: Any, channel: str | None = None) -> dict[str, Any]:
         if last is None
         else {"granularity": last.granularity, "period_end": iso(last.period_end_ms)},
         "queue": {"waiting": len(svc.queue), "dropped": svc.queue.dropped},
+        "writer": {"pending": len(svc.notes), "failed": svc.notes.failed},
+        "model": {"fallbacks": svc.fallbacks, "escalations": svc.escalations},
     }
 
 

@@ -57,6 +57,11 @@ class Caches:
         for key in [k for k in self.decisions if k[0] == guild_id]:
             del self.decisions[key]
 
+    def peek_entities(self, guild_id: str) -> dict[str, list[KnownEntity]] | None:
+        """The guild's cached entities if still fresh, else None (no store access)."""
+        hit = self.entities.get(guild_id)
+        return hit[1] if hit is not None and hit[0] > time.monotonic() else None
+
     async def guild_entities(self, conn: Any, guild_id: str) -> dict[str, list[KnownEntity]]:
         hit = self.entities.get(guild_id)
         if hit is not None and hit[0] > time.monotonic():
@@ -84,6 +89,10 @@ class Caches:
             )
         self.entities[guild_id] = (time.monotonic() + TTL, by_type)
         return by_type
+
+    def has_decisions(self, guild_id: str, channel_id: str) -> bool:
+        hit = self.decisions.get((guild_id, channel_id))
+        return hit is not None and hit[0] > time.monotonic()
 
     async def channel_decisions(
         self, conn: Any, guild_id: str, channel_id: str, since_ms: int

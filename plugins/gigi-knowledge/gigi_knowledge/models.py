@@ -6,8 +6,9 @@ server (``billing="server"``), under a deadline; replies are validated on receip
 the kernel tries it once on the same credential and records both attempts in usage.
 Message text is sent as data in a user message, never as instructions.
 
-Slots to purposes (the kernel's purposes; see docs/knowledge.md): classify and the
-contradiction check use ``routing``, extract and summarise ``chat``.
+Slots are purposes (docs/knowledge.md "Model slots"): each call asks for its own purpose
+first (``classify``, ``extract``, ``summarise``, ``complex``) and, when no owner has a
+profile for it (``NothingToResolve``), for the general one (``routing`` or ``chat``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,12 @@ from typing import Any
 
 from gigi_knowledge import schemas
 from gigi_knowledge.window import WindowMessage
+
+# each slot's purposes, most specific first; the last is the kernel's general purpose
+CLASSIFY_PURPOSES = ("classify", "routing")
+EXTRACT_PURPOSES = ("extract", "chat")
+COMPLEX_PURPOSES = ("complex", "extract", "chat")
+SUMMARISE_PURPOSES = ("summarise", "chat")
 
 CLASSIFY = (
     "You classify one chat message from a team channel for a knowledge base. Answer only "
@@ -84,7 +91,7 @@ async def _ask(
     channel_id: str | None,
     *,
     slot: str,
-    purpose: str,
+    purposes: Sequence[str],
     system: str,
     user: str,
     schema: dict[str, Any],
@@ -94,7 +101,7 @@ async def _ask(
     from gigi_core.llm import ChatRequest, StructuredOutput, SystemMessage, UserMessage
 
     request = ChatRequest(
-        model=purpose,  # the profile's model wins
+        model=purposes[0],  # the profile's model wins
         messages=[SystemMessage(content=system), UserMessage(content=user)],
         structured_output=StructuredOutput(schema=schema, name=f"knowledge_{slot}", strict=True),
         temperature=0,
@@ -102,15 +109,7 @@ async def _ask(
     )
     try:
         reply = await asyncio.wait_for(
-            kernel.llm.chat(
-                request,
-                guild_id=guild_id,
-                actor=None,
-                channel_id=channel_id,
-                purpose=purpose,
-                billing="server",
-            ),
-            deadline,
+            _chat(kernel, request, guild_id, channel_id, purposes), deadline
         )
     except TimeoutError:
         raise ModelFailed(slot, "timeout") from None
@@ -126,6 +125,29 @@ async def _ask(
     return data, model
 
 
+async def _chat(
+    kernel: Any, request: Any, guild_id: str, channel_id: str | None, purposes: Sequence[str]
+) -> Any:
+    """The first purpose some owner has a profile for serves the call (resolution is cached
+    by the kernel, so a missing slot profile costs a dictionary look-up)."""
+    from gigi_core.llm import NothingToResolve
+
+    for i, purpose in enumerate(purposes):
+        try:
+            return await kernel.llm.chat(
+                request,
+                guild_id=guild_id,
+                actor=None,
+                channel_id=channel_id,
+                purpose=purpose,
+                billing="server",
+            )
+        except NothingToResolve:
+            if i == len(purposes) - 1:
+                raise
+    raise AssertionError("no purposes")  # pragma: no cover - purposes is never empty
+
+
 async def classify(
     kernel: Any, guild_id: str, channel_id: str, window: Sequence[WindowMessage], focus: str, s: Any
 ) -> tuple[schemas.Classification, str]:
@@ -134,7 +156,7 @@ async def classify(
         guild_id,
         channel_id,
         slot="classify",
-        purpose="routing",
+        purposes=CLASSIFY_PURPOSES,
         system=CLASSIFY,
         user="Recent messages, oldest first:\n" + render_window(_upto(window, focus)[-5:], focus),
         schema=schemas.classify_schema(),
@@ -156,7 +178,10 @@ async def extract(
     context: str,
     known: Sequence[str],
     s: Any,
+    *,
+    escalate: bool = False,
 ) -> tuple[schemas.Extraction, str]:
+    """``escalate``: the complexity score is above the threshold, so ``complex`` first."""
     user = (
         f"Channel context: {context or 'none given'}\n"
         f"Known entities: {json.dumps(list(known)[:50])}\n"
@@ -167,7 +192,7 @@ async def extract(
         guild_id,
         channel_id,
         slot="extract",
-        purpose="chat",
+        purposes=COMPLEX_PURPOSES if escalate else EXTRACT_PURPOSES,
         system=EXTRACT,
         user=user,
         schema=schemas.extract_schema(s.max_items),
@@ -188,7 +213,7 @@ async def contradicts(
         guild_id,
         channel_id,
         slot="contradiction",
-        purpose="routing",
+        purposes=CLASSIFY_PURPOSES,
         system=VERDICT,
         user=f"A: {json.dumps(earlier)}\nB: {json.dumps(later)}",
         schema=schemas.verdict_schema(),
@@ -209,7 +234,7 @@ async def summarise(
         guild_id,
         channel_id,
         slot="summarise",
-        purpose="chat",
+        purposes=SUMMARISE_PURPOSES,
         system=SUMMARISE,
         user=f"Granularity: {granularity}\n{material}",
         schema=schemas.summary_schema(),

@@ -1,9 +1,9 @@
 """Notes (``knowledge_signals``) outside an extraction: tier 1's light notes, written in
-batches by the ``NoteWriter``, and single notes with a vector (the fallback signal)."""
+batches by the service's ``Batcher`` (``svc.notes``), and single notes with a vector (the
+fallback signal)."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -22,7 +22,7 @@ S, V = tables.signals, tables.embeddings
 def note_row(
     ctx: Context, kind: str, summary: str, confidence: float, focus: WindowMessage
 ) -> dict[str, Any]:
-    """A light tier-1 note (no vector), for the batching ``NoteWriter``."""
+    """A light tier-1 note (no vector), for the ``Batcher``."""
     return {
         "id": new_id(),
         "guild_id": ctx.guild_id,
@@ -38,43 +38,6 @@ def note_row(
         "extraction_model": ctx.model,
         "created_ms": ctx.now_ms,
     }
-
-
-class NoteWriter:
-    """Light notes are most of what the pipeline writes: they go in batches (one
-    transaction per ``BATCH`` or per ``DELAY`` seconds), not a commit per message."""
-
-    BATCH = 200
-    DELAY = 0.05
-
-    def __init__(self, svc: Any) -> None:
-        self.svc = svc
-        self.rows: list[dict[str, Any]] = []
-        self._task: asyncio.Task[None] | None = None
-        self.failed = 0
-
-    def add(self, row: dict[str, Any]) -> None:
-        self.rows.append(row)
-        if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self._run())
-
-    async def _run(self) -> None:
-        await asyncio.sleep(self.DELAY)
-        while self.rows:
-            rows, self.rows = self.rows[: self.BATCH], self.rows[self.BATCH :]
-            try:
-                async with self.svc.engine.begin() as conn:
-                    await conn.execute(sa.insert(S), rows)
-            except Exception as exc:  # notes are the lightest knowledge: counted, not retried
-                self.failed += len(rows)
-                log.error("knowledge: %d note(s) not written: %s", len(rows), type(exc).__name__)
-
-    async def flush(self) -> None:
-        while self._task is not None and not self._task.done():
-            await asyncio.shield(self._task)
-
-    def discard(self, guild_id: str) -> None:
-        self.rows = [r for r in self.rows if r["guild_id"] != guild_id]
 
 
 async def write_signal(
@@ -110,6 +73,10 @@ async def write_signal(
         await conn.execute(sa.insert(S).values(**row))
         if vecs:
             await conn.execute(
-                sa.insert(V).values(**_vector_row(ctx, "signal", sid, vecs[0], vecs[1][0], row))
+                sa.insert(V).values(
+                    **vectors.with_pg(
+                        svc.dialect, _vector_row(ctx, "signal", sid, vecs[0], vecs[1][0], row)
+                    )
+                )
             )
     return sid

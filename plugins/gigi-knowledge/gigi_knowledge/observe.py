@@ -44,6 +44,7 @@ def handle(event: Any, kernel: Any) -> None:
             return
         created = millis(event.created_at)
         svc.last_seen[(event.guild_id, channel, event.author_id)] = created
+        svc.notes.saw(event.guild_id, channel, event.author_id, event.message_id, created)
         held = WindowMessage(
             event.message_id, event.author_id, created, event.text, tuple(event.mentioned_user_ids)
         )

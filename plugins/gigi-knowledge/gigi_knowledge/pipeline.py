@@ -14,7 +14,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from gigi_knowledge import models, tables
+from gigi_knowledge import complexity, models, tables
 from gigi_knowledge.notes import note_row, write_signal
 from gigi_knowledge.queue import Job
 from gigi_knowledge.service import KnowledgeService, now_ms
@@ -78,9 +78,21 @@ async def process(svc: KnowledgeService, job: Job) -> None:
         svc.notes.add(note_row(ctx, kind, note, cls.confidence, focus))
         return
     known = await _known_entities(svc, job.guild_id)
+    score = complexity.score(window, cls.categories, cls.entities, cls.confidence, s.window_size)
+    escalate = score > s.complexity_threshold
+    if escalate:
+        svc.escalations += 1
     try:
         extraction, model = await models.extract(
-            svc.kernel, job.guild_id, job.channel_id, window, job.message_id, info.context, known, s
+            svc.kernel,
+            job.guild_id,
+            job.channel_id,
+            window,
+            job.message_id,
+            info.context,
+            known,
+            s,
+            escalate=escalate,
         )
     except models.ModelFailed as exc:
         await _fallback(svc, job, window, focus, exc)
@@ -141,6 +153,8 @@ async def check_contradictions(
     c = tables.contradictions
     s = svc.settings
     since = me.decided_ms - s.contradiction_days * DAY_MS
+    if not svc.caches.has_decisions(guild_id, channel_id):
+        await svc.notes.flush()  # decisions still queued are read back with the rest
     async with svc.engine.connect() as conn:
         known = await svc.caches.channel_decisions(conn, guild_id, channel_id, since)
     scored = sorted(
@@ -166,6 +180,7 @@ async def check_contradictions(
         earlier, later = (row.id, me.id)
         if row.decided_ms > me.decided_ms:
             earlier, later = later, earlier
+        await svc.notes.flush()  # both decisions are stored before the pair is
         async with guild_lock(svc, guild_id), svc.engine.begin() as conn:
             exists = await conn.scalar(
                 sa.select(sa.func.count())

@@ -35,6 +35,7 @@ def _guild(table: sa.Table, guild_id: str | None) -> list[Any]:
 
 async def export_user(kernel: Any, user_id: str, guild_id: str | None) -> dict[str, Any] | None:
     svc = await ready(kernel)
+    await svc.notes.flush()  # what the pipeline has queued is theirs too
     dia = svc.dialect
     async with svc.engine.connect() as conn:
         decisions = (
@@ -107,6 +108,7 @@ def _swap(values: list[str] | None, user_id: str) -> list[str]:
 
 async def delete_user(kernel: Any, user_id: str, guild_id: str | None) -> dict[str, int]:
     svc = await ready(kernel)
+    await svc.notes.flush()  # queued rows are stored, then deleted or anonymised with the rest
     dia = svc.dialect
     counts = {"entities": 0, "notes_deleted": 0, "rows_anonymised": 0}
     svc.caches.forget(guild_id)
@@ -199,6 +201,10 @@ async def delete_user(kernel: Any, user_id: str, guild_id: str | None) -> dict[s
         k for k in svc.last_seen if k[2] == user_id and (guild_id is None or k[0] == guild_id)
     ]:
         del svc.last_seen[key]
+    svc.notes.forget_member(user_id, guild_id)
+    t = tables.last_seen
+    async with svc.engine.begin() as conn:
+        await conn.execute(sa.delete(t).where(*_guild(t, guild_id), t.c.user_id == user_id))
     return counts
 
 

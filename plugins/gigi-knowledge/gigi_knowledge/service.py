@@ -61,12 +61,14 @@ class KnowledgeService:
             self._process, depth=self.settings.queue_depth, concurrency=self.settings.concurrency
         )
         self.fallbacks = 0  # extractions that failed and wrote the fallback signal
+        self.escalations = 0  # extractions sent to the ``complex`` slot first (complexity)
+        self.entity_ids: dict[str, str] = {}  # this process's entity id -> the stored one
         self.known: dict[str, tuple[float, list[str]]] = {}  # guild -> (until, entity names)
+        from gigi_knowledge.batcher import Batcher
         from gigi_knowledge.caches import Caches
-        from gigi_knowledge.notes import NoteWriter
 
         self.caches = Caches()
-        self.notes = NoteWriter(self)
+        self.notes = Batcher(self)  # light notes and extractions, many to a commit
         self._refresher: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[Any]] = set()
 
@@ -142,7 +144,7 @@ class KnowledgeService:
             with contextlib.suppress(BaseException):
                 await self._refresher
         await self.queue.close()
-        await self.notes.flush()  # notes already made are written; windows are not
+        await self.notes.flush()  # notes and extractions made are written; windows are not
         self.windows = Windows(self.settings.window_size)
 
 

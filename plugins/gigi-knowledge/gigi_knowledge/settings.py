@@ -30,6 +30,7 @@ class Settings:
     max_items: int = 20  # per kind, per extraction; more are dropped and counted
     staleness_days: int = 7  # an action without a deadline is checked after this long
     catchup_hours: int = 24
+    complexity_threshold: float = 0.7  # above it extraction asks the ``complex`` slot first
 
 
 def load() -> Settings:

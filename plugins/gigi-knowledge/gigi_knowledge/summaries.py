@@ -245,18 +245,23 @@ async def store(
             m, (vec,) = emb
             await conn.execute(
                 sa.insert(V).values(
-                    id=new_id(),
-                    guild_id=guild_id,
-                    source_type="summary",
-                    source_id=row.id,
-                    channel_id=channel_id,
-                    author_id=None,
-                    created_ms=end,
-                    topic_tags=[],
-                    entity_type=None,
-                    model=m,
-                    dims=int(vec.shape[0]),
-                    vector=vectors.encode(vec),
+                    **vectors.with_pg(
+                        svc.dialect,
+                        {
+                            "id": new_id(),
+                            "guild_id": guild_id,
+                            "source_type": "summary",
+                            "source_id": row.id,
+                            "channel_id": channel_id,
+                            "author_id": None,
+                            "created_ms": end,
+                            "topic_tags": [],
+                            "entity_type": None,
+                            "model": m,
+                            "dims": int(vec.shape[0]),
+                            "vector": vectors.encode(vec),
+                        },
+                    )
                 )
             )
     return True
@@ -339,6 +344,16 @@ async def _exists(svc: Any, guild_id: str, channel_id: str, granularity: str, st
     return bool(n)
 
 
+async def _stored_last_seen(svc: Any, guild_id: str, channel_id: str, user_id: str) -> int | None:
+    t = tables.last_seen
+    async with svc.engine.connect() as conn:
+        return await conn.scalar(  # type: ignore[no-any-return]
+            sa.select(t.c.seen_ms).where(
+                t.c.guild_id == guild_id, t.c.channel_id == channel_id, t.c.user_id == user_id
+            )
+        )
+
+
 async def catchup(ctx: Any, since: str | None = None) -> dict[str, Any]:
     """On demand: since the asker's last message here (this process saw), else 24 h."""
     from gigi_core import ToolExecutionError
@@ -346,6 +361,7 @@ async def catchup(ctx: Any, since: str | None = None) -> dict[str, Any]:
     from gigi_knowledge.timeparse import parse_since
 
     svc = await ready(ctx.kernel)
+    await svc.notes.flush()  # what was extracted a moment ago counts
     if not ctx.channel_id:
         raise ToolExecutionError("ask in the channel you want to catch up on")
     end = now_ms()
@@ -353,6 +369,8 @@ async def catchup(ctx: Any, since: str | None = None) -> dict[str, Any]:
         start = int(parse_since(since, datetime.now(UTC)).timestamp() * 1000)
     else:
         seen = svc.last_seen.get((ctx.guild_id, ctx.channel_id, ctx.actor.id))
+        if seen is None:  # not seen by this process (a restart): the stored time
+            seen = await _stored_last_seen(svc, ctx.guild_id, ctx.channel_id, ctx.actor.id)
         default = end - svc.settings.catchup_hours * 3_600_000
         start = seen if seen and seen > default else default
     material = await gather(svc, ctx.guild_id, ctx.channel_id, start, end)

@@ -1,9 +1,10 @@
-"""The plugin's tables as SQLAlchemy Core objects (created by ``migrations/knowledge_0001``).
+"""The plugin's tables as SQLAlchemy Core objects (created by ``migrations/knowledge_000*``).
 
 Seed 004 §6 with three deliberate differences: times are integer milliseconds since the
 epoch (UTC), as in guild memory, so the same SQL runs on both backends; arrays are JSON
-lists; vectors are float32 blobs compared in NumPy (no pgvector index). No table has a
-column for message text: ``source_ref`` holds message ids and a time range only.
+lists; vectors are float32 blobs compared in NumPy, and on PostgreSQL also a pgvector
+(``knowledge_0004``). No table has a column for message text: ``source_ref`` holds message
+ids and a time range only.
 """
 
 from __future__ import annotations
@@ -11,6 +12,27 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 metadata = sa.MetaData()
+
+
+class _VectorCast(sa.types.UserDefinedType[str]):
+    cache_ok = True
+
+    def get_col_spec(self, **kw: object) -> str:
+        return "vector"
+
+
+class PgVector(sa.types.UserDefinedType[str]):
+    """pgvector's untyped ``vector`` (PostgreSQL only), bound as its text form and cast."""
+
+    cache_ok = True
+
+    def get_col_spec(self, **kw: object) -> str:
+        return "vector"
+
+    def bind_expression(self, bindvalue: object) -> object:
+        return sa.cast(sa.type_coerce(bindvalue, sa.Text), _VectorCast())
+
+
 ID = sa.String(36)  # uuid4 hex with dashes
 
 
@@ -94,6 +116,7 @@ entities = sa.Table(
         sa.Column("channel_id", sa.String(64), nullable=False),  # where first seen
         sa.Column("entity_type", sa.String(16), nullable=False),
         sa.Column("name", sa.String(120), nullable=False),
+        sa.Column("name_key", sa.String(160)),  # writes.name_key; unique per guild and type
         sa.Column("aliases", sa.JSON, nullable=False),
         sa.Column("user_id", sa.String(64)),  # a person entity that is a member
         sa.Column("meta", sa.JSON, nullable=False),
@@ -104,6 +127,7 @@ entities = sa.Table(
         sa.Column("source_ref", sa.JSON, nullable=False),
         sa.Column("extraction_model", sa.String(200)),
     ),
+    sa.Index("uq_knowledge_entity_key", "guild_id", "entity_type", "name_key", unique=True),
 )
 
 relationships = sa.Table(
@@ -159,6 +183,9 @@ embeddings = sa.Table(
         sa.Column("model", sa.String(200), nullable=False),
         sa.Column("dims", sa.Integer, nullable=False),
         sa.Column("vector", sa.LargeBinary, nullable=False),
+        # PostgreSQL only (knowledge_0004): the same vector for pgvector's ``<=>``; the
+        # column does not exist on SQLite, so statements there never name it
+        sa.Column("embedding", PgVector()),
     ),
 )
 
@@ -207,6 +234,16 @@ contradictions = sa.Table(
     sa.UniqueConstraint("earlier_id", "later_id", name="uq_knowledge_contradiction"),
 )
 
+last_seen = sa.Table(
+    "knowledge_last_seen",  # catch-me-up's "since your last message": an id and a time only
+    metadata,
+    sa.Column("guild_id", sa.String(64), primary_key=True),
+    sa.Column("channel_id", sa.String(64), primary_key=True),
+    sa.Column("user_id", sa.String(64), primary_key=True),
+    sa.Column("message_id", sa.String(64), nullable=False),
+    sa.Column("seen_ms", sa.BigInteger, nullable=False),
+)
+
 ALL = (
     channels,
     decisions,
@@ -217,4 +254,5 @@ ALL = (
     embeddings,
     summaries,
     contradictions,
+    last_seen,
 )

@@ -65,16 +65,35 @@ def encode(vector: np.ndarray) -> bytes:
     return np.asarray(vector, dtype="<f4").tobytes()
 
 
+def pg_text(vector: np.ndarray) -> str:
+    """pgvector's text form."""
+    return "[" + ",".join(f"{x:.7g}" for x in np.asarray(vector, dtype=np.float32).tolist()) + "]"
+
+
+def with_pg(dialect: str, row: dict[str, Any]) -> dict[str, Any]:
+    """A ``knowledge_embeddings`` row as the backend stores it: on PostgreSQL the blob is
+    also written as a pgvector (``embedding``), which semantic search orders by."""
+    if dialect != "postgresql":
+        return row
+    return {**row, "embedding": pg_text(decode(row["vector"]))}
+
+
 def decode(blob: bytes) -> np.ndarray:
     return np.frombuffer(bytes(blob), dtype="<f4")
 
 
-def best(query: np.ndarray, rows: list[Any]) -> list[tuple[float, Any]]:
-    """(cosine, row) for rows of the query's model and size, best first."""
-    scored = []
-    for row in rows:
-        v = decode(row.vector)
-        if v.shape == query.shape:
-            scored.append((float(np.dot(query, v)), row))
-    scored.sort(key=lambda p: -p[0])
-    return scored
+def best(query: np.ndarray, rows: list[Any], limit: int | None = None) -> list[tuple[float, Any]]:
+    """(cosine, row) for rows of the query's model and size, best first (the ``limit`` best
+    when given): one matrix product over the rows whose blob has the query's size."""
+    size = query.shape[0] * 4
+    same = [r for r in rows if len(r.vector) == size]
+    if not same:
+        return []
+    matrix = np.frombuffer(b"".join([bytes(r.vector) for r in same]), dtype="<f4")
+    scores = matrix.reshape(len(same), query.shape[0]) @ np.asarray(query, dtype=np.float32)
+    if limit is not None and limit < len(same):
+        top = np.argpartition(-scores, limit)[:limit]
+        order = top[np.argsort(-scores[top], kind="stable")]
+    else:
+        order = np.argsort(-scores, kind="stable")
+    return [(float(scores[i]), same[i]) for i in order]

@@ -1,5 +1,6 @@
 """Writing one validated extraction: entities (deduplicated), relationships (counted),
-decisions, actions, signals and their vectors, in one transaction per message.
+decisions, actions, signals and their vectors, planned under the guild lock and handed to
+the service's ``Batcher``, which commits many extractions in one transaction.
 
 Everything model-made is checked here before it is stored: confidence at least the floor,
 cited message ids inside the window and including the message processed (an item citing
@@ -11,6 +12,7 @@ no run of a message's words (``VerbatimGuard``).
 from __future__ import annotations
 
 import asyncio
+import functools
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -186,186 +188,240 @@ async def write_extraction(svc: Any, ctx: Context, extraction: Any) -> Written:
 
     from gigi_knowledge.caches import KnownDecision
 
-    batch: dict[sa.Table, list[dict[str, Any]]] = {D: [], A: [], S: [], V: []}
+    ops: list[Op] = []
     async with guild_lock(svc, ctx.guild_id):
         try:
-            await _write(
-                svc,
+            by_type = svc.caches.peek_entities(ctx.guild_id)
+            if by_type is None:
+                await svc.notes.flush()  # this process's pending entities reach the store first
+                async with svc.engine.connect() as conn:
+                    by_type = await svc.caches.guild_entities(conn, ctx.guild_id)
+            names = _entities(by_type, ctx, ents, evecs, model, out, ops)
+            _plan(
                 ctx,
                 out,
-                batch,
-                ents,
-                evecs,
-                model,
+                ops,
+                by_type,
+                names,
                 rels,
                 decisions,
                 dvecs,
+                model,
                 actions,
                 signals,
                 svecs,
                 KnownDecision,
             )
         except BaseException:
-            svc.caches.forget(ctx.guild_id)  # the cache may hold what was rolled back
+            svc.caches.forget(ctx.guild_id)  # the cache may hold what was never queued
             raise
+        svc.notes.add_unit(ctx.guild_id, functools.partial(_apply, svc, ctx.guild_id, ops))
     for d in out.decision_vectors:
         svc.caches.add_decision(ctx.guild_id, ctx.channel_id, d)
     return out
 
 
-async def _write(
-    svc: Any,
-    ctx: Context,
-    out: Written,
-    batch: dict[sa.Table, list[dict[str, Any]]],
-    ents: list[Any],
-    evecs: list[Any],
-    model: Any,
-    rels: list[Any],
-    decisions: list[Any],
-    dvecs: list[Any],
-    actions: list[Any],
-    signals: list[Any],
-    svecs: list[Any],
-    KnownDecision: Any,
-) -> None:
-    async with svc.engine.begin() as conn:
-        names = await _entities(conn, svc, ctx, ents, evecs, model, out)
-        for r, msgs in rels:
-            src, dst = names.get(norm(r.source)), names.get(norm(r.target))
-            if src is None:
-                src = await _find_entity(conn, svc, ctx, r.source)
-            if dst is None:
-                dst = await _find_entity(conn, svc, ctx, r.target)
-            if src is None or dst is None or src == dst:
-                out.dropped += 1
+# One extraction's writes, planned under the guild lock and applied later by the Batcher:
+# ("entity", row, vector row | None), ("touch", entity id, values), ("rel", row),
+# ("rows", table, rows).
+Op = tuple[Any, ...]
+
+
+def name_key(name: str) -> str:
+    """The normalised name the unique index (guild, type, name_key) holds."""
+    return norm(name)[:160]
+
+
+async def _apply(svc: Any, guild_id: str, ops: list[Op], conn: Any) -> None:
+    """Run the planned writes. An entity another process stored first (same guild, type and
+    normalised name: ``uq_knowledge_entity_key``) is counted on that row instead, and this
+    extraction's relationships point at it. The mapping outlives the unit: extractions
+    planned before the cache reload still name this process's id for that entity."""
+    ids: dict[str, str] = svc.entity_ids
+    for op in ops:
+        kind = op[0]
+        if kind == "entity":
+            row, vrow = op[1], op[2]
+            stmt = _insert(svc.dialect, E).values(**row)
+            stmt = stmt.on_conflict_do_update(
+                index_elements=["guild_id", "entity_type", "name_key"],
+                set_={
+                    "mention_count": E.c.mention_count + 1,
+                    "last_mentioned_ms": row["last_mentioned_ms"],
+                },
+            ).returning(E.c.id)
+            got = await conn.scalar(stmt)
+            if got != row["id"]:
+                ids[row["id"]] = got
+                svc.caches.forget(guild_id)  # reload: the stored id is another process's
+            elif vrow is not None:
+                await conn.execute(sa.insert(V).values(**vectors.with_pg(svc.dialect, vrow)))
+        elif kind == "touch":
+            await conn.execute(sa.update(E).where(E.c.id == ids.get(op[1], op[1])).values(**op[2]))
+        elif kind == "rel":
+            row = dict(op[1])
+            row["source_id"] = ids.get(row["source_id"], row["source_id"])
+            row["target_id"] = ids.get(row["target_id"], row["target_id"])
+            if row["source_id"] == row["target_id"]:
                 continue
-            ref = source_ref(msgs)
-            stmt = _insert(svc.dialect, R).values(
-                id=new_id(),
-                guild_id=ctx.guild_id,
-                channel_id=ctx.channel_id,
-                source_id=src,
-                target_id=dst,
-                relationship=r.relationship,
-                context=r.context,
-                confidence=r.confidence,
-                first_observed_ms=ctx.now_ms,
-                last_observed_ms=ctx.now_ms,
-                observation_count=1,
-                source_ref=ref,
-                extraction_model=ctx.model,
-            )
+            stmt = _insert(svc.dialect, R).values(**row)
             await conn.execute(
                 stmt.on_conflict_do_update(
                     index_elements=["source_id", "target_id", "relationship", "channel_id"],
                     set_={
                         "observation_count": R.c.observation_count + 1,
-                        "last_observed_ms": ctx.now_ms,
-                        "source_ref": ref,
+                        "last_observed_ms": row["last_observed_ms"],
+                        "source_ref": row["source_ref"],
                     },
                 )
             )
-            out.relationships += 1
-        for i, (d, msgs) in enumerate(decisions):
-            authors = sorted({m.author_id for m in msgs})
-            decided = [x for x in dict.fromkeys(d.decided_by) if x in ctx.members] or authors
-            row = {
-                "id": new_id(),
-                "guild_id": ctx.guild_id,
-                "channel_id": ctx.channel_id,
-                "summary": d.summary,
-                "rationale": None if ctx.guard.copies(d.rationale) else d.rationale,
-                "decided_by": decided,
-                "asserted_by": authors,
-                "decided_ms": max(m.created_ms for m in msgs),
-                "confidence": d.confidence,
-                "status": "active",
-                "superseded_by": None,
-                "tags": ctx.clean(d.tags),
-                "source_ref": source_ref(msgs),
-                "extraction_model": ctx.model,
-                "created_ms": ctx.now_ms,
-            }
-            batch[D].append(row)
-            if i < len(dvecs):
-                batch[V].append(_vector_row(ctx, "decision", row["id"], model, dvecs[i], row))
-                out.decision_vectors.append(
-                    KnownDecision(row["id"], row["summary"], row["decided_ms"], dvecs[i], model)
-                )
-            out.decisions.append(row["id"])
-        for a, msgs in actions:
-            deadline = _deadline(a.deadline)
-            owner = a.owner_id if a.owner_id in ctx.members else None
-            owner_name = (
-                a.owner_name if a.owner_name and not ctx.guard.copies(a.owner_name) else None
+        elif op[2]:  # "rows": one statement per table (executemany)
+            table, rows = op[1], op[2]
+            if table is V:
+                rows = [vectors.with_pg(svc.dialect, r) for r in rows]
+            await conn.execute(sa.insert(table), rows)
+
+
+def _plan(
+    ctx: Context,
+    out: Written,
+    ops: list[Op],
+    by_type: dict[str, list[Any]],
+    names: dict[str, str],
+    rels: list[Any],
+    decisions: list[Any],
+    dvecs: list[Any],
+    model: Any,
+    actions: list[Any],
+    signals: list[Any],
+    svecs: list[Any],
+    KnownDecision: Any,
+) -> None:
+    batch: dict[sa.Table, list[dict[str, Any]]] = {D: [], A: [], S: [], V: []}
+    for r, msgs in rels:
+        src, dst = names.get(norm(r.source)), names.get(norm(r.target))
+        if src is None:
+            src = _find_entity(by_type, r.source)
+        if dst is None:
+            dst = _find_entity(by_type, r.target)
+        if src is None or dst is None or src == dst:
+            out.dropped += 1
+            continue
+        ops.append(
+            (
+                "rel",
+                {
+                    "id": new_id(),
+                    "guild_id": ctx.guild_id,
+                    "channel_id": ctx.channel_id,
+                    "source_id": src,
+                    "target_id": dst,
+                    "relationship": r.relationship,
+                    "context": r.context,
+                    "confidence": r.confidence,
+                    "first_observed_ms": ctx.now_ms,
+                    "last_observed_ms": ctx.now_ms,
+                    "observation_count": 1,
+                    "source_ref": source_ref(msgs),
+                    "extraction_model": ctx.model,
+                },
             )
-            row = {
-                "id": new_id(),
-                "guild_id": ctx.guild_id,
-                "channel_id": ctx.channel_id,
-                "description": a.description,
-                "owner_id": owner,
-                "owner_name": owner_name,
-                "deadline_ms": deadline,
-                "status": "open",
-                "staleness_ms": deadline or ctx.now_ms + ctx.staleness_days * DAY_MS,
-                "confidence": a.confidence,
-                "tags": ctx.clean(a.tags),
-                "source_ref": source_ref(msgs),
-                "related_decision": out.decisions[0] if out.decisions else None,
-                "asserted_by": sorted({m.author_id for m in msgs}),
-                "extraction_model": ctx.model,
-                "created_ms": ctx.now_ms,
-                "last_status_check_ms": None,
-                "nudged_ms": None,
-            }
-            batch[A].append(row)
-            out.actions.append(row["id"])
-        for i, (sig, msgs) in enumerate(signals):
-            row = {
-                "id": new_id(),
-                "guild_id": ctx.guild_id,
-                "channel_id": ctx.channel_id,
-                "signal_type": sig.type,
-                "summary": sig.summary,
-                "participants": sorted(
-                    {x for x in sig.participants if x in ctx.members} | {m.author_id for m in msgs}
-                ),
-                "tags": ctx.clean(sig.tags),
-                "related_entities": [],
-                "occurred_ms": max(m.created_ms for m in msgs),
-                "confidence": sig.confidence,
-                "source_ref": source_ref(msgs),
-                "extraction_model": ctx.model,
-                "created_ms": ctx.now_ms,
-            }
-            batch[S].append(row)
-            if i < len(svecs):
-                batch[V].append(_vector_row(ctx, "signal", row["id"], model, svecs[i], row))
-            out.signals += 1
-        for table in (D, A, S, V):  # one statement per table (executemany)
-            if batch[table]:
-                await conn.execute(sa.insert(table), batch[table])
+        )
+        out.relationships += 1
+    for i, (d, msgs) in enumerate(decisions):
+        authors = sorted({m.author_id for m in msgs})
+        decided = [x for x in dict.fromkeys(d.decided_by) if x in ctx.members] or authors
+        row = {
+            "id": new_id(),
+            "guild_id": ctx.guild_id,
+            "channel_id": ctx.channel_id,
+            "summary": d.summary,
+            "rationale": None if ctx.guard.copies(d.rationale) else d.rationale,
+            "decided_by": decided,
+            "asserted_by": authors,
+            "decided_ms": max(m.created_ms for m in msgs),
+            "confidence": d.confidence,
+            "status": "active",
+            "superseded_by": None,
+            "tags": ctx.clean(d.tags),
+            "source_ref": source_ref(msgs),
+            "extraction_model": ctx.model,
+            "created_ms": ctx.now_ms,
+        }
+        batch[D].append(row)
+        if i < len(dvecs):
+            batch[V].append(_vector_row(ctx, "decision", row["id"], model, dvecs[i], row))
+            out.decision_vectors.append(
+                KnownDecision(row["id"], row["summary"], row["decided_ms"], dvecs[i], model)
+            )
+        out.decisions.append(row["id"])
+    for a, msgs in actions:
+        deadline = _deadline(a.deadline)
+        owner = a.owner_id if a.owner_id in ctx.members else None
+        owner_name = a.owner_name if a.owner_name and not ctx.guard.copies(a.owner_name) else None
+        row = {
+            "id": new_id(),
+            "guild_id": ctx.guild_id,
+            "channel_id": ctx.channel_id,
+            "description": a.description,
+            "owner_id": owner,
+            "owner_name": owner_name,
+            "deadline_ms": deadline,
+            "status": "open",
+            "staleness_ms": deadline or ctx.now_ms + ctx.staleness_days * DAY_MS,
+            "confidence": a.confidence,
+            "tags": ctx.clean(a.tags),
+            "source_ref": source_ref(msgs),
+            "related_decision": out.decisions[0] if out.decisions else None,
+            "asserted_by": sorted({m.author_id for m in msgs}),
+            "extraction_model": ctx.model,
+            "created_ms": ctx.now_ms,
+            "last_status_check_ms": None,
+            "nudged_ms": None,
+        }
+        batch[A].append(row)
+        out.actions.append(row["id"])
+    for i, (sig, msgs) in enumerate(signals):
+        row = {
+            "id": new_id(),
+            "guild_id": ctx.guild_id,
+            "channel_id": ctx.channel_id,
+            "signal_type": sig.type,
+            "summary": sig.summary,
+            "participants": sorted(
+                {x for x in sig.participants if x in ctx.members} | {m.author_id for m in msgs}
+            ),
+            "tags": ctx.clean(sig.tags),
+            "related_entities": [],
+            "occurred_ms": max(m.created_ms for m in msgs),
+            "confidence": sig.confidence,
+            "source_ref": source_ref(msgs),
+            "extraction_model": ctx.model,
+            "created_ms": ctx.now_ms,
+        }
+        batch[S].append(row)
+        if i < len(svecs):
+            batch[V].append(_vector_row(ctx, "signal", row["id"], model, svecs[i], row))
+        out.signals += 1
+    for table in (D, A, S, V):
+        ops.append(("rows", table, batch[table]))
 
 
-async def _entities(
-    conn: Any,
-    svc: Any,
+def _entities(
+    by_type: dict[str, list[Any]],
     ctx: Context,
     ents: list[Any],
     evecs: list[Any],
     model: str | None,
     out: Written,
+    ops: list[Op],
 ) -> dict[str, str]:
     """Dedup (seed 004 decision 1): same guild and type, an alias/name match or cosine ≥
-    the threshold → update the existing entity; otherwise insert it with its vector."""
+    the threshold → update the existing entity; otherwise insert it with its vector. The
+    cache is written through here, so the next extraction sees it before it is stored."""
     from gigi_knowledge.caches import KnownEntity
 
     names: dict[str, str] = {}
-    if not ents:
-        return names
-    by_type = await svc.caches.guild_entities(conn, ctx.guild_id)
     for i, (e, msgs) in enumerate(ents):
         vec = evecs[i] if i < len(evecs) else None
         aliases = ctx.clean(e.aliases, 120)
@@ -391,54 +447,51 @@ async def _entities(
                 }:
                     match.aliases.append(alias)
             values: dict[str, Any] = {
-                "aliases": match.aliases[:20],
+                "aliases": list(match.aliases[:20]),
                 "mention_count": E.c.mention_count + 1,
                 "last_mentioned_ms": ctx.now_ms,
             }
             if user:
                 values["user_id"] = user
-            await conn.execute(sa.update(E).where(E.c.id == match.id).values(**values))
+            ops.append(("touch", match.id, values))
             names.update({k: match.id for k in keys})
             out.entities_merged += 1
             continue
         eid = new_id()
         name = " ".join(e.name.split())
         kept_aliases = [a for a in aliases if norm(a) != norm(name)]
-        await conn.execute(
-            sa.insert(E).values(
-                id=eid,
-                guild_id=ctx.guild_id,
-                channel_id=ctx.channel_id,
-                entity_type=e.type,
-                name=name,
-                aliases=kept_aliases,
-                user_id=user,
-                meta={},
-                first_seen_ms=ctx.now_ms,
-                last_mentioned_ms=ctx.now_ms,
-                mention_count=1,
-                deleted=False,
-                source_ref=source_ref(msgs),
-                extraction_model=ctx.model,
-            )
-        )
+        row = {
+            "id": eid,
+            "guild_id": ctx.guild_id,
+            "channel_id": ctx.channel_id,
+            "entity_type": e.type,
+            "name": name,
+            "name_key": name_key(name),
+            "aliases": kept_aliases,
+            "user_id": user,
+            "meta": {},
+            "first_seen_ms": ctx.now_ms,
+            "last_mentioned_ms": ctx.now_ms,
+            "mention_count": 1,
+            "deleted": False,
+            "source_ref": source_ref(msgs),
+            "extraction_model": ctx.model,
+        }
+        vrow = None
         if vec is not None and model:
-            row = {"participants": [msgs[0].author_id], "occurred_ms": ctx.now_ms}
-            await conn.execute(
-                sa.insert(V).values(
-                    **_vector_row(ctx, "entity", eid, model, vec, row, entity_type=e.type)
-                )
-            )
+            vref = {"participants": [msgs[0].author_id], "occurred_ms": ctx.now_ms}
+            vrow = _vector_row(ctx, "entity", eid, model, vec, vref, entity_type=e.type)
+        ops.append(("entity", row, vrow))
         names.update({k: eid for k in keys})
         rows.append(KnownEntity(eid, name, kept_aliases, e.type, vec, model))
         out.entities_new += 1
     return names
 
 
-async def _find_entity(conn: Any, svc: Any, ctx: Context, name: str) -> str | None:
+def _find_entity(by_type: dict[str, list[Any]], name: str) -> str | None:
     """An existing entity of the guild by name or alias (any type), for relationships."""
     key = norm(name)
-    for rows in (await svc.caches.guild_entities(conn, ctx.guild_id)).values():
+    for rows in by_type.values():
         for row in rows:
             if key == norm(row.name) or key in {norm(a) for a in row.aliases}:
                 return row.id

@@ -219,8 +219,8 @@ async def test_a_failed_write_leaves_no_phantom_in_the_entity_cache(
         raise RuntimeError("the store went away")
 
     monkeypatch.setattr(writes, "_insert", broken)
-    await publish(kernel, m1)  # the relationship's upsert fails: the whole write rolls back
-    assert kernel.gigi_knowledge.queue.failed == 1
+    await publish(kernel, m1)  # the entity's upsert fails: the whole write rolls back
+    assert kernel.gigi_knowledge.notes.failed == 1  # counted by the batched writer
     assert await rows(kernel, "knowledge_entities") == []
     assert "g1" not in kernel.gigi_knowledge.caches.entities
     monkeypatch.setattr(writes, "_insert", real)

@@ -139,7 +139,18 @@ def profile_group() -> app_commands.Group:
     @app_commands.autocomplete(credential=_labels)
     async def set_(
         interaction: discord.Interaction[Any],
-        purpose: Literal["chat", "reasoning", "embedding", "routing"],
+        purpose: Literal[
+            "chat",
+            "reasoning",
+            "embedding",
+            "routing",
+            "classify",
+            "extract",
+            "summarise",
+            "query_analyse",
+            "respond",
+            "complex",
+        ],
         credential: str,
         model: app_commands.Range[str, 1, 200],
         fallback_model: str | None = None,

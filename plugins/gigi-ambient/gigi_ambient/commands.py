@@ -4,8 +4,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from gigi_ambient.picture import picture
-from gigi_ambient.service import service_of
+
+def service_of(kernel: Any) -> Any:
+    """Imported on first use: ``gigi plugins list`` loads this module but runs nothing."""
+    from gigi_ambient.service import service_of as of
+
+    return of(kernel)
+
+
+async def picture(
+    ctx: Any,
+    prompt: str,
+    count: int = 1,
+    edit: bool = False,
+    source_message_id: str | None = None,
+) -> dict[str, Any]:
+    from gigi_ambient.picture import picture as make
+
+    return await make(ctx, prompt, count, edit, source_message_id)
 
 
 async def enable(ctx: Any, channel: str, persona: str) -> dict[str, Any]:

@@ -33,12 +33,14 @@ FAST = {
 ADMIN = Actor(id="admin", is_admin=True)
 
 
-async def worker(url: str, home: Path, log: Path) -> asyncio.subprocess.Process:
+async def worker(
+    url: str, home: Path, log: Path, delay: float = PAGE_DELAY
+) -> asyncio.subprocess.Process:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "tests.scale.memory_worker",
-        *(url, str(home), str(log), str(PAGE_DELAY), str(CHANNELS), str(PER_CHANNEL)),
+        *(url, str(home), str(log), str(delay), str(CHANNELS), str(PER_CHANNEL)),
         env={**os.environ, **FAST, "PYTHONPATH": os.pathsep.join([str(ROOT), *sys.path])},
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -57,8 +59,50 @@ async def scalar(kernel, sql: str) -> int:
         return int(await conn.scalar(sa.text(sql)))
 
 
+async def exactly_once(kernel, sent: int, mentions: int) -> None:
+    """One ledger row, mention set, segment and vector per message; no orphan segment."""
+    counts = {
+        "ledger": "SELECT count(*) FROM memory_messages",
+        "distinct messages": "SELECT count(DISTINCT message_id) FROM memory_messages",
+        "not embedded": "SELECT count(*) FROM memory_messages WHERE vector_model IS NULL",
+        "mentions": "SELECT count(*) FROM memory_mentions",
+        "segments": "SELECT count(*) FROM memory_segments",
+        "distinct segments": "SELECT count(DISTINCT (message_row_id, seq)) FROM memory_segments",
+        "orphans": "SELECT count(*) FROM memory_segments s LEFT JOIN memory_messages m "
+        "ON m.id = s.message_row_id WHERE m.id IS NULL",
+    }
+    found = {name: await scalar(kernel, sql) for name, sql in counts.items()}
+    assert found == {
+        "ledger": sent,
+        "distinct messages": sent,
+        "not embedded": 0,
+        "mentions": mentions,
+        "segments": sent,  # every message is short: one segment (and vector) each
+        "distinct segments": sent,
+        "orphans": 0,
+    }
+
+
+async def settled(kernel, deadline: float, survivor, names: dict[str, int]) -> list:
+    """Wait until every job ended, ``names`` counts each job, and nothing awaits vectors."""
+    while True:
+        jobs = await kernel.jobs.list(limit=500)
+        ended = jobs and all(j.status in ("done", "failed", "cancelled") for j in jobs)
+        if (
+            ended
+            and all(len([j for j in jobs if j.name == n]) >= k for n, k in names.items())
+            and not await scalar(
+                kernel, "SELECT count(*) FROM memory_messages WHERE vector_model IS NULL"
+            )
+        ):
+            return jobs
+        assert time.monotonic() < deadline, [(j.name, j.status) for j in jobs]
+        assert survivor.returncode is None
+        await asyncio.sleep(0.1)
+
+
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
-async def test_killing_a_memory_worker_mid_job_duplicates_and_loses_nothing(
+async def test_killing_a_worker_mid_sync_duplicates_and_loses_nothing(
     database_url, tmp_path, monkeypatch
 ) -> None:
     for name, value in FAST.items():
@@ -101,50 +145,15 @@ async def test_killing_a_memory_worker_mid_job_duplicates_and_loses_nothing(
             await victim.wait()
             killed = time.monotonic()
             survivor = next(p for p in workers if p is not victim)
-            while True:
-                jobs = await kernel.jobs.list(limit=500)
-                if jobs and all(j.status in ("done", "failed", "cancelled") for j in jobs):
-                    if (
-                        await scalar(
-                            kernel,
-                            "SELECT count(*) FROM memory_messages WHERE vector_model IS NULL",
-                        )
-                        == 0
-                        and len([j for j in jobs if j.name == "memory.sync"]) == CHANNELS
-                    ):
-                        break
-                assert time.monotonic() - killed < 60, [(j.name, j.status) for j in jobs]
-                assert survivor.returncode is None
-                await asyncio.sleep(0.1)
+            jobs = await settled(kernel, killed + 60, survivor, {"memory.sync": CHANNELS})
             # What the dead worker was running ran again on the survivor, after the stall.
             synced = [j for j in jobs if j.name == "memory.sync"]
             retried = [j for j in synced if j.attempts > 1]
             assert retried, [(j.key, j.attempts) for j in synced]
             assert all(j.status == "done" for j in jobs), [(j.name, j.status) for j in jobs]
             assert all(j.worker and j.worker.split(":")[1] == str(survivor.pid) for j in retried)
-            # Exactly once in effect: one ledger row, mention set, segment and vector each.
             sent = CHANNELS * PER_CHANNEL
-            assert await scalar(kernel, "SELECT count(*) FROM memory_messages") == sent
-            assert (
-                await scalar(kernel, "SELECT count(DISTINCT message_id) FROM memory_messages")
-                == sent
-            )
-            assert await scalar(kernel, "SELECT count(*) FROM memory_mentions") == sent // 5
-            assert await scalar(kernel, "SELECT count(*) FROM memory_segments") == sent
-            assert (
-                await scalar(
-                    kernel, "SELECT count(DISTINCT (message_row_id, seq)) FROM memory_segments"
-                )
-                == sent
-            )
-            assert (
-                await scalar(
-                    kernel,
-                    "SELECT count(*) FROM memory_segments s LEFT JOIN memory_messages m "
-                    "ON m.id = s.message_row_id WHERE m.id IS NULL",
-                )
-                == 0
-            )
+            await exactly_once(kernel, sent, sent // 5)
             async with kernel.db.engine.connect() as conn:
                 records = (
                     await conn.execute(
@@ -167,3 +176,85 @@ async def test_killing_a_memory_worker_mid_job_duplicates_and_loses_nothing(
 
 def _pages(log: Path) -> list[tuple[str, str, str, str]]:
     return [(p[0], p[1], p[2], p[3]) for p in lines(log) if p[1] == "page"]
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+async def test_killing_a_worker_mid_embedding_duplicates_no_segment(
+    database_url, tmp_path, monkeypatch
+) -> None:
+    """Live messages written by the gateway's writer; the worker embedding them is killed
+    after its first batch committed: the other worker embeds the rest, none twice."""
+    from datetime import UTC, datetime
+
+    import gigi_memory
+
+    from gigi_core.events import MessageCreated
+
+    for name, value in FAST.items():
+        monkeypatch.setenv(name, value)
+    log = tmp_path / "log"
+    sent = 1000  # 8 batches of 128, 0.3 s each at the embedder
+    async with open_test_kernel(
+        tmp_path / "parent",
+        plugins=["memory"],
+        extra_plugins=[("scale-embed", Plugin(HashEmbedder()))],
+        database_url=database_url,
+        secret_key=KEY,
+    ) as kernel:
+        await kernel.enable_plugin(GUILD, "memory")
+        await kernel.call_tool(
+            "memory.enable",
+            {"channel": "c0", "retention_days": 30},
+            actor=ADMIN,
+            guild_id=GUILD,
+            channel_id="c0",
+        )
+        for n in (0, 1):
+            (tmp_path / f"w{n}").mkdir()
+        workers = list(
+            await asyncio.gather(
+                *(worker(database_url, tmp_path / f"w{n}", log, 0.3) for n in (0, 1))
+            )
+        )
+        try:
+            for i in range(sent):
+                await kernel.publish(
+                    MessageCreated(
+                        guild_id=GUILD,
+                        message_id=str(20_000_000 + i),
+                        channel_id="c0",
+                        author_id=f"u{i % 7}",
+                        created_at=datetime.now(UTC),
+                        text=f"live note {i} about postgres",
+                        mentioned_user_ids=("u1",) if i % 4 == 0 else (),
+                    )
+                )
+            await kernel.events.drain()
+            assert await gigi_memory.flush(kernel, 30)  # the ledger is written, the job queued
+            started = time.monotonic()
+            not_yet = "SELECT count(*) FROM memory_messages WHERE vector_model IS NULL"
+            while await scalar(kernel, not_yet) > sent - 128:  # a first batch is committed
+                assert time.monotonic() - started < 60, "no embedding batch committed"
+                await asyncio.sleep(0.02)
+            victim_pid = [p for p in lines(log) if p[1] == "embed"][-1][0]  # mid-batch now
+            victim = next(p for p in workers if str(p.pid) == victim_pid)
+            victim.send_signal(signal.SIGKILL)
+            await victim.wait()
+            killed, logged = time.monotonic(), len(lines(log))
+            survivor = next(p for p in workers if p is not victim)
+            jobs = await settled(kernel, killed + 60, survivor, {"memory.embed": 1})
+            embedded = await scalar(
+                kernel, "SELECT count(*) FROM memory_messages WHERE vector_model IS NOT NULL"
+            )
+            assert embedded == sent
+            after = [p for p in lines(log)[logged:] if p[1] == "embed"]
+            assert {p[0] for p in after} == {str(survivor.pid)}
+            assert after, "the survivor never embedded: the dead worker's job did not re-run"
+            assert all(j.status == "done" for j in jobs), [(j.name, j.status) for j in jobs]
+            assert any(j.attempts > 1 for j in jobs if j.name == "memory.embed")
+            await exactly_once(kernel, sent, sent // 4)
+        finally:
+            for proc in workers:
+                if proc.returncode is None:
+                    proc.send_signal(signal.SIGKILL)
+                await proc.wait()

@@ -295,12 +295,22 @@ class AgentRuntime:
         )
 
     async def _runner(self, run_id: str, *, take: tuple[str, ...]) -> Runner:
-        """A runner for a stored run, once this process holds it (see ``leases.acquire``)."""
+        """A runner for a stored run, once this process holds it (see ``leases.acquire``).
+
+        The run is reserved before the first await and stays so until the caller starts the
+        runner (which puts it in ``live`` before it awaits anything): two recoveries here at
+        once must not both take a run ``acquire`` sees as this process's own.
+        """
+        if run_id in self.live or run_id in self.leases.taking:
+            raise ConfirmationError(f"run {run_id} is still running here; nothing was done")
+        self.leases.taking.add(run_id)
         try:
             await self.leases.acquire(run_id, take)
+            stored, status = await self.runs.load(run_id)
         except LeaseHeld as held:
             raise ConfirmationError(held_message(run_id, held)) from None
-        stored, status = await self.runs.load(run_id)
+        finally:
+            self.leases.taking.discard(run_id)
         state = RunState.from_json(stored)
         request = request_from_json(state.request)
         budgets = self.budgets if state.mode == "agent" else self._direct_budgets()

@@ -32,7 +32,8 @@ class Persona:
     ``system`` and only validated here. ``tool_rounds``: model calls that may use tools;
     the next one is made without tools, so the run ends with an answer.
     ``tool_reasoning_effort`` is sent on calls that offer tools (tool-less calls keep the
-    profile's own settings).
+    profile's own settings). ``offer_confirmable`` False: actions whose manifest asks for a
+    confirmation are not offered (nobody is there to give one).
     """
 
     system: str
@@ -41,6 +42,7 @@ class Persona:
     output_on_wire: bool = True
     tool_rounds: int | None = None
     tool_reasoning_effort: ReasoningEffort | None = None
+    offer_confirmable: bool = True
 
 
 @dataclass(frozen=True)

@@ -85,6 +85,9 @@ class RunLeases:
         self.owner = new_owner()
         self.lease_seconds = lease_seconds(LEASE_VARIABLE, DEFAULT_LEASE)
         self.live: dict[str, RunJournal] = {}  # runs executing under this owner
+        # Runs being taken (``acquire`` awaited, the runner not started): ``acquire`` treats
+        # this owner's own runs as free, so a second taker here must be refused before it.
+        self.taking: set[str] = set()
         self._timer: asyncio.TimerHandle | None = None
         self._closed = False
 
@@ -112,7 +115,9 @@ class RunLeases:
     async def acquire(self, run_id: str, statuses: tuple[str, ...]) -> None:
         """Take the run if nobody holds it; raises ``LeaseHeld`` naming who does, and until when.
 
-        Ours already (a run this kernel left, not executing now) counts as free.
+        Ours already (a run this kernel left, not executing now) counts as free: the caller
+        first reserves the run in ``taking`` (``AgentRuntime._runner``), so two takers in this
+        process never both get it.
         """
         await self.db.writer.drain()
         owner, lease = self.owner, self.lease_seconds

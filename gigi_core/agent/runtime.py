@@ -59,6 +59,7 @@ class AgentRuntime:
         self.live: dict[str, RunJournal] = self.leases.live  # runs executing in this process
         self._toolsets: dict[tuple[str, ...], Toolset] = {}
         self._offers: dict[int, tuple[tuple[Any, ...], Toolset]] = {}
+        self._unasked_offers: dict[int, tuple[tuple[Any, ...], tuple[Any, ...]]] = {}
         self._tool_kinds: dict[str | None, str | None] = {}
 
     async def model(self, request: ChatRequest, origin: Request, run_id: str) -> ChatResponse:
@@ -81,9 +82,11 @@ class AgentRuntime:
         """A conversational request: the model loop over the tools this actor may use."""
         view = await guild_view(self.kernel, request.actor, request.guild_id)
         actions = await self.kernel.policy.offerable(request.actor, request.guild_id, view)
+        persona = request.persona
+        if persona is not None and not persona.offer_confirmable:
+            actions = self._unasked(actions)
         toolset = self._toolset(actions)
         pack = await context_step.gather(self.kernel, request, view.enabled)
-        persona = request.persona
         messages = [
             {"role": "system", "content": persona.system if persona else SYSTEM_PROMPT},
             *(m.model_dump(mode="json") for m in (persona.history if persona else ())),
@@ -281,6 +284,18 @@ class AgentRuntime:
         self._offers[id(actions)] = (actions, toolset)  # the tuple is kept: its id stays valid
         return toolset
 
+    def _unasked(self, actions: tuple[Any, ...]) -> tuple[Any, ...]:
+        """The offer without actions whose manifest asks for a confirmation; kept per offer,
+        so ``_toolset`` still finds it by identity."""
+        same = self._unasked_offers.get(id(actions))
+        if same is not None and same[0] is actions:
+            return same[1]
+        if len(self._unasked_offers) > 1024:
+            self._unasked_offers.clear()
+        kept = tuple(a for a in actions if not a.needs_confirmation)
+        self._unasked_offers[id(actions)] = (actions, kept)
+        return kept
+
     def _journal(self, run_id: str, **kwargs: Any) -> RunJournal:
         self.leases.watch()  # the heartbeat keeps live runs' leases while they go on
         return RunJournal(
@@ -295,12 +310,22 @@ class AgentRuntime:
         )
 
     async def _runner(self, run_id: str, *, take: tuple[str, ...]) -> Runner:
-        """A runner for a stored run, once this process holds it (see ``leases.acquire``)."""
+        """A runner for a stored run, once this process holds it (see ``leases.acquire``).
+
+        The run is reserved before the first await and stays so until the caller starts the
+        runner (which puts it in ``live`` before it awaits anything): two recoveries here at
+        once must not both take a run ``acquire`` sees as this process's own.
+        """
+        if run_id in self.live or run_id in self.leases.taking:
+            raise ConfirmationError(f"run {run_id} is still running here; nothing was done")
+        self.leases.taking.add(run_id)
         try:
             await self.leases.acquire(run_id, take)
+            stored, status = await self.runs.load(run_id)
         except LeaseHeld as held:
             raise ConfirmationError(held_message(run_id, held)) from None
-        stored, status = await self.runs.load(run_id)
+        finally:
+            self.leases.taking.discard(run_id)
         state = RunState.from_json(stored)
         request = request_from_json(state.request)
         budgets = self.budgets if state.mode == "agent" else self._direct_budgets()

@@ -116,3 +116,18 @@ async def test_a_plugin_notes_what_it_did_after_the_run_in_the_trace(env) -> Non
             await rt.note(reply.run_id, status, tool=tool)
     with pytest.raises(RunNotFound):
         await rt.note("run_missing", "ok")
+
+
+async def test_a_persona_without_confirmable_tools_is_offered_none(env) -> None:
+    """``offer_confirmable=False``: actions whose manifest asks for a confirmation (a write
+    without ``confirm: never``, a destructive one) are not offered; the others are."""
+    _, _, runtime = env
+    answer = say(json.dumps({"answer": None, "ok": True}))
+    rt, model = runtime(answer, answer)
+    await rt.handle(ambient("hello", Persona(system="p", output=OUT)))
+    await rt.handle(ambient("hello", Persona(system="p", output=OUT, offer_confirmable=False)))
+    usual, unasked = model.offered(0), model.offered(1)
+    assert {"box__write", "box__wipe"} <= set(usual)
+    assert "box__write" not in unasked and "box__wipe" not in unasked
+    assert "box__echo" in unasked and "dice__roll" in unasked
+    assert set(unasked) == {n for n in usual if n not in ("box__write", "box__wipe")}

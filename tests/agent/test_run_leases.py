@@ -257,3 +257,37 @@ async def test_a_process_dying_after_the_approval_leaves_it_to_recovery(pair, mo
             )
         )
     assert states == ["done"]
+
+
+@pytest.mark.parametrize("durability", ["step", "turn"])
+async def test_two_recoveries_at_once_in_one_process_run_the_call_once(
+    database_url, tmp_path, durability
+) -> None:
+    """A run left half-done here (its task cancelled inside fx.look, fx.charge still to run)
+    recovered twice at once on the same kernel: one recovery runs it, the other is refused,
+    and the call with effects runs once."""
+    fx = Fx(tmp_path, tmp_path / "ledger")
+    async with open_test_kernel(
+        tmp_path, plugins=[], extra_plugins=[("fx", fx)], database_url=database_url
+    ) as kernel:
+        await kernel.enable_plugin("g1", "fx")
+        gate = Gate()
+        fx.gate = gate
+        runtime = AgentRuntime(kernel, model=Adaptive(), durability=durability)
+        task, run_id = await live_run(runtime, gate)
+        task.cancel()  # the surface gave up: the run stays running, charge still pending
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await kernel.db.writer.drain()
+        assert (await row(kernel, run_id)).status == "running" and run_id not in runtime.live
+
+        other = AgentRuntime(kernel, model=Adaptive(), durability=durability)  # another surface
+        outcomes = await asyncio.gather(
+            runtime.recover(run_id, USER), other.recover(run_id, USER), return_exceptions=True
+        )
+        done = [o for o in outcomes if not isinstance(o, BaseException)]
+        refused = [o for o in outcomes if isinstance(o, ConfirmationError)]
+        assert len(done) == 1 and len(refused) == 1, outcomes
+        assert (done[0].status, done[0].text) == ("done", "Charged.")
+        assert len(fx.calls("charge")) == 1
+        assert (await row(kernel, run_id)).status == "done"

@@ -164,6 +164,7 @@ class Responder:
             output_on_wire=on_wire,
             tool_rounds=settings.tool_rounds,
             tool_reasoning_effort=effort,
+            offer_confirmable=False,  # nobody is there to confirm a call
         )
         text = prompt.user_turn(
             event.author_id, event.channel_id, event.text, direct=direct, reply_to=event.reply_to_id
@@ -190,10 +191,26 @@ class Responder:
             self.service.count(guild, calls=1, tokens=reply.tokens_in + reply.tokens_out)
             if reply.status == "done" and isinstance(reply.output, dict):
                 return Envelope.from_output(reply.output), reply.run_id
+            if reply.status == "awaiting_confirmation":
+                raise await self._cancel_paused(reply.run_id, actor, guild)
             raise AttemptFailed(reply.termination_reason or reply.status, reply.text)
 
         envelope, run_id = await self.service.backoff.run(attempt)
         return envelope, run_id, actor
+
+    async def _cancel_paused(self, run_id: str | None, actor: Any, guild: str) -> AmbientError:
+        """A run paused for a confirmation nobody is shown (a plugin's policy asked for one)
+        is cancelled now, which drops its sealed state; the error ends the message's
+        attempts at once (another attempt would ask again)."""
+        if run_id is not None:
+            await self.service.runtime.cancel(run_id, actor, guild_id=guild)
+        return AmbientError(
+            "the persona's run asked for a confirmation, which nobody can give here; "
+            "it was cancelled",
+            hint="a plugin's policy (check_tool_call) asked to confirm a call the persona "
+            "made; `gigi agent trace RUN` shows which",
+            reasons=("needs_confirmation",),
+        )
 
     async def _precheck(self, event: MessageCreated, settings: Settings) -> bool:
         """The ``routing`` profile's cheap yes/no; without one (or on any failure), yes."""

@@ -215,7 +215,11 @@ async def test_a_submitted_write_shares_the_next_awaited_writes_commit(db) -> No
     landed = []
     db.writer.submit(lambda conn: conn.execute(insert(FAST), {"name": "alone"}))
     db.writer._queue[-1][1].add_done_callback(lambda f: landed.append(f.exception()))
-    await asyncio.sleep(db.writer.linger_seconds * 10)
+    await asyncio.sleep(db.writer.linger_seconds)  # alone: it commits once the linger ends
+    for _ in range(500):  # a loaded machine may take its time; nothing else will join it
+        if landed:
+            break
+        await asyncio.sleep(0.01)
     assert landed == [None] and commits[0] == 2
     db.writer.linger_seconds = 60.0
     db.writer.submit(lambda conn: conn.execute(insert(FAST), {"name": "drained"}))

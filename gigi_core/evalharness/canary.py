@@ -5,13 +5,17 @@ saw) may live only in the reply and in sealed columns. After a case, every colum
 table is read back — found by reflection, so a plugin's tables and a table added tomorrow
 are scanned too, with no list of names — plus the terms of every SQLite FTS5 index, and
 every log record is checked. A canary is found by its random part too, so a copy that was
-tokenised (``canary 3f2a…`` in a search index, ``'3f2a…':2`` in a ``tsvector``) still counts.
+tokenised (``canary qzkw…`` in a search index, ``'qzkw…':2`` in a ``tsvector``) still counts.
+The random part is letters only: a text-search parser would split hex such as ``12e4…`` as
+a number and the copy would be missed.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import secrets
+import string
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -54,7 +58,7 @@ class Canaries:
     planted: dict[str, str] = field(default_factory=dict)  # token -> source
 
     def new(self, source: str) -> str:
-        token = f"canary-{uuid.uuid4().hex[:16]}"
+        token = "canary-" + "".join(secrets.choice(string.ascii_lowercase) for _ in range(16))
         self.planted[token] = source
         return token
 

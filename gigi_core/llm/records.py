@@ -8,27 +8,12 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from gigi_core.errors import ConfigError, GigiError
 
 OwnerType = Literal["guild", "user", "tenant"]
 Purpose = Literal[
-    "chat",
-    "reasoning",
-    "embedding",
-    "routing",
-    "classify",
-    "extract",
-    "summarise",
-    "query_analyse",
-    "respond",
-    "complex",
-]
-PersonalKeys = Literal["off", "dm-only", "guild-allowed"]
-
-OWNER_TYPES: tuple[str, ...] = ("guild", "user", "tenant")
-PURPOSES: tuple[str, ...] = (
     "chat",
     "reasoning",
     "embedding",
@@ -40,7 +25,11 @@ PURPOSES: tuple[str, ...] = (
     "query_analyse",
     "respond",
     "complex",
-)
+]
+PersonalKeys = Literal["off", "dm-only", "guild-allowed"]
+
+OWNER_TYPES: tuple[str, ...] = ("guild", "user", "tenant")
+PURPOSES: tuple[str, ...] = get_args(Purpose)
 PERSONAL_KEYS: tuple[str, ...] = ("off", "dm-only", "guild-allowed")
 TENANT_ID = "tenant"  # the single operator owner; the tenant has no external id
 

@@ -8,6 +8,16 @@ import gigi_knowledge
 from knowledge_fakes import action, classify, decision, entity, extraction, relation, signal
 from knowledge_helpers import enable, message, publish, rows
 
+from gigi_core import Actor
+from gigi_core.testing import RecordingPoster
+
+
+def _reads(kernel: Any, **members: frozenset[str]) -> RecordingPoster:
+    """A surface that says which channels each member may read now."""
+    poster = RecordingPoster(members={u: (Actor(id=u), c) for u, c in members.items()})
+    kernel.outbox.register("test", poster)
+    return poster
+
 
 def _reply(**items: Any) -> Any:
     def build(request: Any) -> Any:
@@ -46,12 +56,37 @@ async def _seed(kernel: Any, model: Any) -> None:
 
 async def test_export_lists_what_is_about_the_member(kernel: Any, model: Any) -> None:
     await _seed(kernel, model)
+    _reads(kernel, u1=frozenset({"c1"}))
     out = await gigi_knowledge.export_user_data("u1", "g1", kernel)
     assert [d["summary"] for d in out["decisions"]] == ["Adopt the new runbook"]
     assert [a["description"] for a in out["actions"]] == ["Write the runbook"]
     assert [e["name"] for e in out["entities"]] == ["Ana"]
     assert len(out["notes"]) == 2
     assert await gigi_knowledge.export_user_data("u9", "g1", kernel) is None
+
+
+async def test_export_from_a_channel_they_cannot_read_now_keeps_only_their_part(
+    kernel: Any, model: Any
+) -> None:
+    await _seed(kernel, model)
+    _reads(kernel, u1=frozenset({"c9"}))  # removed from c1 since
+    out = await gigi_knowledge.export_user_data("u1", "g1", kernel)
+    (d,) = out["decisions"]
+    assert d["decided_by"] == ["u1"] and "u2" not in str(d)  # not the co-decider
+    assert "summary" not in d and "rationale" not in d and d["withheld"]
+    assert "runbook" not in str(out["decisions"] + out["actions"] + out["notes"]).lower()
+    (a,) = out["actions"]
+    assert a["owner_id"] == "u1" and "description" not in a
+    assert len(out["notes"]) == 2 and all("summary" not in n for n in out["notes"])
+    assert [e["name"] for e in out["entities"]] == ["Ana"]  # the entity that is them
+
+
+async def test_export_where_no_surface_can_tell_withholds_channel_text(
+    kernel: Any, model: Any
+) -> None:
+    await _seed(kernel, model)
+    out = await gigi_knowledge.export_user_data("u1", "g1", kernel)
+    assert out["decisions"][0]["withheld"] and "summary" not in out["decisions"][0]
 
 
 async def test_delete_replaces_or_removes(kernel: Any, model: Any) -> None:
@@ -77,6 +112,7 @@ async def test_delete_replaces_or_removes(kernel: Any, model: Any) -> None:
 
 async def test_the_kernel_privacy_service_reaches_the_plugin(kernel: Any, model: Any) -> None:
     await _seed(kernel, model)
+    _reads(kernel, u1=frozenset({"c1"}))
     exported = await kernel.privacy.export("u1", guild_id="g1")
     assert [d["summary"] for d in exported["plugins"]["knowledge"]["decisions"]] == [
         "Adopt the new runbook"

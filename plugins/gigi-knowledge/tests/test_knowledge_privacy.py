@@ -6,7 +6,7 @@ from typing import Any
 
 import gigi_knowledge
 from knowledge_fakes import action, classify, decision, entity, extraction, relation, signal
-from knowledge_helpers import enable, message, publish, rows
+from knowledge_helpers import all_tables_text, enable, message, publish, rows, settle
 
 from gigi_core import Actor
 from gigi_core.testing import RecordingPoster
@@ -136,3 +136,58 @@ async def test_guild_purge_removes_everything(kernel: Any, model: Any) -> None:
     ):
         assert await rows(kernel, table) == [], table
     assert kernel.gigi_knowledge.channel("g1", "c1") is None
+
+
+async def test_erasure_drops_their_messages_from_the_windows(kernel: Any, model: Any) -> None:
+    await enable(kernel)
+    model.always("classify", classify())
+    model.on(
+        "extract",
+        extraction(),
+        _reply(decisions=[decision("Ship the billing release on Monday", [], by=["u1", "u2"])]),
+    )
+    await publish(kernel, message("kestrel numbers look grim", author_id="u1"))
+    await gigi_knowledge.delete_user_data("u1", "g1", kernel)
+    await publish(kernel, message("ok, shipping monday", author_id="u2"))
+    later = model.calls("extract")[-1]
+    assert "kestrel" not in str([m.content for m in later.messages])  # not read again
+    (d,) = await rows(kernel, "knowledge_decisions")
+    who = str(d.decided_by)  # u1 no longer wrote in the window: not named
+    assert "u2" in who and "u1" not in who and "former" not in who
+
+
+async def test_erasure_drops_their_queued_messages(kernel: Any, model: Any) -> None:
+    from gigi_knowledge import observe
+
+    await enable(kernel)
+    model.always("classify", classify())
+    model.on("extract", _reply(decisions=[decision("Kestrel goes ahead", [], by=["u1"])]))
+    observe.handle(message("kestrel is a go", author_id="u1"), kernel)  # queued, not yet run
+    await gigi_knowledge.delete_user_data("u1", "g1", kernel)
+    await settle(kernel)
+    assert model.calls("extract") == [] and model.calls("classify") == []
+    assert await rows(kernel, "knowledge_decisions") == []
+    assert kernel.gigi_knowledge.windows.snapshot("g1", "c1") == ()
+
+
+async def test_erasure_replaces_the_names_they_had_in_free_text(kernel: Any, model: Any) -> None:
+    await enable(kernel)
+    model.always("classify", classify())
+    model.on(
+        "extract",
+        _reply(
+            entities=[entity("Ana", [], type="person", member="u1", aliases=["Ana K"])],
+            actions=[action("Fix the pager rota", []) | {"owner_name": "Ana"}],
+            decisions=[decision("Ana leads the rollout", [], by=["u2"])],
+        ),
+    )
+    await publish(kernel, message("pager rota", author_id="u2", mentioned_user_ids=("u1",)))
+    (a,) = await rows(kernel, "knowledge_actions")
+    assert a.owner_id is None and a.owner_name == "Ana"  # unresolved: only a name
+    counts = await gigi_knowledge.delete_user_data("u1", "g1", kernel)
+    assert counts["names_replaced"] == 2
+    (a,) = await rows(kernel, "knowledge_actions")
+    assert a.owner_name == "a former member"
+    (d,) = await rows(kernel, "knowledge_decisions")
+    assert d.summary == "a former member leads the rollout"
+    assert "Ana" not in await all_tables_text(kernel)

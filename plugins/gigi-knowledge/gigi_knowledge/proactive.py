@@ -3,7 +3,8 @@
 Staleness (twice daily): open actions past their deadline or ``staleness_at`` with no status
 check in 24 h get one nudge, a question with buttons that update the action; a status
 update re-arms it. Contradictions: a recorded yes on two decisions both older than 30
-minutes gets one note with buttons to supersede or dismiss.
+minutes gets one note with buttons to supersede or dismiss. Neither is posted in a paused or
+secure channel (the kernel's observation state): it waits there until the channel is resumed.
 """
 
 from __future__ import annotations
@@ -26,6 +27,19 @@ BATCH = 50
 def _ago(ms: int, now: int) -> str:
     days = max(0, (now - ms) // DAY_MS)
     return "today" if days == 0 else ("yesterday" if days == 1 else f"{days} days ago")
+
+
+class _States:
+    """The guilds' non-active channels, read once per job run (``kernel.channels.states``)."""
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        self._by_guild: dict[str, dict[str, str]] = {}
+
+    async def active(self, guild_id: str, channel_id: str) -> bool:
+        if guild_id not in self._by_guild:
+            self._by_guild[guild_id] = await self.kernel.channels.states(guild_id)
+        return channel_id not in self._by_guild[guild_id]
 
 
 def nudge_text(row: Any, now: int) -> str:
@@ -57,8 +71,12 @@ async def staleness_job(ctx: Any) -> dict[str, int]:
     async with svc.engine.connect() as conn:
         rows = (await conn.execute(query)).all()
     sent = skipped = 0
+    states = _States(ctx.kernel)
     for row in rows:
         if (row.guild_id, row.channel_id) not in enabled:
+            skipped += 1
+            continue
+        if not await states.active(row.guild_id, row.channel_id):  # paused, secure: later
             skipped += 1
             continue
         args = {"id": row.id}
@@ -115,8 +133,11 @@ async def contradiction_job(ctx: Any) -> dict[str, int]:
     async with svc.engine.connect() as conn:
         rows = (await conn.execute(query)).all()
     posted = 0
+    states = _States(ctx.kernel)
     for row in rows:
         if svc.channel(row.guild_id, row.channel_id) is None:
+            continue
+        if not await states.active(row.guild_id, row.channel_id):  # stays open until resumed
             continue
         d_a = datetime.fromtimestamp(row.earlier_ms / 1000, UTC).date().isoformat()
         text = (

@@ -210,3 +210,45 @@ async def test_an_action_with_no_owner_is_changed_only_by_an_admin(kernel: Any, 
     assert (await rows(kernel, "knowledge_actions"))[0].status == "open"
     out = await call(kernel, "action_update", actor=ADMIN, id=a.id, status="cancelled")
     assert out["action"]["status"] == "cancelled"
+
+
+@pytest.mark.parametrize("state", ["paused", "secure"])
+async def test_no_nudge_in_a_paused_or_secure_channel(kernel: Any, model: Any, state: str) -> None:
+    poster = RecordingPoster()
+    kernel.outbox.register("test", poster)
+    await enable(kernel)
+    model.always("classify", classify())
+    model.on(
+        "extract", _reply(actions=[action("Review the API", [], owner="u1", deadline="2020-01-03")])
+    )
+    await publish(kernel, message("Tom reviews the API by Friday", author_id="u1"))
+    await kernel.channels.set("g1", "c1", state, by="admin")
+    out = await _run(kernel, "knowledge.staleness")
+    assert out["nudged"] == 0 and out["skipped"] == 1 and poster.posts == []
+    await kernel.channels.set("g1", "c1", "active", by="admin")
+    assert (await _run(kernel, "knowledge.staleness"))["nudged"] == 1  # once resumed
+
+
+@pytest.mark.parametrize("state", ["paused", "secure"])
+async def test_no_contradiction_note_in_a_paused_or_secure_channel(
+    kernel: Any, model: Any, state: str
+) -> None:
+    poster = RecordingPoster()
+    kernel.outbox.register("test", poster)
+    await enable(kernel)
+    model.always("classify", classify())
+    model.on(
+        "extract",
+        _reply(decisions=[decision("Deploys happen on friday afternoons", [])]),
+        _reply(decisions=[decision("Deploys never happen on friday afternoons", [])]),
+    )
+    model.on("contradiction", {"contradicts": True})
+    await publish(kernel, message("first", author_id="u1"), message("second", author_id="u2"))
+    await _age(kernel, "knowledge_decisions", "created_ms", 31 * 60_000)
+    await kernel.channels.set("g1", "c1", state, by="admin")
+    assert (await _run(kernel, "knowledge.contradictions"))["posted"] == 0
+    assert (
+        poster.posts == [] and (await rows(kernel, "knowledge_contradictions"))[0].status == "open"
+    )
+    await kernel.channels.set("g1", "c1", "active", by="admin")
+    assert (await _run(kernel, "knowledge.contradictions"))["posted"] == 1

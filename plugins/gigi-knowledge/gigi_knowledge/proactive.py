@@ -56,29 +56,34 @@ def nudge_text(row: Any, now: int) -> str:
 async def staleness_job(ctx: Any) -> dict[str, int]:
     svc = await ready(ctx.kernel)
     now = now_ms()
-    enabled = {(g, c) for g, chans in svc.channels.items() for c in chans}
-    query = (
-        sa.select(A)
-        .where(
-            A.c.status == "open",
-            A.c.nudged_ms.is_(None),
-            sa.or_(A.c.deadline_ms < now, A.c.staleness_ms < now),
-            sa.or_(A.c.last_status_check_ms.is_(None), A.c.last_status_check_ms < now - DAY_MS),
-        )
-        .order_by(sa.func.coalesce(A.c.deadline_ms, A.c.staleness_ms), A.c.id)
-        .limit(BATCH)
-    )
-    async with svc.engine.connect() as conn:
-        rows = (await conn.execute(query)).all()
-    sent = skipped = 0
     states = _States(ctx.kernel)
+    stale = (
+        A.c.status == "open",
+        A.c.nudged_ms.is_(None),
+        sa.or_(A.c.deadline_ms < now, A.c.staleness_ms < now),
+        sa.or_(A.c.last_status_check_ms.is_(None), A.c.last_status_check_ms < now - DAY_MS),
+    )
+    # Per guild, only enabled and active channels are read, so actions waiting in a paused
+    # channel never fill the batch ahead of those that can be nudged.
+    targets: dict[str, list[str]] = {}
+    skipped = 0  # enabled channels paused or secure now: their actions wait, unmarked
+    for guild, chans in list(svc.channels.items()):
+        here = [c for c in chans if await states.active(guild, c)]
+        skipped += len(chans) - len(here)
+        if here:
+            targets[guild] = sorted(here)
+    rows: list[Any] = []
+    async with svc.engine.connect() as conn:
+        for guild, here in targets.items():
+            query = (
+                sa.select(A)
+                .where(A.c.guild_id == guild, A.c.channel_id.in_(here), *stale)
+                .order_by(sa.func.coalesce(A.c.deadline_ms, A.c.staleness_ms), A.c.id)
+                .limit(BATCH)
+            )
+            rows += (await conn.execute(query)).all()
+    sent = 0
     for row in rows:
-        if (row.guild_id, row.channel_id) not in enabled:
-            skipped += 1
-            continue
-        if not await states.active(row.guild_id, row.channel_id):  # paused, secure: later
-            skipped += 1
-            continue
         args = {"id": row.id}
         message_id = await notify.post(
             ctx.kernel,
@@ -101,7 +106,7 @@ async def staleness_job(ctx: Any) -> dict[str, int]:
                 sa.update(A).where(A.c.id == row.id, A.c.nudged_ms.is_(None)).values(nudged_ms=now)
             )
         sent += message_id is not None
-    return {"nudged": sent, "skipped": skipped, "checked": len(rows)}
+    return {"nudged": sent, "skipped": skipped, "checked": len(rows)}  # skipped: channels
 
 
 async def contradiction_job(ctx: Any) -> dict[str, int]:

@@ -224,7 +224,7 @@ async def test_no_nudge_in_a_paused_or_secure_channel(kernel: Any, model: Any, s
     await publish(kernel, message("Tom reviews the API by Friday", author_id="u1"))
     await kernel.channels.set("g1", "c1", state, by="admin")
     out = await _run(kernel, "knowledge.staleness")
-    assert out["nudged"] == 0 and out["skipped"] == 1 and poster.posts == []
+    assert out == {"nudged": 0, "skipped": 1, "checked": 0} and poster.posts == []
     await kernel.channels.set("g1", "c1", "active", by="admin")
     assert (await _run(kernel, "knowledge.staleness"))["nudged"] == 1  # once resumed
 
@@ -252,3 +252,26 @@ async def test_no_contradiction_note_in_a_paused_or_secure_channel(
     )
     await kernel.channels.set("g1", "c1", "active", by="admin")
     assert (await _run(kernel, "knowledge.contradictions"))["posted"] == 1
+
+
+async def test_actions_waiting_in_a_paused_channel_do_not_hold_up_the_others(
+    kernel: Any, model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gigi_knowledge import proactive
+
+    monkeypatch.setattr(proactive, "BATCH", 1)
+    poster = RecordingPoster()
+    kernel.outbox.register("test", poster)
+    await enable(kernel, "c1")
+    await enable(kernel, "c2")
+    model.always("classify", classify())
+    model.on(
+        "extract",
+        _reply(actions=[action("Renew the cert", [], owner="u1", deadline="2020-01-01")]),
+        _reply(actions=[action("Review the API", [], owner="u1", deadline="2020-01-05")]),
+    )
+    await publish(kernel, message("cert", channel_id="c2", author_id="u1"))
+    await publish(kernel, message("api", channel_id="c1", author_id="u1"))
+    await kernel.channels.set("g1", "c2", "paused", by="admin")  # its action is due first
+    assert (await _run(kernel, "knowledge.staleness"))["nudged"] == 1
+    assert [p.channel_id for p in poster.posts] == ["c1"]

@@ -143,6 +143,13 @@ class Batcher:
         self.seen = {k: v for k, v in self.seen.items() if k[0] != guild_id}
 
     def forget_member(self, user_id: str, guild_id: str | None) -> None:
+        """A member's erasure: their last-seen times and the light notes naming them go;
+        queued extractions are written by the next flush and anonymised with the rest."""
+        self.rows = [
+            r
+            for r in self.rows
+            if not (user_id in (r.get("participants") or []) and guild_id in (None, r["guild_id"]))
+        ]
         self.seen = {
             k: v
             for k, v in self.seen.items()

@@ -1,9 +1,13 @@
 """Per-member data (``export_user_data``, ``delete_user_data``) and the guild purge.
 
 Export: decisions they made or claimed, actions they own or recorded, entities that are
-them, notes naming them. Delete: entities that are them (with their relationships and
-vectors) and notes only about them are deleted; elsewhere they are replaced by
-``FORMER`` ("a former member"), so the team's record stays without naming them.
+them, notes naming them. From a channel they cannot read now (or when no surface here can
+tell) a row keeps only what is theirs: its id, channel, times, status and their own part;
+text synthesised there and other members' ids are left out (``WITHHELD``). Delete: first
+their copies in memory (``erasure``), then entities that are them (with their relationships
+and vectors) and notes only about them are deleted; elsewhere they are replaced by
+``FORMER`` ("a former member"), ids and the names they had, so the record stays without
+naming them.
 """
 
 from __future__ import annotations
@@ -13,11 +17,12 @@ from typing import Any
 import sqlalchemy as sa
 
 from gigi_knowledge import tables
-from gigi_knowledge.reads import action_view, decision_view, member_in
+from gigi_knowledge.erasure import FORMER, forget_in_memory, scrub_names
+from gigi_knowledge.reads import action_view, decision_view, member_in, readable_now
 from gigi_knowledge.refs import iso
 from gigi_knowledge.service import ready
 
-FORMER = "a former member"
+WITHHELD = "from a channel you cannot read now: only your own part is exported"
 D, A, E, R, S, V, SM = (
     tables.decisions,
     tables.actions,
@@ -67,9 +72,22 @@ async def export_user(kernel: Any, user_id: str, guild_id: str | None) -> dict[s
         ).all()
     if not (decisions or actions or entities or signals):
         return None
+    readable = await _readable(
+        kernel, user_id, {r.guild_id for r in (*decisions, *actions, *signals)}
+    )
+
+    def shown(r: Any) -> bool:
+        return r.channel_id in readable.get(r.guild_id, frozenset())
+
     return {
-        "decisions": [decision_view(r) | {"guild_id": r.guild_id} for r in decisions],
-        "actions": [action_view(r) | {"guild_id": r.guild_id} for r in actions],
+        "decisions": [
+            decision_view(r) | {"guild_id": r.guild_id} if shown(r) else _own_decision(r, user_id)
+            for r in decisions
+        ],
+        "actions": [
+            action_view(r) | {"guild_id": r.guild_id} if shown(r) else _own_action(r, user_id)
+            for r in actions
+        ],
         "entities": [
             {
                 "id": r.id,
@@ -88,12 +106,51 @@ async def export_user(kernel: Any, user_id: str, guild_id: str | None) -> dict[s
                 "guild_id": r.guild_id,
                 "channel_id": r.channel_id,
                 "type": r.signal_type,
-                "summary": r.summary,
                 "occurred_at": iso(r.occurred_ms),
-                "source_ref": r.source_ref,
             }
+            | (
+                {"summary": r.summary, "source_ref": r.source_ref}
+                if shown(r)
+                else {"withheld": WITHHELD}
+            )
             for r in signals
         ],
+    }
+
+
+async def _readable(kernel: Any, user_id: str, guilds: set[str]) -> dict[str, frozenset[str]]:
+    """Per guild, the channels the member may read now (empty when no surface can tell)."""
+    out: dict[str, frozenset[str]] = {}
+    for guild in guilds:
+        out[guild] = await readable_now(kernel, guild, user_id) or frozenset()
+    return out
+
+
+def _own_decision(r: Any, user_id: str) -> dict[str, Any]:
+    """A decision from a channel they cannot read now: their part, not the channel's text."""
+    return {
+        "id": r.id,
+        "guild_id": r.guild_id,
+        "channel_id": r.channel_id,
+        "decided_by": [user_id] if user_id in (r.decided_by or []) else [],
+        "claimed_by": [user_id] if user_id in (r.asserted_by or []) else [],
+        "decided_at": iso(r.decided_ms),
+        "status": r.status,
+        "withheld": WITHHELD,
+    }
+
+
+def _own_action(r: Any, user_id: str) -> dict[str, Any]:
+    return {
+        "id": r.id,
+        "guild_id": r.guild_id,
+        "channel_id": r.channel_id,
+        "owner_id": r.owner_id if r.owner_id == user_id else None,
+        "recorded_by_you": user_id in (r.asserted_by or []),
+        "deadline": iso(r.deadline_ms),
+        "status": r.status,
+        "created_at": iso(r.created_ms),
+        "withheld": WITHHELD,
     }
 
 
@@ -108,17 +165,21 @@ def _swap(values: list[str] | None, user_id: str) -> list[str]:
 
 async def delete_user(kernel: Any, user_id: str, guild_id: str | None) -> dict[str, int]:
     svc = await ready(kernel)
-    await svc.notes.flush()  # queued rows are stored, then deleted or anonymised with the rest
+    # In memory first: their messages would otherwise be extracted again after this.
+    await forget_in_memory(svc, user_id, guild_id)
     dia = svc.dialect
-    counts = {"entities": 0, "notes_deleted": 0, "rows_anonymised": 0}
+    counts = {"entities": 0, "notes_deleted": 0, "rows_anonymised": 0, "names_replaced": 0}
     svc.caches.forget(guild_id)
     async with svc.engine.begin() as conn:
-        ents = [
-            r.id
-            for r in await conn.execute(
-                sa.select(E.c.id).where(*_guild(E, guild_id), E.c.user_id == user_id)
+        found = (
+            await conn.execute(
+                sa.select(E.c.id, E.c.name, E.c.aliases).where(
+                    *_guild(E, guild_id), E.c.user_id == user_id
+                )
             )
-        ]
+        ).all()
+        ents = [r.id for r in found]
+        names = {n for r in found for n in [r.name, *(r.aliases or [])] if n}
         if ents:
             await conn.execute(
                 sa.delete(R).where(sa.or_(R.c.source_id.in_(ents), R.c.target_id.in_(ents)))
@@ -197,6 +258,8 @@ async def delete_user(kernel: Any, user_id: str, guild_id: str | None) -> dict[s
             .where(*_guild(V, guild_id), V.c.author_id == user_id)
             .values(author_id=None)
         )
+        # Free text: an unresolved owner name or a summary naming them by a name they had.
+        counts["names_replaced"] = await scrub_names(conn, guild_id, names)
     for key in [
         k for k in svc.last_seen if k[2] == user_id and (guild_id is None or k[0] == guild_id)
     ]:

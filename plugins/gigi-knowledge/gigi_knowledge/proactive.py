@@ -3,7 +3,8 @@
 Staleness (twice daily): open actions past their deadline or ``staleness_at`` with no status
 check in 24 h get one nudge, a question with buttons that update the action; a status
 update re-arms it. Contradictions: a recorded yes on two decisions both older than 30
-minutes gets one note with buttons to supersede or dismiss.
+minutes gets one note with buttons to supersede or dismiss. Neither is posted in a paused or
+secure channel (the kernel's observation state): it waits there until the channel is resumed.
 """
 
 from __future__ import annotations
@@ -28,6 +29,19 @@ def _ago(ms: int, now: int) -> str:
     return "today" if days == 0 else ("yesterday" if days == 1 else f"{days} days ago")
 
 
+class _States:
+    """The guilds' non-active channels, read once per job run (``kernel.channels.states``)."""
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        self._by_guild: dict[str, dict[str, str]] = {}
+
+    async def active(self, guild_id: str, channel_id: str) -> bool:
+        if guild_id not in self._by_guild:
+            self._by_guild[guild_id] = await self.kernel.channels.states(guild_id)
+        return channel_id not in self._by_guild[guild_id]
+
+
 def nudge_text(row: Any, now: int) -> str:
     who = f"<@{row.owner_id}>" if row.owner_id else (row.owner_name or "Someone")
     due = row.deadline_ms or row.staleness_ms
@@ -42,25 +56,34 @@ def nudge_text(row: Any, now: int) -> str:
 async def staleness_job(ctx: Any) -> dict[str, int]:
     svc = await ready(ctx.kernel)
     now = now_ms()
-    enabled = {(g, c) for g, chans in svc.channels.items() for c in chans}
-    query = (
-        sa.select(A)
-        .where(
-            A.c.status == "open",
-            A.c.nudged_ms.is_(None),
-            sa.or_(A.c.deadline_ms < now, A.c.staleness_ms < now),
-            sa.or_(A.c.last_status_check_ms.is_(None), A.c.last_status_check_ms < now - DAY_MS),
-        )
-        .order_by(sa.func.coalesce(A.c.deadline_ms, A.c.staleness_ms), A.c.id)
-        .limit(BATCH)
+    states = _States(ctx.kernel)
+    stale = (
+        A.c.status == "open",
+        A.c.nudged_ms.is_(None),
+        sa.or_(A.c.deadline_ms < now, A.c.staleness_ms < now),
+        sa.or_(A.c.last_status_check_ms.is_(None), A.c.last_status_check_ms < now - DAY_MS),
     )
+    # Per guild, only enabled and active channels are read, so actions waiting in a paused
+    # channel never fill the batch ahead of those that can be nudged.
+    targets: dict[str, list[str]] = {}
+    skipped = 0  # enabled channels paused or secure now: their actions wait, unmarked
+    for guild, chans in list(svc.channels.items()):
+        here = [c for c in chans if await states.active(guild, c)]
+        skipped += len(chans) - len(here)
+        if here:
+            targets[guild] = sorted(here)
+    rows: list[Any] = []
     async with svc.engine.connect() as conn:
-        rows = (await conn.execute(query)).all()
-    sent = skipped = 0
+        for guild, here in targets.items():
+            query = (
+                sa.select(A)
+                .where(A.c.guild_id == guild, A.c.channel_id.in_(here), *stale)
+                .order_by(sa.func.coalesce(A.c.deadline_ms, A.c.staleness_ms), A.c.id)
+                .limit(BATCH)
+            )
+            rows += (await conn.execute(query)).all()
+    sent = 0
     for row in rows:
-        if (row.guild_id, row.channel_id) not in enabled:
-            skipped += 1
-            continue
         args = {"id": row.id}
         message_id = await notify.post(
             ctx.kernel,
@@ -83,7 +106,7 @@ async def staleness_job(ctx: Any) -> dict[str, int]:
                 sa.update(A).where(A.c.id == row.id, A.c.nudged_ms.is_(None)).values(nudged_ms=now)
             )
         sent += message_id is not None
-    return {"nudged": sent, "skipped": skipped, "checked": len(rows)}
+    return {"nudged": sent, "skipped": skipped, "checked": len(rows)}  # skipped: channels
 
 
 async def contradiction_job(ctx: Any) -> dict[str, int]:
@@ -115,8 +138,11 @@ async def contradiction_job(ctx: Any) -> dict[str, int]:
     async with svc.engine.connect() as conn:
         rows = (await conn.execute(query)).all()
     posted = 0
+    states = _States(ctx.kernel)
     for row in rows:
         if svc.channel(row.guild_id, row.channel_id) is None:
+            continue
+        if not await states.active(row.guild_id, row.channel_id):  # stays open until resumed
             continue
         d_a = datetime.fromtimestamp(row.earlier_ms / 1000, UTC).date().isoformat()
         text = (

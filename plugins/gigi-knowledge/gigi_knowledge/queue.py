@@ -34,6 +34,7 @@ class ProcessingQueue:
         self._wake = asyncio.Event()
         self._workers: list[asyncio.Task[None]] = []
         self._busy = 0
+        self._running: set[asyncio.Future[None]] = set()
         self._idle = asyncio.Event()
         self._idle.set()
         self.dropped = 0
@@ -78,6 +79,29 @@ class ProcessingQueue:
         self._jobs.clear()
         self._jobs.extend(kept)
 
+    def forget_author(self, user_id: str, guild_id: str | None) -> int:
+        """A member's erasure: their queued messages go (of a guild, or all); returns how many."""
+        before = len(self._jobs)
+        kept = [
+            j
+            for j in self._jobs
+            if not (
+                getattr(j.payload, "author_id", None) == user_id and guild_id in (None, j.guild_id)
+            )
+        ]
+        self._jobs.clear()
+        self._jobs.extend(kept)
+        return before - len(kept)
+
+    async def wait_running(self, seconds: float) -> bool:
+        """Wait for the jobs running now (not those queued) to finish: an erasure must not
+        be followed by writes from a window read before it."""
+        running = list(self._running)
+        if not running:
+            return True
+        _, pending = await asyncio.wait(running, timeout=seconds)
+        return not pending
+
     def __len__(self) -> int:
         return len(self._jobs)
 
@@ -98,6 +122,8 @@ class ProcessingQueue:
                 continue
             job = self._jobs.popleft()
             self._busy += 1
+            done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._running.add(done)
             try:
                 await self._run(job)
                 self.processed += 1
@@ -107,6 +133,8 @@ class ProcessingQueue:
             finally:
                 job.payload = None
                 self._busy -= 1
+                self._running.discard(done)
+                done.set_result(None)
 
     async def drain(self, seconds: float = 30.0) -> bool:
         """Wait until nothing is queued or running (tests, shutdown)."""

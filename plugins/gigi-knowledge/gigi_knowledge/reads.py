@@ -1,7 +1,8 @@
 """``/knowledge decisions|actions``: structured reads, scoped to the asking channel.
 
 Asked outside a channel (a DM, a shell), personal mode: only the asker's own decisions and
-actions across the guild. Never another channel's rows.
+actions in the channels they may read now (from the surface serving the guild; nothing when
+no surface here can tell). Never another channel's rows.
 """
 
 from __future__ import annotations
@@ -30,6 +31,19 @@ def member_in(dialect: str, column: Any, value: str) -> Any:
             f"EXISTS (SELECT 1 FROM json_each({column.table.name}.{column.name}) WHERE value = :v_json)"
         )
     return clause.bindparams(v_json=value)
+
+
+async def readable_now(kernel: Any, guild_id: str, user_id: str) -> frozenset[str] | None:
+    """The channels the member may read now, from the surface serving the guild; None when
+    no surface here can tell (a shell, a worker) or they are no longer a member."""
+    view = await kernel.outbox.member(guild_id, user_id)
+    return None if view is None else await view.visible_channels()
+
+
+NOT_READABLE = (
+    "I'm afraid I cannot tell which channels you may read from here; "
+    "ask me in the server, or in a channel."
+)
 
 
 def decision_view(row: Any) -> dict[str, Any]:
@@ -78,6 +92,10 @@ async def decisions(
     personal = ctx.channel_id is None
     if personal:
         owner = ctx.actor.id
+        readable = await readable_now(ctx.kernel, ctx.guild_id, ctx.actor.id)
+        if readable is None:
+            return {"scope": "personal", "decisions": [], "note": NOT_READABLE}
+        where.append(D.c.channel_id.in_(sorted(readable)))
     else:
         where.append(D.c.channel_id == ctx.channel_id)
     if status != "all":
@@ -107,7 +125,10 @@ async def actions(
     where = [A.c.guild_id == ctx.guild_id]
     personal = ctx.channel_id is None
     if personal:
-        where.append(A.c.owner_id == ctx.actor.id)
+        readable = await readable_now(ctx.kernel, ctx.guild_id, ctx.actor.id)
+        if readable is None:
+            return {"scope": "personal", "actions": [], "note": NOT_READABLE}
+        where += [A.c.owner_id == ctx.actor.id, A.c.channel_id.in_(sorted(readable))]
     else:
         where.append(A.c.channel_id == ctx.channel_id)
         if owner:

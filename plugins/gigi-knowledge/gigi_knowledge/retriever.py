@@ -3,8 +3,9 @@ structured SQL, semantic (the knowledge vectors), the entity graph (BFS over rel
 depth ≤ 3) and summaries, fused here into one list of ``Hit``s.
 
 Scope: only rows of ``scope.channel_ids`` (the channels the asker may view now). In personal
-mode (``scope.user_id``, a DM) also the asker's own decisions, actions and entities across
-the guild, as hits with no channel and the asker as ``user_id``.
+mode (``scope.user_id``, a DM) also the asker's own decisions and actions in the channels
+they may read now (``kernel.outbox.member``; none when no surface here can tell), as hits
+with no channel and the asker as ``user_id``.
 """
 
 from __future__ import annotations
@@ -390,17 +391,23 @@ class KnowledgeRetriever:
         import sqlalchemy as sa
 
         from gigi_knowledge import tables
-        from gigi_knowledge.reads import member_in
+        from gigi_knowledge.reads import member_in, readable_now
 
         d, a = tables.decisions, tables.actions
         user = scope.user_id
         assert user is not None
+        readable = await readable_now(self.kernel, scope.guild_id, user)
+        if not readable:  # no surface here can tell what they may read now: nothing
+            return []
+        chans = sorted(readable)
         async with svc.engine.connect() as conn:
             drows = (
                 await conn.execute(
                     sa.select(d)
                     .where(
-                        d.c.guild_id == scope.guild_id, member_in(svc.dialect, d.c.decided_by, user)
+                        d.c.guild_id == scope.guild_id,
+                        d.c.channel_id.in_(chans),
+                        member_in(svc.dialect, d.c.decided_by, user),
                     )
                     .order_by(d.c.decided_ms.desc())
                     .limit(limit)
@@ -409,7 +416,11 @@ class KnowledgeRetriever:
             arows = (
                 await conn.execute(
                     sa.select(a)
-                    .where(a.c.guild_id == scope.guild_id, a.c.owner_id == user)
+                    .where(
+                        a.c.guild_id == scope.guild_id,
+                        a.c.channel_id.in_(chans),
+                        a.c.owner_id == user,
+                    )
                     .order_by(a.c.created_ms.desc())
                     .limit(limit)
                 )

@@ -2,7 +2,9 @@
 
 A button runs the command as the member who pressed it, so these check what that member
 may do: the row must be in the channel the command runs in (or one the member can see),
-and only the owner, the member who claimed it, or an admin may change an action.
+and only the owner, the member who claimed it, or an admin may change an action (an admin
+alone one with no owner, as every action of an erased member is). A contradiction note is
+resolved only by a member who decided or claimed both of its decisions, or an admin.
 """
 
 from __future__ import annotations
@@ -37,9 +39,10 @@ async def _action(ctx: Any, svc: Any, action_id: str) -> Any:
     if row is None or not await _visible(ctx, row.channel_id):
         raise ToolExecutionError(f"{NO_RECORD} (no action {action_id} here)")
     mine = ctx.actor.id == row.owner_id or ctx.actor.id in (row.asserted_by or [])
-    if not (mine or ctx.actor.is_admin or row.owner_id is None):
+    if not (mine or ctx.actor.is_admin):
         raise ToolExecutionError(
             "only the action's owner, whoever recorded it, or an admin may change it"
+            + (" (it has no owner: ask an admin)" if row.owner_id is None else "")
         )
     return row
 
@@ -82,6 +85,21 @@ async def _contradiction(ctx: Any, svc: Any, note_id: str) -> Any:
         raise ToolExecutionError(f"{NO_RECORD} (no contradiction note {note_id} here)")
     if row.status in ("superseded", "dismissed"):
         raise ToolExecutionError(f"that note was already {row.status}")
+    if not ctx.actor.is_admin:
+        async with svc.engine.connect() as conn:
+            parties = (
+                await conn.execute(
+                    sa.select(D.c.decided_by, D.c.asserted_by).where(
+                        D.c.id.in_((row.earlier_id, row.later_id))
+                    )
+                )
+            ).all()
+        theirs = [ctx.actor.id in (p.decided_by or []) + (p.asserted_by or []) for p in parties]
+        if len(theirs) != 2 or not all(theirs):
+            raise ToolExecutionError(
+                "only a member who decided or claimed both decisions, or an admin, "
+                "may resolve this note"
+            )
     return row
 
 

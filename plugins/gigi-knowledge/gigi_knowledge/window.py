@@ -43,6 +43,18 @@ class Windows:
             window.clear()
             window.extend(kept)
 
+    def forget_author(self, user_id: str, guild_id: str | None) -> int:
+        """A member's erasure: their messages leave every window (of a guild, or all)."""
+        dropped = 0
+        for (guild, _), window in self._by_channel.items():
+            if guild_id is not None and guild != guild_id:
+                continue
+            kept = [m for m in window if m.author_id != user_id]
+            dropped += len(window) - len(kept)
+            window.clear()
+            window.extend(kept)
+        return dropped
+
     def flush(self, guild_id: str, channel_id: str | None = None) -> None:
         if channel_id is not None:
             self._by_channel.pop((guild_id, channel_id), None)

@@ -47,7 +47,14 @@ def _matches(row: Any, want: dict[str, Any]) -> bool:
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
 async def test_golden_case(path: Path, kernel: Any, model: Any) -> None:
     case = json.loads(path.read_text())  # noqa: ASYNC240 (a small file, once per case)
-    poster = RecordingPoster()
+    channels = frozenset(case.get("channels", {"c1": {}}))
+    # A case's members read every channel of the case (personal mode asks the surface).
+    members = {m.get("author", "u1") for m in case.get("messages", [])}
+    members |= {
+        s["retrieve"]["user"] for s in case.get("steps", []) if "user" in s.get("retrieve", {})
+    }
+    members |= {s["call"].get("actor", "admin") for s in case.get("steps", []) if "call" in s}
+    poster = RecordingPoster(members={u: (Actor(id=u), channels) for u in members})
     kernel.outbox.register("test", poster)
     for channel, opts in case.get("channels", {"c1": {}}).items():
         await enable(kernel, channel, **opts)

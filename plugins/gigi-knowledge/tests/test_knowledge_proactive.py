@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import gigi_knowledge
 import pytest
 import sqlalchemy as sa
 from knowledge_fakes import action, classify, decision, extraction
 from knowledge_helpers import ADMIN, ALICE, BOB, call, enable, message, publish, rows
 
-from gigi_core import ToolError
+from gigi_core import Actor, ToolError
 from gigi_core.testing import RecordingPoster
 
 DAY = 86_400_000
@@ -99,7 +100,8 @@ async def test_a_contradiction_is_noted_once_after_thirty_minutes(kernel: Any, m
     model.on(
         "extract",
         _reply(decisions=[decision("Deploys happen on friday afternoons", [])]),
-        _reply(decisions=[decision("Deploys never happen on friday afternoons", [])]),
+        # Alice (in the window) is named in the later one too: a party to both.
+        _reply(decisions=[decision("Deploys never happen on friday afternoons", [], by=["u1"])]),
     )
     model.on("contradiction", {"contradicts": True})
     await publish(kernel, message("first", author_id="u1"), message("second", author_id="u2"))
@@ -157,3 +159,119 @@ async def test_reassign_by_command(kernel: Any, model: Any) -> None:
     assert out["action"]["owner_id"] == "u2"
     with pytest.raises(ToolError, match="no record"):  # from a channel where it is not
         await call(kernel, "action_update", actor=ADMIN, channel_id="c9", id=a.id, status="done")
+
+
+async def _posted_note(kernel: Any, model: Any) -> RecordingPoster:
+    """A contradiction note posted: Alice's earlier decision, Bob's later one."""
+    poster = RecordingPoster()
+    kernel.outbox.register("test", poster)
+    await enable(kernel)
+    model.always("classify", classify())
+    model.on(
+        "extract",
+        _reply(decisions=[decision("Deploys happen on friday afternoons", [])]),
+        _reply(decisions=[decision("Deploys never happen on friday afternoons", [])]),
+    )
+    model.on("contradiction", {"contradicts": True})
+    await publish(kernel, message("first", author_id="u1"), message("second", author_id="u2"))
+    await _age(kernel, "knowledge_decisions", "created_ms", 31 * 60_000)
+    assert (await _run(kernel, "knowledge.contradictions"))["posted"] == 1
+    return poster
+
+
+async def test_only_a_party_to_both_decisions_or_an_admin_resolves_a_note(
+    kernel: Any, model: Any
+) -> None:
+    poster = await _posted_note(kernel, model)
+    for who in (ALICE, BOB, Actor(id="u3")):  # one decision each, or none
+        for button in (0, 1):  # supersede, dismiss
+            with pytest.raises(ToolError, match="both decisions"):
+                await poster.press(kernel, 0, button, who)
+    assert {d.status for d in await rows(kernel, "knowledge_decisions")} == {"active"}
+    (note,) = await rows(kernel, "knowledge_contradictions")
+    assert note.status == "posted"
+    await poster.press(kernel, 0, 0, ADMIN)
+    statuses = sorted(d.status for d in await rows(kernel, "knowledge_decisions"))
+    assert statuses == ["active", "superseded"]
+
+
+async def test_an_action_with_no_owner_is_changed_only_by_an_admin(kernel: Any, model: Any) -> None:
+    await enable(kernel)
+    model.always("classify", classify())
+    model.on("extract", _reply(actions=[action("Tidy the wiki", [], owner="u1")]))
+    await publish(kernel, message("wiki", author_id="u1"))
+    await gigi_knowledge.delete_user_data("u1", "g1", kernel)  # now "a former member"'s
+    (a,) = await rows(kernel, "knowledge_actions")
+    assert a.owner_id is None
+    with pytest.raises(ToolError, match="no owner"):
+        await call(kernel, "action_update", actor=BOB, id=a.id, status="cancelled")
+    with pytest.raises(ToolError, match="no owner"):
+        await call(kernel, "action_reassign", actor=BOB, id=a.id, owner="u2")
+    assert (await rows(kernel, "knowledge_actions"))[0].status == "open"
+    out = await call(kernel, "action_update", actor=ADMIN, id=a.id, status="cancelled")
+    assert out["action"]["status"] == "cancelled"
+
+
+@pytest.mark.parametrize("state", ["paused", "secure"])
+async def test_no_nudge_in_a_paused_or_secure_channel(kernel: Any, model: Any, state: str) -> None:
+    poster = RecordingPoster()
+    kernel.outbox.register("test", poster)
+    await enable(kernel)
+    model.always("classify", classify())
+    model.on(
+        "extract", _reply(actions=[action("Review the API", [], owner="u1", deadline="2020-01-03")])
+    )
+    await publish(kernel, message("Tom reviews the API by Friday", author_id="u1"))
+    await kernel.channels.set("g1", "c1", state, by="admin")
+    out = await _run(kernel, "knowledge.staleness")
+    assert out == {"nudged": 0, "skipped": 1, "checked": 0} and poster.posts == []
+    await kernel.channels.set("g1", "c1", "active", by="admin")
+    assert (await _run(kernel, "knowledge.staleness"))["nudged"] == 1  # once resumed
+
+
+@pytest.mark.parametrize("state", ["paused", "secure"])
+async def test_no_contradiction_note_in_a_paused_or_secure_channel(
+    kernel: Any, model: Any, state: str
+) -> None:
+    poster = RecordingPoster()
+    kernel.outbox.register("test", poster)
+    await enable(kernel)
+    model.always("classify", classify())
+    model.on(
+        "extract",
+        _reply(decisions=[decision("Deploys happen on friday afternoons", [])]),
+        _reply(decisions=[decision("Deploys never happen on friday afternoons", [])]),
+    )
+    model.on("contradiction", {"contradicts": True})
+    await publish(kernel, message("first", author_id="u1"), message("second", author_id="u2"))
+    await _age(kernel, "knowledge_decisions", "created_ms", 31 * 60_000)
+    await kernel.channels.set("g1", "c1", state, by="admin")
+    assert (await _run(kernel, "knowledge.contradictions"))["posted"] == 0
+    assert (
+        poster.posts == [] and (await rows(kernel, "knowledge_contradictions"))[0].status == "open"
+    )
+    await kernel.channels.set("g1", "c1", "active", by="admin")
+    assert (await _run(kernel, "knowledge.contradictions"))["posted"] == 1
+
+
+async def test_actions_waiting_in_a_paused_channel_do_not_hold_up_the_others(
+    kernel: Any, model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gigi_knowledge import proactive
+
+    monkeypatch.setattr(proactive, "BATCH", 1)
+    poster = RecordingPoster()
+    kernel.outbox.register("test", poster)
+    await enable(kernel, "c1")
+    await enable(kernel, "c2")
+    model.always("classify", classify())
+    model.on(
+        "extract",
+        _reply(actions=[action("Renew the cert", [], owner="u1", deadline="2020-01-01")]),
+        _reply(actions=[action("Review the API", [], owner="u1", deadline="2020-01-05")]),
+    )
+    await publish(kernel, message("cert", channel_id="c2", author_id="u1"))
+    await publish(kernel, message("api", channel_id="c1", author_id="u1"))
+    await kernel.channels.set("g1", "c2", "paused", by="admin")  # its action is due first
+    assert (await _run(kernel, "knowledge.staleness"))["nudged"] == 1
+    assert [p.channel_id for p in poster.posts] == ["c1"]

@@ -10,7 +10,15 @@ from gigi_knowledge.retriever import KnowledgeRetriever
 from knowledge_fakes import action, classify, decision, entity, extraction, relation
 from knowledge_helpers import ALICE, BOB, call, enable, message, publish
 
+from gigi_core import Actor
 from gigi_core.retrieval import Scope
+from gigi_core.testing import RecordingPoster
+
+
+def _reads(kernel: Any, **members: frozenset[str]) -> None:
+    """A surface that says which channels each member may read now."""
+    poster = RecordingPoster(members={u: (Actor(id=u), c) for u, c in members.items()})
+    kernel.outbox.register("test", poster)
 
 
 def _reply(**items: Any) -> Any:
@@ -81,6 +89,7 @@ async def test_graph_bfs_follows_relationships(kernel: Any, model: Any) -> None:
 
 async def test_personal_mode_returns_only_the_askers_own(kernel: Any, model: Any) -> None:
     await _seed(kernel, model)
+    _reads(kernel, u1=frozenset({"c1", "c2"}), u9=frozenset({"c1", "c2"}))
     r = KnowledgeRetriever(kernel)
     scope = Scope("g1", frozenset(), user_id="u1")
     hits = await r.retrieve("my actions", scope, 20)
@@ -89,6 +98,53 @@ async def test_personal_mode_returns_only_the_askers_own(kernel: Any, model: Any
     assert "vault" not in " ".join(h.text for h in hits)  # u2's decision
     other = await r.retrieve("my actions", Scope("g1", frozenset(), user_id="u9"), 20)
     assert other == []
+
+
+async def _seed_two_channels(kernel: Any, model: Any) -> None:
+    """u1 decides and owns an action in c1 and in c2."""
+    await enable(kernel, "c1")
+    await enable(kernel, "c2")
+    model.always("classify", classify())
+    model.on(
+        "extract",
+        _reply(
+            decisions=[decision("Design review moves to Tuesday", [], by=["u1"])],
+            actions=[action("Book the design room", [], owner="u1")],
+        ),
+        _reply(
+            decisions=[decision("Acquire the Initech shares quietly", [], by=["u1", "u2"])],
+            actions=[action("Draft the Initech term sheet", [], owner="u1")],
+        ),
+    )
+    await publish(kernel, message("c1 talk", channel_id="c1", author_id="u1"))
+    await publish(kernel, message("c2 talk", channel_id="c2", author_id="u1"))
+
+
+async def test_personal_mode_leaves_out_channels_the_member_cannot_read_now(
+    kernel: Any, model: Any
+) -> None:
+    await _seed_two_channels(kernel, model)
+    _reads(kernel, u1=frozenset({"c1"}))  # removed from c2 since
+    mine = await call(kernel, "decisions", actor=ALICE, channel_id=None)
+    assert [d["summary"] for d in mine["decisions"]] == ["Design review moves to Tuesday"]
+    acts = await call(kernel, "actions", actor=ALICE, channel_id=None)
+    assert [a["description"] for a in acts["actions"]] == ["Book the design room"]
+    hits = await KnowledgeRetriever(kernel).retrieve(
+        "my decisions and actions", Scope("g1", frozenset(), user_id="u1"), 20
+    )
+    text = " ".join(h.text for h in hits)
+    assert "Design review" in text and "Initech" not in text
+
+
+async def test_personal_mode_where_no_surface_can_tell_returns_nothing(
+    kernel: Any, model: Any
+) -> None:
+    await _seed_two_channels(kernel, model)
+    mine = await call(kernel, "decisions", actor=ALICE, channel_id=None)
+    assert mine["decisions"] == [] and mine["note"]
+    assert (await call(kernel, "actions", actor=ALICE, channel_id=None))["actions"] == []
+    scope = Scope("g1", frozenset(), user_id="u1")
+    assert await KnowledgeRetriever(kernel).retrieve("my decisions", scope, 20) == []
 
 
 async def test_lookup_marks_superseded_and_drops_out_of_scope(kernel: Any, model: Any) -> None:
@@ -102,6 +158,7 @@ async def test_lookup_marks_superseded_and_drops_out_of_scope(kernel: Any, model
 
 async def test_reads_are_scoped_to_the_asking_channel(kernel: Any, model: Any) -> None:
     await _seed(kernel, model)
+    _reads(kernel, u1=frozenset({"c1", "c2"}), u2=frozenset({"c1", "c2"}))
     c1 = await call(kernel, "decisions", actor=ALICE, channel_id="c1")
     assert [d["summary"] for d in c1["decisions"]] == ["Postgres upgrade happens on Friday"]
     assert c1["scope"] == "channel"
@@ -139,6 +196,7 @@ async def test_personal_mode_through_the_context_broker(kernel: Any, model: Any)
     from gigi_core.context import build_context
 
     await _seed(kernel, model)
+    _reads(kernel, u1=frozenset({"c1", "c2"}))
     pack = await build_context(
         kernel,
         actor=ALICE,

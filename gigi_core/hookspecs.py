@@ -112,3 +112,8 @@ def delete_user_data(user_id: str, guild_id: Any, kernel: Any) -> Any:
 @hookspec
 def purge_guild_data(guild_id: str, kernel: Any) -> Any:
     """Delete everything you hold for a guild Gigi left; return counts."""
+
+
+@hookspec
+def channel_retention(guild_id: str, channel_id: str, kernel: Any) -> Any:
+    """Days you keep this channel's messages (an admin opted it in), or None: you keep none."""

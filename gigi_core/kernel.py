@@ -249,6 +249,16 @@ class Kernel:
         """Ask plugins (firstresult) who is behind a surface event; None if nobody knows."""
         return await self.hooks.first("actor_from_event", event=event, surface=surface)
 
+    async def channel_retention(self, guild_id: str, channel_id: str) -> int | None:
+        """How long the guild's memory keeps this channel's messages: the shortest answer of
+        ``channel_retention`` (days), or None when no plugin keeps them. Another plugin stores
+        message text no longer than that, and not at all on None."""
+        answers = await self.hooks.call_all(
+            "channel_retention", guild_id=guild_id, channel_id=channel_id, kernel=self
+        )
+        days = [a for a in answers if isinstance(a, int) and not isinstance(a, bool) and a > 0]
+        return min(days) if days else None
+
     async def track(self, name: str, **properties: Any) -> None:
         """Fan a metadata-only event out to ``track_event`` implementations."""
         await self.hooks.notify("track_event", name=name, properties=properties, kernel=self)

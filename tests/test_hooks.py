@@ -322,3 +322,24 @@ async def test_hook_track_event_once_per_agent_step(tmp_path) -> None:
     names = [n for n, _ in observer.events]
     assert names == ["plugin.enable", "agent.plan", "agent.tool", "agent.plan", "agent.answer"]
     assert "canary-agent" not in repr(observer.events)
+
+
+class Retentions:
+    def __init__(self, days: dict[str, object]) -> None:
+        self.days = days
+
+    @hookimpl
+    async def channel_retention(self, guild_id, channel_id, kernel):
+        return self.days.get(channel_id)
+
+
+async def test_hook_channel_retention(tmp_path) -> None:
+    """The shortest positive answer wins; None (or junk) from everyone means nobody keeps it."""
+    long_ = Retentions({"c1": 30, "c2": 10, "c4": True})
+    short = Retentions({"c1": 7, "c3": -1})
+    async with await open_with(tmp_path, ("long", long_), ("short", short)) as kernel:
+        assert await kernel.channel_retention("g1", "c1") == 7
+        assert await kernel.channel_retention("g1", "c2") == 10
+        assert await kernel.channel_retention("g1", "c3") is None  # not a positive count
+        assert await kernel.channel_retention("g1", "c4") is None  # a bool is not a count
+        assert await kernel.channel_retention("g1", "c9") is None

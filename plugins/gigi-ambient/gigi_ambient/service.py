@@ -60,6 +60,7 @@ class AmbientService:
         self._persisted: dict[str, dict[str, Entry]] = {}  # guild -> what its rows hold
         self._loaded: set[str] = set()
         self._cleared: set[str] = set()  # persist_history off and its rows deleted
+        self._retention: dict[tuple[str, str], tuple[float, int | None]] = {}
         self._expired_at: dict[str, float] = {}
         self._locks: dict[str, asyncio.Lock] = {}
 
@@ -136,14 +137,18 @@ class AmbientService:
             cutoff = self._cutoff(settings)
             history.forget_before(cutoff)
             blocked = set(await self.kernel.channels.states(guild_id))  # paused or secure
+            # Only as the guild's memory allows: a channel no memory plugin keeps is stored
+            # nowhere, and nothing older than what memory keeps of that channel.
+            kept = await self._memory_cutoffs(guild_id, {e.channel_id for e in history.entries})
             persisted = self._persisted.setdefault(guild_id, {})
-            current = {e.key for e in history.entries}
+
+            def storable(e: Entry) -> bool:
+                cut = kept.get(e.channel_id)
+                return e.channel_id not in blocked and cut is not None and e.at >= cut
+
+            current = {e.key for e in history.entries if storable(e)}
             delete = [k for k in persisted if k not in current]
-            write = [
-                e
-                for e in history.entries
-                if e.channel_id not in blocked and persisted.get(e.key) != e
-            ]
+            write = [e for e in history.entries if storable(e) and persisted.get(e.key) != e]
             if delete or write:
                 await self.stored.sync(guild_id, write, delete)
                 for key in delete:
@@ -153,6 +158,20 @@ class AmbientService:
             if now - self._expired_at.get(guild_id, -EXPIRE_SECONDS) >= EXPIRE_SECONDS:
                 self._expired_at[guild_id] = now  # rows another process or a crash left
                 await self.stored.expire(guild_id, cutoff)
+
+    async def _memory_cutoffs(self, guild_id: str, channels: set[str]) -> dict[str, datetime]:
+        """Per channel, the oldest time the guild's memory keeps (``kernel.channel_retention``,
+        asked at most every ``CHANNELS_SECONDS`` per channel); absent: memory keeps none."""
+        now, cutoffs = time.monotonic(), {}
+        for channel in channels:
+            key = (guild_id, channel)
+            cached = self._retention.get(key)
+            if cached is None or now - cached[0] >= CHANNELS_SECONDS:
+                cached = (now, await self.kernel.channel_retention(guild_id, channel))
+                self._retention[key] = cached
+            if cached[1] is not None:
+                cutoffs[channel] = self.clock() - timedelta(days=cached[1])
+        return cutoffs
 
     def _unpersist(self, guild_id: str, gone: Callable[[Entry], bool]) -> None:
         persisted = self._persisted.get(guild_id, {})

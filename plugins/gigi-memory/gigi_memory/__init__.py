@@ -116,6 +116,23 @@ async def purge_guild_data(guild_id: str, kernel: Any) -> Any:
     return await purge_guild(kernel, guild_id)
 
 
+@hookimpl
+async def channel_retention(guild_id: str, channel_id: str, kernel: Any) -> int | None:
+    """The days memory keeps this channel (its mode is on, memory is on in the guild and
+    the plugin is enabled there), from the policy cache; None otherwise."""
+    if "memory" not in await kernel.plugin_state.enabled_plugins(guild_id):
+        return None
+    from gigi_memory.service import service_of
+
+    cache = service_of(kernel).cache
+    if not cache.loaded:
+        await cache.load(kernel.db.engine)
+    mode = cache.channel(guild_id, channel_id)
+    if not cache.guild(guild_id).enabled or mode is None or mode.mode != "on":
+        return None
+    return cache.retention_of(guild_id, mode)
+
+
 async def flush(kernel: Any, seconds: float | None = 10.0) -> bool:
     """Wait until every message the plugin queued so far is written, and on SQLite until the
     full-text index holds no word of removed text (which otherwise happens within a minute)."""

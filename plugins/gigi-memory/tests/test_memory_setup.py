@@ -221,3 +221,18 @@ async def test_a_member_cannot_enable_a_channel_even_with_read(kernel) -> None:
     await kernel.add_grant("g1", "memory.read.guild", "user", "member")
     with pytest.raises(PolicyDenied):
         await call(kernel, "enable", actor=Actor(id="member"), channel="c1", retention_days=3)
+
+
+async def test_channel_retention_tells_other_plugins_what_memory_keeps(kernel) -> None:
+    """``kernel.channel_retention``: memory's answer is the channel's retention while its
+    mode is on, and None before, after disabling, and for a channel never enabled."""
+    assert await kernel.channel_retention("g1", "c1") is None
+    await enable(kernel, days=12)
+    assert await kernel.channel_retention("g1", "c1") == 12
+    assert await kernel.channel_retention("g1", "c2") is None
+    await call(kernel, "disable", channel="c1")
+    assert await kernel.channel_retention("g1", "c1") is None
+    await enable(kernel, days=5)
+    assert await kernel.channel_retention("g1", "c1") == 5
+    await kernel.disable_plugin("g1", "memory")  # the plugin off in the guild keeps nothing
+    assert await kernel.channel_retention("g1", "c1") is None

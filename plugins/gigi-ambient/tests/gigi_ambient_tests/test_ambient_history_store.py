@@ -13,11 +13,27 @@ from gigi_ambient.service import service_of
 from gigi_ambient.tables import history
 
 from gigi_ambient_tests.ambient_helpers import GUILD, HERE, envelope, open_world
+from gigi_core import hookimpl
 from gigi_core.events import MessageCreated, MessageDeleted, MessageEdited
 from gigi_core.store.sealing import generate_key
 from gigi_core.testing import open_test_kernel
 
 KEEP = {"persist_history": True, "short_path": [[".*", "^7$"]]}  # author 7: no model call
+
+
+class MemoryKeeps:
+    """Stands in for guild memory: it keeps the listed channels for ``days``."""
+
+    def __init__(self, days: int = 30, channels: frozenset[str] = frozenset({HERE})) -> None:
+        self.days, self.channels = days, channels
+
+    @hookimpl
+    def channel_retention(self, guild_id, channel_id, kernel):
+        return self.days if channel_id in self.channels else None
+
+
+def keeps(days: int = 30, channels: frozenset[str] = frozenset({HERE})) -> list:
+    return [("keeps", MemoryKeeps(days, channels))]
 
 
 async def rows(kernel) -> list[tuple[str, str, str | None, bytes]]:
@@ -32,7 +48,9 @@ async def rows(kernel) -> list[tuple[str, str, str | None, bytes]]:
 
 async def test_stored_history_survives_a_restart(tmp_path: pathlib.Path, database_url: str) -> None:
     key = generate_key()
-    async with open_world(tmp_path, database_url, config=KEEP, secret_key=key) as world:
+    async with open_world(
+        tmp_path, database_url, config=KEEP, secret_key=key, extra=keeps()
+    ) as world:
         world.svc.clock = lambda: datetime.now(UTC)  # the answer's time, as after a restart
         await world.say("archived before the restart", author="7")
         world.fake.reply_text(envelope(answer="I heard you", answer_needed=True))
@@ -45,7 +63,11 @@ async def test_stored_history_survives_a_restart(tmp_path: pathlib.Path, databas
         ]
         assert all(b"archived" not in sealed and b"hello" not in sealed for *_, sealed in stored)
     async with open_test_kernel(
-        tmp_path, plugins=["ambient", "openai"], database_url=database_url, secret_key=key
+        tmp_path,
+        plugins=["ambient", "openai"],
+        extra_plugins=keeps(),
+        database_url=database_url,
+        secret_key=key,
     ) as kernel:
         svc = service_of(kernel)
         await kernel.publish(
@@ -65,7 +87,9 @@ async def test_stored_history_survives_a_restart(tmp_path: pathlib.Path, databas
 async def test_nothing_is_stored_by_default_and_turning_it_off_deletes_the_rows(
     tmp_path: pathlib.Path,
 ) -> None:
-    async with open_world(tmp_path, None, config={"short_path": [[".*", "^7$"]]}) as world:
+    async with open_world(
+        tmp_path, None, config={"short_path": [[".*", "^7$"]]}, extra=keeps()
+    ) as world:
         await world.say("kept in memory only", author="7")
         assert len(world.svc.history(GUILD)) == 1 and await rows(world.kernel) == []
         await world.kernel.configure_plugin(GUILD, "ambient", KEEP)
@@ -81,7 +105,7 @@ async def test_stored_history_is_erased_with_messages_members_and_the_server(
 ) -> None:
     from gigi_ambient import delete_user_data, export_user_data, purge_guild_data
 
-    async with open_world(tmp_path, database_url, config=KEEP) as world:
+    async with open_world(tmp_path, database_url, config=KEEP, extra=keeps()) as world:
         ids = [await world.say(f"message {n}", author="7") for n in range(4)]
         await world.kernel.publish(
             MessageDeleted(guild_id=GUILD, channel_id=HERE, message_ids=(ids[0],))
@@ -109,7 +133,7 @@ async def test_stored_history_is_erased_with_messages_members_and_the_server(
 async def test_stored_history_obeys_its_retention(
     tmp_path: pathlib.Path, database_url: str
 ) -> None:
-    async with open_world(tmp_path, database_url, config=KEEP) as world:
+    async with open_world(tmp_path, database_url, config=KEEP, extra=keeps()) as world:
         world.svc.clock = lambda: datetime.now(UTC)
         await world.say("old news", author="7", created_at=datetime.now(UTC) - timedelta(days=8))
         await world.say("fresh news", author="7")  # old news is past the 7 days
@@ -123,7 +147,7 @@ async def test_stored_history_obeys_its_retention(
 
 
 async def test_paused_and_secure_channels_are_never_written(tmp_path: pathlib.Path) -> None:
-    async with open_world(tmp_path, None, config=KEEP) as world:
+    async with open_world(tmp_path, None, config=KEEP, extra=keeps()) as world:
         settings = await world.svc.settings(GUILD)
         await world.kernel.set_channel_state(GUILD, HERE, "paused")
         await world.say("not even delivered", author="7")
@@ -137,3 +161,30 @@ async def test_paused_and_secure_channels_are_never_written(tmp_path: pathlib.Pa
         await world.kernel.set_channel_state(GUILD, HERE, "secure")  # ChannelSecured: forgotten
         await world.settle()
         assert await rows(world.kernel) == [] and len(world.svc.history(GUILD)) == 0
+
+
+async def test_history_is_stored_only_where_the_guilds_memory_keeps_the_channel(
+    tmp_path: pathlib.Path, database_url: str
+) -> None:
+    """persist_history on, but no memory plugin keeps this channel: nothing is stored."""
+    async with open_world(
+        tmp_path, database_url, config=KEEP, extra=keeps(channels=frozenset())
+    ) as world:
+        world.svc.clock = lambda: datetime.now(UTC)
+        await world.say("memory keeps nothing here", author="7")
+        assert await rows(world.kernel) == []
+        assert [e.text for e in world.svc.history(GUILD).entries] == ["memory keeps nothing here"]
+
+
+async def test_history_is_stored_no_longer_than_the_guilds_memory_keeps(
+    tmp_path: pathlib.Path, database_url: str
+) -> None:
+    """Memory keeps the channel 1 day (ambient's own retention is 7): two days on, the
+    stored rows are gone."""
+    async with open_world(tmp_path, database_url, config=KEEP, extra=keeps(days=1)) as world:
+        world.svc.clock = lambda: datetime.now(UTC)
+        await world.say("kept today", author="7")
+        assert [a for a, *_ in await rows(world.kernel)] == ["7"]
+        world.svc.clock = lambda: datetime.now(UTC) + timedelta(days=2)
+        await world.say("said now, seen two days on", author="7")
+        assert await rows(world.kernel) == []

@@ -70,6 +70,7 @@ async def test_channel_visibility_comes_from_discord(tmp_path) -> None:
             overwrites={
                 w.guild.default_role: discord.PermissionOverwrite(view_channel=False),
                 staff: discord.PermissionOverwrite(view_channel=True),
+                w.guild.me: discord.PermissionOverwrite(view_channel=True),
             },
         )
         sam = w.guild.add_member(w.env.create_user("sam"), roles=[staff])
@@ -80,9 +81,16 @@ async def test_channel_visibility_comes_from_discord(tmp_path) -> None:
         assert w.notes.ran == []  # bob cannot view #staff, so the call was denied
         assert "you cannot view that channel" in w.model.requests[-1].messages[-1].content
 
-        w.model.turns.extend([call(("notes.peek", {"channel": str(secret.id)})), say("Peeked.")])
+        # Sam's role may view #staff, but an answer in #general is read by everyone there:
+        # a tool may not read #staff into it.
+        w.model.turns.extend([call(("notes.peek", {"channel": str(secret.id)})), say("No.")])
         await w.mention(sam, "peek at staff")
-        assert w.notes.ran == ["notes.peek"]  # sam's role may view it
+        assert w.notes.ran == []
+        assert "you cannot view that channel" in w.model.requests[-1].messages[-1].content
+
+        w.model.turns.extend([call(("notes.peek", {"channel": str(secret.id)})), say("Peeked.")])
+        await w.mention(sam, "peek at staff", channel=secret)  # asked inside #staff: fine
+        assert w.notes.ran == ["notes.peek"]
 
 
 async def test_bad_input(tmp_path, caplog, monkeypatch) -> None:

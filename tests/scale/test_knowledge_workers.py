@@ -70,6 +70,16 @@ async def seeded(kernel: Any) -> None:
     from gigi_knowledge import tables
 
     await kernel.enable_plugin(GUILD, "knowledge")
+    async with kernel.db.engine.begin() as conn:  # no schedule fires while the test runs
+        for name, spec in kernel.registry.jobs.items():
+            if spec.schedule is not None:
+                await conn.execute(
+                    sa.text(
+                        "INSERT INTO gigi_job_schedules (name, schedule, last_tick, updated_at) "
+                        "VALUES (:n, :s, :t, :t)"
+                    ),
+                    {"n": name, "s": spec.schedule, "t": datetime(2100, 1, 1, tzinfo=UTC)},
+                )
     for channel in CHANNELS:
         outcome = await kernel.call_tool(
             "knowledge.enable",

@@ -1,9 +1,9 @@
 """Two real worker processes drain knowledge's scheduled jobs on one PostgreSQL; the one
 running a job is SIGKILLed mid-job and the other re-runs it after the heartbeat expired.
 
-``knowledge.summaries`` (one job over four channels, a slow embedder): one summary per
+``knowledge.summaries`` (one job over four channels; the embedder hangs in its second call): one summary per
 (scope, granularity, period start) and one vector per summary. ``knowledge.staleness``
-(a slow surface): a nudge delivered by the surface before the worker died is posted
+(the surface hangs after delivering the second nudge): a nudge delivered before the worker died is posted
 again by the re-run, a duplicate (xfail below, cause named)."""
 
 from __future__ import annotations
@@ -114,11 +114,12 @@ async def seeded(kernel: Any) -> None:
 async def run_and_kill(
     kernel: Any, tmp_path: Path, url: str, job: str, payload: dict[str, Any], kind: str
 ) -> tuple[Any, Any, Path]:
-    """Two workers; ``job`` deferred; the worker logging its second ``kind`` line (so its
-    first effect is done) is SIGKILLed mid-call; the job's end state once the other ran it."""
+    """Two workers; ``job`` deferred; the worker that logged the second ``kind`` line (its
+    first effect done; it hangs in that call) is SIGKILLed mid-call; the job's end state
+    once the other ran it."""
     log = tmp_path / "log"
     workers = list(
-        await asyncio.gather(*(worker(url, tmp_path / f"w{n}", log, 0.5) for n in (0, 1)))
+        await asyncio.gather(*(worker(url, tmp_path / f"w{n}", log, 0.1) for n in (0, 1)))
     )
     try:
         job_id = await kernel.jobs.defer(job, payload)
@@ -128,7 +129,7 @@ async def run_and_kill(
             await asyncio.sleep(0.02)
         victim_pid = [p for p in lines(log) if p[1] == kind][1][0]
         victim = next(p for p in workers if str(p.pid) == victim_pid)
-        victim.send_signal(signal.SIGKILL)  # kill -9 inside the slow call
+        victim.send_signal(signal.SIGKILL)  # kill -9 inside the call
         await victim.wait()
         survivor = next(p for p in workers if p is not victim)
         while (info := await kernel.jobs.get(job_id)).status not in ("done", "failed"):

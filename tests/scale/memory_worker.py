@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import logging
 import os
 import sys
 from datetime import UTC, datetime, timedelta
@@ -131,6 +132,8 @@ class Plugin:
 async def main(url: str, home: str, log: str, delay: float, channels: int, per: int) -> None:
     from gigi_core.testing import open_test_kernel
 
+    if os.environ.get("SCALE_WORKER_LOGS"):  # warnings to stderr, for a test to count
+        logging.basicConfig(level=logging.WARNING, format="%(name)s %(levelname)s %(message)s")
     path = Path(log) if log != "-" else None
     plugin = Plugin(HashEmbedder(path, delay))
     async with open_test_kernel(

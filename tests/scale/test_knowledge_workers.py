@@ -3,8 +3,8 @@ running a job is SIGKILLed mid-job and the other re-runs it after the heartbeat 
 
 ``knowledge.summaries`` (one job over four channels; the embedder hangs in its second call): one summary per
 (scope, granularity, period start) and one vector per summary. ``knowledge.staleness``
-(the surface hangs after delivering the second nudge): a nudge delivered before the worker died is posted
-again by the re-run, a duplicate (xfail below, cause named)."""
+(the surface hangs after delivering the second nudge): each nudge is posted once, because an
+action is claimed before its nudge is posted (a kill between claim and post loses that one)."""
 
 from __future__ import annotations
 
@@ -186,13 +186,6 @@ async def test_killing_a_worker_mid_summaries_writes_each_summary_and_vector_onc
         assert await scalar(kernel, orphans) == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gigi_knowledge.proactive.staleness_job posts the nudge, then sets nudged_ms in a "
-    "separate transaction: a worker killed after the surface delivered the post and before "
-    "that commit leaves the action unmarked, and the re-run (jobs are at-least-once) posts "
-    "it again. contradiction_job has the same post-then-mark order.",
-)
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
 async def test_killing_a_worker_mid_staleness_posts_each_nudge_once(
     database_url, tmp_path, monkeypatch

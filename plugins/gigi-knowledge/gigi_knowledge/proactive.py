@@ -84,6 +84,13 @@ async def staleness_job(ctx: Any) -> dict[str, int]:
             rows += (await conn.execute(query)).all()
     sent = 0
     for row in rows:
+        # Claimed before posting: jobs are at-least-once, and a worker killed after Discord
+        # took the post must not have the re-run post it again (a kill between the claim and
+        # the post loses that nudge instead: once at most). Another worker's claim skips it.
+        async with svc.engine.begin() as conn:
+            claim = sa.update(A).where(A.c.id == row.id, A.c.nudged_ms.is_(None))
+            if not (await conn.execute(claim.values(nudged_ms=now))).rowcount:
+                continue
         args = {"id": row.id}
         message_id = await notify.post(
             ctx.kernel,
@@ -101,11 +108,7 @@ async def staleness_job(ctx: Any) -> dict[str, int]:
                 ("Cancelled", "knowledge action update", args | {"status": "cancelled"}, "danger"),
             ),
         )
-        async with svc.engine.begin() as conn:  # one nudge: posted (or forbidden) either way
-            await conn.execute(
-                sa.update(A).where(A.c.id == row.id, A.c.nudged_ms.is_(None)).values(nudged_ms=now)
-            )
-        sent += message_id is not None
+        sent += message_id is not None  # one nudge: posted (or forbidden) either way
     return {"nudged": sent, "skipped": skipped, "checked": len(rows)}  # skipped: channels
 
 
@@ -149,6 +152,10 @@ async def contradiction_job(ctx: Any) -> dict[str, int]:
             f"One notes that a decision recorded here ({row.later}) appears to differ from an "
             f"earlier one of {d_a} ({row.earlier}). Shall I mark the earlier one superseded?"
         )
+        async with svc.engine.begin() as conn:  # claimed first, as staleness nudges are
+            claim = sa.update(C).where(C.c.id == row.id, C.c.status == "open")
+            if not (await conn.execute(claim.values(status="posted", updated_ms=now))).rowcount:
+                continue
         args = {"id": row.id}
         message_id = await notify.post(
             ctx.kernel,
@@ -160,11 +167,10 @@ async def contradiction_job(ctx: Any) -> dict[str, int]:
                 ("Dismiss", "knowledge decision dismiss", args, "secondary"),
             ),
         )
-        async with svc.engine.begin() as conn:
-            await conn.execute(
-                sa.update(C)
-                .where(C.c.id == row.id, C.c.status == "open")
-                .values(status="posted", posted_message_id=message_id, updated_ms=now)
-            )
+        if message_id is not None:
+            async with svc.engine.begin() as conn:
+                await conn.execute(
+                    sa.update(C).where(C.c.id == row.id).values(posted_message_id=message_id)
+                )
         posted += message_id is not None
     return {"posted": posted, "checked": len(rows)}

@@ -11,19 +11,10 @@ from typing import Any
 
 import pytest
 
+from gigi_core.testing.backends import isolated_env  # noqa: F401  (autouse)
 from gigi_core.testing.kernel import open_test_kernel
 
 _db_counter = itertools.count()
-
-
-@pytest.fixture(autouse=True)
-def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
-    """No test sees the developer's Gigi settings or data folder."""
-    # Every GIGI_ variable, not a list: `gigi run --shards` sets some in os.environ for the
-    # surface it starts, and a test that ran it must not leak them into the next one.
-    for var in [v for v in os.environ if v.startswith("GIGI_")]:
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("GIGI_HOME", str(tmp_path / "home"))
 
 
 @pytest.fixture(scope="session")

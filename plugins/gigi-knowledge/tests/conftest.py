@@ -13,16 +13,12 @@ from gigi_core.testing import backends, open_test_kernel
 
 database_url = backends.database_url
 postgres_server = backends.postgres_server
+isolated_env = backends.isolated_env  # autouse
 
 
 @pytest.fixture(autouse=True)
-def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
-    for var in ("GIGI_DATABASE_URL", "GIGI_SECRET_KEY", "GIGI_LOAD_PLUGINS", "GIGI_BLOCK_PLUGINS"):
-        monkeypatch.delenv(var, raising=False)
-    for var in list(__import__("os").environ):
-        if var.startswith("GIGI_KNOWLEDGE_"):
-            monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("GIGI_HOME", str(tmp_path / "home"))
+def _fast_retries(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    request.getfixturevalue("isolated_env")  # first, or it would remove this variable
     monkeypatch.setenv("GIGI_JOBS_RETRY_BASE_SECONDS", "0")
 
 

@@ -10,30 +10,11 @@ from typing import Any
 import pytest
 
 from gigi_core.testing import backends, open_test_kernel
+from gigi_core.testing.backends import isolated_env  # noqa: F401  (autouse)
 
 # Both store backends, the fixtures every plugin's tests share (gigi_core.testing.backends).
 database_url = backends.database_url
 postgres_server = backends.postgres_server
-
-
-@pytest.fixture(autouse=True)
-def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
-    """No test sees the developer's Gigi settings or data folder."""
-    for var in (
-        "GIGI_DATABASE_URL",
-        "GIGI_SECRET_KEY",
-        "GIGI_SECRET_KEYS_RETIRED",
-        "GIGI_LOAD_PLUGINS",
-        "GIGI_BLOCK_PLUGINS",
-        "GIGI_STRICT_PLUGINS",
-        "GIGI_DISCORD_TOKEN",
-        "GIGI_MEMORY_POLICY_SECONDS",
-        "GIGI_MEMORY_QUEUE",
-        "GIGI_MEMORY_MIN_SIMILARITY",
-        "GIGI_MEMORY_VECTOR_CACHE_MB",
-    ):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("GIGI_HOME", str(tmp_path / "home"))
 
 
 @pytest.fixture

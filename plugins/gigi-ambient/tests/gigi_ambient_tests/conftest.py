@@ -11,25 +11,10 @@ import pytest
 
 from gigi_ambient_tests.ambient_helpers import World, open_world
 from gigi_core.testing import backends
+from gigi_core.testing.backends import isolated_env  # noqa: F401  (autouse)
 
 database_url = backends.database_url
 postgres_server = backends.postgres_server
-
-
-@pytest.fixture(autouse=True)
-def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
-    """No test sees the developer's Gigi settings or data folder."""
-    for var in (
-        "GIGI_DATABASE_URL",
-        "GIGI_SECRET_KEY",
-        "GIGI_LOAD_PLUGINS",
-        "GIGI_BLOCK_PLUGINS",
-        "GIGI_STRICT_PLUGINS",
-        "GIGI_TENANT_FALLBACK",
-        "GIGI_OPENAI_API",
-    ):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("GIGI_HOME", str(tmp_path / "home"))
 
 
 @pytest.fixture

@@ -27,6 +27,7 @@ from gigi_core.events import (
     PostForbidden,
     PostUnavailable,
 )
+from gigi_core.jobs.models import aware
 from gigi_core.store.outbox_tables import OutboxButton
 from gigi_core.store.tables import utcnow
 
@@ -107,7 +108,7 @@ class Outbox:
         async with self._kernel.db.session() as s:
             row = await s.get(OutboxButton, token)
         now = utcnow()
-        if row is None or row.guild_id != guild_id or _aware(row.expires_at) <= now:
+        if row is None or row.guild_id != guild_id or aware(row.expires_at) <= now:
             raise ButtonExpired(
                 "this button has expired", hint="run the command it stood for instead"
             )
@@ -177,10 +178,3 @@ class Outbox:
                 for p, spec in zip(posted, specs, strict=True)
             )
         return posted
-
-
-def _aware(value: Any) -> Any:
-    """SQLite hands back naive datetimes; they were stored in UTC."""
-    from datetime import UTC
-
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value

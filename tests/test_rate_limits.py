@@ -80,7 +80,9 @@ async def test_turns_are_spaced_per_name(tmp_path, database_url) -> None:
         start = loop.time()
         times = await _passes(kernel.limits, "identify.0", 0.3, 3)
         gaps = [b - a for a, b in itertools.pairwise(times)]
-        assert times[0] - start < 0.25 and all(g >= 0.28 for g in gaps)
+        # Spaced by the database clock; seen here after a round trip whose time varies
+        # (tens of ms on a loaded 2-core machine), so a gap may look a little short.
+        assert times[0] - start < 0.25 and all(g >= 0.22 for g in gaps), gaps
         before = loop.time()
         await kernel.limits.wait_turn("identify.1", 0.3)  # another bucket waits for nobody
         assert loop.time() - before < 0.25

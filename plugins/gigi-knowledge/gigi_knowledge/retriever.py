@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from gigi_core.retrieval import Hit, Scope
 
+from gigi_knowledge import jeeves
+
 PREFIX = "knowledge:"
 MAX_DEPTH = 3
 _WORD = re.compile(r"\w{3,}", re.UNICODE)
@@ -42,6 +44,9 @@ class KnowledgeRetriever:
     capability = "knowledge.read"
     source = "knowledge"
     plugin = "knowledge"
+    # Seed 004 §11, read by the kernel's context broker (docs/retrieval.md "Answer notes"):
+    answer_notes = jeeves.ANSWER_NOTES  # in the pack when a knowledge item is in it
+    no_record = jeeves.NO_RECORD  # the reply, by code, when a knowledge question finds nothing
 
     def __init__(self, kernel: Any) -> None:
         self.kernel = kernel
@@ -108,19 +113,34 @@ class KnowledgeRetriever:
     # -- hits ------------------------------------------------------------------------------
 
     @staticmethod
-    def _cite(channel_id: str, ms: int) -> Any:
+    def _cite(channel_id: str, ms: int, row: Any = None) -> Any:
+        """``<#channel> · date`` and, when the row cites messages, a jump link to the first
+        (seed 004 §11's source_ref: ids, never content)."""
         from gigi_core.retrieval import Citation
 
-        return Citation(f"<#{channel_id}> · {_dt(ms).date().isoformat()}")
+        ref = getattr(row, "source_ref", None) or {}
+        ids = ref.get("message_ids") if isinstance(ref, dict) else None
+        url = (
+            f"https://discord.com/channels/{row.guild_id}/{channel_id}/{ids[0]}"
+            if ids and str(ids[0]).isdigit()
+            else None
+        )
+        return Citation(f"<#{channel_id}> · {_dt(ms).date().isoformat()}", url)
 
     def _decision(self, r: Any, scope: Scope, personal: bool = False) -> Hit:
+        """Seed 004 §11's decision fields: summary, decided_by, decided_at, channel (the
+        citation) and source_ref (how many messages, and the link)."""
         from gigi_core.retrieval import Hit
 
         who = ", ".join(x if " " in x else f"<@{x}>" for x in r.decided_by)
         text = f"Decision ({r.status}): {r.summary}" + (
             f" Why: {r.rationale}" if r.rationale else ""
         )
-        text += f" Decided by {who}." if who else ""
+        text += f" Decided by {who}" if who else " Decided"
+        n = len((r.source_ref or {}).get("message_ids") or [])
+        text += f" on {_dt(r.decided_ms).date().isoformat()}" + (
+            f", from {n} message(s)." if n else "."
+        )
         return Hit(
             source_id=f"{PREFIX}decision:{r.id}",
             kind="decision",
@@ -129,7 +149,7 @@ class KnowledgeRetriever:
             user_id=scope.user_id if personal else None,
             timestamp=_dt(r.decided_ms),
             confidence=float(min(1.0, max(0.0, r.confidence))),
-            citation=self._cite(r.channel_id, r.decided_ms),
+            citation=self._cite(r.channel_id, r.decided_ms, r),
             superseded=r.status != "active",
         )
 
@@ -146,7 +166,7 @@ class KnowledgeRetriever:
             user_id=scope.user_id if personal else None,
             timestamp=_dt(r.created_ms),
             confidence=float(min(1.0, max(0.0, r.confidence))),
-            citation=self._cite(r.channel_id, r.created_ms),
+            citation=self._cite(r.channel_id, r.created_ms, r),
         )
 
     # -- paths -----------------------------------------------------------------------------
@@ -270,7 +290,7 @@ class KnowledgeRetriever:
                             channel_id=row.channel_id,
                             timestamp=_dt(row.occurred_ms),
                             confidence=float(min(1.0, max(0.0, row.confidence))),
-                            citation=self._cite(row.channel_id, row.occurred_ms),
+                            citation=self._cite(row.channel_id, row.occurred_ms, row),
                         ),
                         score,
                     )

@@ -14,12 +14,12 @@ from typing import Any
 import sqlalchemy as sa
 
 from gigi_core import ToolExecutionError
-from gigi_knowledge import tables
+from gigi_knowledge import jeeves, tables
 from gigi_knowledge.reads import action_view
 from gigi_knowledge.service import now_ms, ready
 
 A, D, C = tables.actions, tables.decisions, tables.contradictions
-NO_RECORD = "I'm afraid I have no record of that particular matter"
+NO_RECORD = jeeves.NO_RECORD.rstrip(".")
 
 
 async def _visible(ctx: Any, channel_id: str) -> bool:

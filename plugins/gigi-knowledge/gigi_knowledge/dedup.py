@@ -101,9 +101,9 @@ async def _nearest(
             "JOIN knowledge_entities e ON e.id = v.source_id AND e.deleted = false "
             "WHERE v.guild_id = :g AND v.source_type = 'entity' AND v.entity_type = :t "
             "AND v.model = :m AND v.dims = :d AND v.embedding IS NOT NULL "
-            f"ORDER BY {distance} LIMIT 1"
+            f"ORDER BY {distance} + 0 LIMIT 1"  # exact: never a filtered HNSW scan
         )
-        params = {"g": guild_id, "t": entity_type, "m": vrow["model"], "d": dims}
+        params = {"g": guild_id, "t": entity_type, "m": vrow["model"], "d": dims}  # few rows
         got = (await conn.execute(sql, {**params, "q": vectors.pg_text(qv)})).first()
         return None if got is None else (float(got.score), str(got.source_id))
     rows = (

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from gigi_core.retrieval import Hit, Scope
 
 from gigi_knowledge import jeeves
+from gigi_knowledge.pgsearch import nearest as _pg_nearest
 
 PREFIX = "knowledge:"
 MAX_DEPTH = 3
@@ -448,44 +449,3 @@ class KnowledgeRetriever:
         hits = [(self._action(r, scope, personal=True), 1.0) for r in arows]
         hits += [(self._decision(r, scope, personal=True), 0.8) for r in drows]
         return hits
-
-
-async def _pg_nearest(
-    conn: Any, scope: Any, channels: list[str], model: str, qv: Any, limit: int
-) -> list[tuple[float, Any]]:
-    """PostgreSQL: the ``limit`` nearest decision and note vectors by pgvector's cosine
-    distance, exact (no HNSW at knowledge's row counts), among rows of the query's size."""
-    import sqlalchemy as sa
-
-    from gigi_knowledge import vectors
-
-    dims = int(qv.shape[0])
-    distance = f"(embedding::vector({dims}) <=> CAST(:q AS vector({dims})))"
-    where = [
-        "guild_id = :guild",
-        "channel_id IN :chans",
-        "model = :model",
-        "dims = :dims",
-        "source_type IN ('decision', 'signal')",
-        "embedding IS NOT NULL",
-    ]
-    params: dict[str, Any] = {
-        "guild": scope.guild_id,
-        "chans": list(channels),
-        "model": model,
-        "dims": dims,
-        "q": vectors.pg_text(qv),
-        "k": limit,
-    }
-    if (since := _ms(scope.since)) is not None:
-        where.append("created_ms >= :since")
-        params["since"] = since
-    if (until := _ms(scope.until)) is not None:
-        where.append("created_ms <= :until")
-        params["until"] = until
-    sql = sa.text(
-        f"SELECT source_type, source_id, 1 - {distance} AS score FROM knowledge_embeddings "
-        f"WHERE {' AND '.join(where)} ORDER BY {distance} LIMIT :k"
-    ).bindparams(sa.bindparam("chans", expanding=True))
-    rows = (await conn.execute(sql, params)).all()
-    return [(float(r.score), r) for r in rows]

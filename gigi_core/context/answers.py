@@ -17,14 +17,20 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
 log = logging.getLogger(__name__)
 
 MAX_CHARS = 300
-# The query-plan intents that ask for recorded knowledge rather than a chat about anything.
-KNOWLEDGE_INTENTS = frozenset({"institutional", "accountability", "dependency"})
+# A question about recorded knowledge: a decision, an owner or assignment, an action or a
+# dependency. Narrower than the query plan's intents on purpose: "who are you?" is not one.
+_KNOWLEDGE = re.compile(
+    r"\b(decide[ds]?|decision|decisions|agreed|settled on|why did we|"
+    r"who (?:owns|is responsible|is assigned|was assigned|took on|is doing|will do)|"
+    r"owner|owns|assigned|responsible for|action items?|deadline|due date|"
+    r"blocked|blocking|blocker|depends on|dependency|waiting on)\b",
+    re.I,
+)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _FAILED = frozenset({"timeout", "error", "malformed"})
 
@@ -60,22 +66,16 @@ def guidance(paths: Sequence[Any], contributed: Iterable[str]) -> list[tuple[str
     return out
 
 
-def knowledge_question(mode: str, text: str, now: datetime) -> bool:
+def knowledge_question(mode: str, text: str) -> bool:
     """Whether the member asked for recorded knowledge: the ``knowledge`` mode, or a question
-    whose intent (from the deterministic plan's patterns, never a model) is a decision, an
-    owner or a dependency."""
-    if mode == "knowledge":
-        return True
-    from gigi_core.retrieval.plan import deterministic_plan
-
-    return deterministic_plan(text, [], now).intent in KNOWLEDGE_INTENTS
+    naming a decision, an owner, an action or a dependency (patterns, never a model)."""
+    return mode == "knowledge" or _KNOWLEDGE.search(text) is not None
 
 
 def no_record_reply(
     *,
     mode: str,
     text: str,
-    now: datetime,
     sources: Sequence[str],
     paths: Sequence[Any],
     reports: Mapping[str, Any],
@@ -91,7 +91,7 @@ def no_record_reply(
     """
     if "knowledge" not in sources or found_anything:
         return None
-    if not knowledge_question(mode, text, now):
+    if not knowledge_question(mode, text):
         return None
     asked = {n: r for n, r in reports.items() if getattr(r, "status", None) != "not_asked"}
     if any(getattr(r, "status", None) in _FAILED for r in asked.values()):

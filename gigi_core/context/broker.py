@@ -143,7 +143,6 @@ async def build_context(
     decided = answers.no_record_reply(
         mode=mode,
         text=text,
-        now=now,
         sources=sources,
         paths=paths,
         reports=reports,

@@ -78,6 +78,9 @@ async def test_a_knowledge_question_with_nothing_found_is_answered_no_record(
         assert (await pack_for(kernel, "the logo?", mode="knowledge")).answer == NO_RECORD
         # Not a question about decisions, owners or dependencies: the model answers.
         assert (await pack_for(kernel, "tell me about the logo")).answer is None
+        assert (await pack_for(kernel, "who are you?")).answer is None
+        assert (await pack_for(kernel, "who owns the logo?")).answer == NO_RECORD
+        assert (await pack_for(kernel, "is the logo blocked on anything")).answer == NO_RECORD
         # Found by knowledge, or by memory: not "no record".
         assert (await pack_for(kernel, "what was decided about blue")).answer is None
         assert (await pack_for(kernel, "who decided the postgres upgrade")).answer is None

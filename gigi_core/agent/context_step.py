@@ -67,9 +67,9 @@ async def gather(kernel: Kernel, request: Request, enabled: frozenset[str]) -> C
 
 
 def prompt_text(request: Request, pack: ContextPack | None) -> str:
-    """The user's turn: the pack's quoted context first, then the question."""
-    rendered = pack.render() if pack is not None else ""
-    return f"{rendered}\n\nQuestion: {request.text}" if rendered else request.text
+    """The user's turn: the pack's quoted context first, then the question (its heading
+    is the pack's: seed 004 §11's ``## User's Question``)."""
+    return pack.prompt(request.text) if pack is not None else request.text
 
 
 async def save(kernel: Kernel, run_id: str, request: Request, pack: ContextPack) -> None:

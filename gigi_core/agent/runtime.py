@@ -95,7 +95,13 @@ class AgentRuntime:
         state, journal = await self._start(request, "agent", toolset, messages=messages)
         if pack is not None:
             await context_step.save(self.kernel, state.run_id, request, pack)
-        reply = await Runner(self, state, request, self.budgets, journal, view, toolset).run()
+        runner = Runner(self, state, request, self.budgets, journal, view, toolset)
+        if pack is not None and pack.answer is not None and not _structured(request):
+            try:  # decided by code (a knowledge question with no record): no model call
+                return await runner.finish("done", "no_record", pack.answer)
+            finally:
+                journal.stop()
+        reply = await runner.run()
         if pack is not None:
             reply.sources = {str(n): c.url for n, c in pack.citations.items() if c.url}
         return reply
@@ -390,3 +396,8 @@ def request_from_json_minimal(run: Any) -> Request:
         kind="direct",
         text="",
     )
+
+
+def _structured(request: Request) -> bool:
+    """A persona that wants structured output gets it from the model, never a fixed text."""
+    return request.persona is not None and request.persona.output is not None

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from gigi_core.context import answers
 from gigi_core.context.modes import MODES
 from gigi_core.context.pack import HASHER, Candidate, ContextPack, PackState, assemble
 from gigi_core.retrieval.engine import Path, permitted_paths, retrieve
@@ -87,6 +88,7 @@ async def build_context(
     sources = decide(mode, text, has_paths=bool(paths))
     candidates = [Candidate(h, float("inf"), "pinned") for h in _pinned(pinned)]
     trace: dict[str, Any] = {"sources": list(sources)}
+    reports: dict[str, Any] = {}
     if "channel" in sources:
         hits, why = await _channel_hits(kernel, guild_id, channel_id, visible_channels, settings)
         candidates += [Candidate(h, 1.0 / (settings.rrf_k + n), "channel") for n, h in hits]
@@ -109,6 +111,7 @@ async def build_context(
             path = min((p.split(".", 1)[0] for p in r.paths), default="retrieval")
             candidates.append(Candidate(r.hit, r.score, path))
         trace["retrieval"] = result.trace()
+        reports = result.reports
     if "catalog" in sources:
         catalog = _catalog_hits(kernel, actor, view, text)
         candidates += [Candidate(h, 1.0 / (settings.rrf_k + n), "catalog") for n, h in catalog]
@@ -121,6 +124,7 @@ async def build_context(
         missing = {sid: v[2] for sid, v in previous.items.items() if sid not in found}
         refreshed, gone, expired = await _recheck(missing, paths, scope, settings)
         candidates += [Candidate(h, 0.0, missing[h.source_id]) for h in refreshed]
+    offered = answers.guidance(paths, {c.path for c in candidates})
     keyed = HASHER.set(kernel.state_sealer.keyed_hash)  # stored fingerprints are keyed
     try:
         pack = assemble(
@@ -132,9 +136,21 @@ async def build_context(
             gone=gone,
             expired=expired,
             provider=provider,
+            guidance=offered,
         )
     finally:
         HASHER.reset(keyed)
+    decided = answers.no_record_reply(
+        mode=mode,
+        text=text,
+        sources=sources,
+        paths=paths,
+        reports=reports,
+        found_anything=bool(candidates) or not pack.empty,
+    )
+    if decided is not None:
+        trace["answer"] = {"reason": "no_record", "path": decided[0]}
+        pack.answer = decided[1]
     pack.extra_trace = trace
     return pack
 

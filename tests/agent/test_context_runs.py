@@ -71,7 +71,7 @@ async def test_the_pack_reaches_the_model_and_the_trace_names_only_ids(env) -> N
     turn = user_turn(model)
     assert "upgrade postgres on friday" in turn and "backups run weekly" in turn
     assert "hidden channel" not in turn  # c9 is not visible to the member
-    assert turn.endswith("Question: when is the postgres upgrade?")
+    assert turn.endswith("## User's Question\nwhen is the postgres upgrade?")
     assert model.requests[0].messages[0].content.startswith("You are Gigi")  # system untouched
     assert "postgres" not in model.requests[0].messages[0].content
     [(_, scope, _)] = notes.calls

@@ -43,7 +43,7 @@ async def test_ask_with_memory_context_cites_with_jump_links(tmp_path) -> None:
         )
         turn = w.model.requests[0].messages[-1].content
         assert "release is on friday" in turn and "hidden plans" not in turn
-        assert turn.endswith("Question: When is the release?")
+        assert turn.endswith("## User's Question\nWhen is the release?")
         assert result.response.content == f"Friday [[1]](<{URL}>); not [7]."
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from gigi_knowledge import tables
+from gigi_knowledge import dedup, tables
 
 log = logging.getLogger("gigi_knowledge")
 Apply = Callable[[Any], Awaitable[None]]
@@ -92,6 +92,8 @@ class Batcher:
         seen: dict[tuple[str, str, str], tuple[str, int]] | None = None,
     ) -> None:
         async with self.svc.engine.begin() as conn:
+            if units:  # first: entity dedup across processes is decided under this lock
+                await dedup.lock_guilds(conn, self.svc.dialect, (u.guild_id for u in units))
             if rows:
                 await conn.execute(sa.insert(tables.signals), rows)
             if seen:

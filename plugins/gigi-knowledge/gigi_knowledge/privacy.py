@@ -188,6 +188,8 @@ async def delete_user(kernel: Any, user_id: str, guild_id: str | None) -> dict[s
                 sa.delete(V).where(V.c.source_type == "entity", V.c.source_id.in_(ents))
             )
             await conn.execute(sa.delete(E).where(E.c.id.in_(ents)))
+            k = tables.entity_keys
+            await conn.execute(sa.delete(k).where(k.c.entity_id.in_(ents)))
             counts["entities"] = len(ents)
         for r in (
             await conn.execute(

@@ -16,6 +16,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from gigi_knowledge import notify, tables
+from gigi_knowledge.jeeves import approximately, bare, clause
 from gigi_knowledge.service import now_ms, ready
 
 log = logging.getLogger("gigi_knowledge")
@@ -43,13 +44,23 @@ class _States:
 
 
 def nudge_text(row: Any, now: int) -> str:
-    who = f"<@{row.owner_id}>" if row.owner_id else (row.owner_name or "Someone")
+    """Seed 004 §12.1's question, in the manner of ``jeeves`` (model text calmed)."""
+    who = f"<@{row.owner_id}>" if row.owner_id else bare(row.owner_name or "") or "Someone"
     due = row.deadline_ms or row.staleness_ms
     when = datetime.fromtimestamp(due / 1000, UTC).date().isoformat()
     return (
-        f"If I may: {who} undertook to {row.description.rstrip('.')} (due {when}, "
-        f"{_ago(due, now)}), and I have noted no update since. Is it done, still in "
-        "progress, or cancelled?"
+        f"If I may, {who} undertook to {clause(row.description)} by {when}. That was "
+        f"{_ago(due, now)} and I have noted no subsequent update. Shall I mark it as still "
+        "in progress, or has it been done or cancelled?"
+    )
+
+
+def contradiction_text(later: str, earlier: str, earlier_ms: int, now: int) -> str:
+    """Seed 004 §11's "One notes that this appears to differ from ...", model text calmed."""
+    return (
+        f"One notes that a decision recorded here ({clause(later)}) appears to differ from "
+        f"an earlier one of {approximately(earlier_ms, now)} ({clause(earlier)}). Shall I "
+        "mark the earlier one superseded?"
     )
 
 
@@ -147,11 +158,7 @@ async def contradiction_job(ctx: Any) -> dict[str, int]:
             continue
         if not await states.active(row.guild_id, row.channel_id):  # stays open until resumed
             continue
-        d_a = datetime.fromtimestamp(row.earlier_ms / 1000, UTC).date().isoformat()
-        text = (
-            f"One notes that a decision recorded here ({row.later}) appears to differ from an "
-            f"earlier one of {d_a} ({row.earlier}). Shall I mark the earlier one superseded?"
-        )
+        text = contradiction_text(row.later, row.earlier, row.earlier_ms, now)
         async with svc.engine.begin() as conn:  # claimed first, as staleness nudges are
             claim = sa.update(C).where(C.c.id == row.id, C.c.status == "open")
             if not (await conn.execute(claim.values(status="posted", updated_ms=now))).rowcount:

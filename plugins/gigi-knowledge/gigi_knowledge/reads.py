@@ -13,6 +13,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from gigi_knowledge import tables
+from gigi_knowledge.jeeves import NO_RECORD
 from gigi_knowledge.refs import iso
 from gigi_knowledge.service import ready
 from gigi_knowledge.timeparse import parse_since
@@ -114,7 +115,7 @@ async def decisions(
     return {
         "scope": "personal" if personal else "channel",
         "decisions": found,
-        "note": None if found else "I'm afraid I have no record of that particular matter.",
+        "note": None if found else NO_RECORD,
     }
 
 
@@ -147,5 +148,5 @@ async def actions(
     return {
         "scope": "personal" if personal else "channel",
         "actions": found,
-        "note": None if found else "I'm afraid I have no record of that particular matter.",
+        "note": None if found else NO_RECORD,
     }

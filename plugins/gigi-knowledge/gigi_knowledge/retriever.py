@@ -19,6 +19,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from gigi_core.retrieval import Hit, Scope
 
+from gigi_knowledge import jeeves
+from gigi_knowledge.pgsearch import nearest as _pg_nearest
+
 PREFIX = "knowledge:"
 MAX_DEPTH = 3
 _WORD = re.compile(r"\w{3,}", re.UNICODE)
@@ -42,6 +45,9 @@ class KnowledgeRetriever:
     capability = "knowledge.read"
     source = "knowledge"
     plugin = "knowledge"
+    # Seed 004 §11, read by the kernel's context broker (docs/retrieval.md "Answer notes"):
+    answer_notes = jeeves.ANSWER_NOTES  # in the pack when a knowledge item is in it
+    no_record = jeeves.NO_RECORD  # the reply, by code, when a knowledge question finds nothing
 
     def __init__(self, kernel: Any) -> None:
         self.kernel = kernel
@@ -108,19 +114,34 @@ class KnowledgeRetriever:
     # -- hits ------------------------------------------------------------------------------
 
     @staticmethod
-    def _cite(channel_id: str, ms: int) -> Any:
+    def _cite(channel_id: str, ms: int, row: Any = None) -> Any:
+        """``<#channel> · date`` and, when the row cites messages, a jump link to the first
+        (seed 004 §11's source_ref: ids, never content)."""
         from gigi_core.retrieval import Citation
 
-        return Citation(f"<#{channel_id}> · {_dt(ms).date().isoformat()}")
+        ref = getattr(row, "source_ref", None) or {}
+        ids = ref.get("message_ids") if isinstance(ref, dict) else None
+        url = (
+            f"https://discord.com/channels/{row.guild_id}/{channel_id}/{ids[0]}"
+            if ids and str(ids[0]).isdigit()
+            else None
+        )
+        return Citation(f"<#{channel_id}> · {_dt(ms).date().isoformat()}", url)
 
     def _decision(self, r: Any, scope: Scope, personal: bool = False) -> Hit:
+        """Seed 004 §11's decision fields: summary, decided_by, decided_at, channel (the
+        citation) and source_ref (how many messages, and the link)."""
         from gigi_core.retrieval import Hit
 
         who = ", ".join(x if " " in x else f"<@{x}>" for x in r.decided_by)
         text = f"Decision ({r.status}): {r.summary}" + (
             f" Why: {r.rationale}" if r.rationale else ""
         )
-        text += f" Decided by {who}." if who else ""
+        text += f" Decided by {who}" if who else " Decided"
+        n = len((r.source_ref or {}).get("message_ids") or [])
+        text += f" on {_dt(r.decided_ms).date().isoformat()}" + (
+            f", from {n} message(s)." if n else "."
+        )
         return Hit(
             source_id=f"{PREFIX}decision:{r.id}",
             kind="decision",
@@ -129,7 +150,7 @@ class KnowledgeRetriever:
             user_id=scope.user_id if personal else None,
             timestamp=_dt(r.decided_ms),
             confidence=float(min(1.0, max(0.0, r.confidence))),
-            citation=self._cite(r.channel_id, r.decided_ms),
+            citation=self._cite(r.channel_id, r.decided_ms, r),
             superseded=r.status != "active",
         )
 
@@ -146,7 +167,7 @@ class KnowledgeRetriever:
             user_id=scope.user_id if personal else None,
             timestamp=_dt(r.created_ms),
             confidence=float(min(1.0, max(0.0, r.confidence))),
-            citation=self._cite(r.channel_id, r.created_ms),
+            citation=self._cite(r.channel_id, r.created_ms, r),
         )
 
     # -- paths -----------------------------------------------------------------------------
@@ -270,7 +291,7 @@ class KnowledgeRetriever:
                             channel_id=row.channel_id,
                             timestamp=_dt(row.occurred_ms),
                             confidence=float(min(1.0, max(0.0, row.confidence))),
-                            citation=self._cite(row.channel_id, row.occurred_ms),
+                            citation=self._cite(row.channel_id, row.occurred_ms, row),
                         ),
                         score,
                     )
@@ -428,44 +449,3 @@ class KnowledgeRetriever:
         hits = [(self._action(r, scope, personal=True), 1.0) for r in arows]
         hits += [(self._decision(r, scope, personal=True), 0.8) for r in drows]
         return hits
-
-
-async def _pg_nearest(
-    conn: Any, scope: Any, channels: list[str], model: str, qv: Any, limit: int
-) -> list[tuple[float, Any]]:
-    """PostgreSQL: the ``limit`` nearest decision and note vectors by pgvector's cosine
-    distance, exact (no HNSW at knowledge's row counts), among rows of the query's size."""
-    import sqlalchemy as sa
-
-    from gigi_knowledge import vectors
-
-    dims = int(qv.shape[0])
-    distance = f"(embedding::vector({dims}) <=> CAST(:q AS vector({dims})))"
-    where = [
-        "guild_id = :guild",
-        "channel_id IN :chans",
-        "model = :model",
-        "dims = :dims",
-        "source_type IN ('decision', 'signal')",
-        "embedding IS NOT NULL",
-    ]
-    params: dict[str, Any] = {
-        "guild": scope.guild_id,
-        "chans": list(channels),
-        "model": model,
-        "dims": dims,
-        "q": vectors.pg_text(qv),
-        "k": limit,
-    }
-    if (since := _ms(scope.since)) is not None:
-        where.append("created_ms >= :since")
-        params["since"] = since
-    if (until := _ms(scope.until)) is not None:
-        where.append("created_ms <= :until")
-        params["until"] = until
-    sql = sa.text(
-        f"SELECT source_type, source_id, 1 - {distance} AS score FROM knowledge_embeddings "
-        f"WHERE {' AND '.join(where)} ORDER BY {distance} LIMIT :k"
-    ).bindparams(sa.bindparam("chans", expanding=True))
-    rows = (await conn.execute(sql, params)).all()
-    return [(float(r.score), r) for r in rows]

@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
 
-from gigi_knowledge import models, tables, vectors
+from gigi_knowledge import jeeves, models, tables, vectors
 from gigi_knowledge.refs import iso
 from gigi_knowledge.service import now_ms
 from gigi_knowledge.writes import new_id
@@ -177,10 +177,10 @@ async def compose(
         reply, model = await models.summarise(
             svc.kernel, guild_id, channel_id, material.render(), granularity, svc.settings
         )
-        return reply.summary, reply.sentiment, model
+        return jeeves.calm(reply.summary), reply.sentiment, model
     except models.ModelFailed as exc:
         log.warning("knowledge: summarise failed (%s); plain summary written", exc.reason)
-        return material.plain(), None, None
+        return jeeves.calm(material.plain()), None, None
 
 
 async def store(
@@ -377,7 +377,7 @@ async def catchup(ctx: Any, since: str | None = None) -> dict[str, Any]:
     if material.empty:
         return {
             "since": iso(start),
-            "summary": "I'm afraid I have no record of anything here since then.",
+            "summary": jeeves.NOTHING_SINCE,
             "counts": {},
         }
     text, sentiment, model = await compose(svc, ctx.guild_id, ctx.channel_id, material, "on_demand")

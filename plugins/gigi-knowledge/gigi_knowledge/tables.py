@@ -130,6 +130,16 @@ entities = sa.Table(
     sa.Index("uq_knowledge_entity_key", "guild_id", "entity_type", "name_key", unique=True),
 )
 
+entity_keys = sa.Table(
+    "knowledge_entity_keys",  # knowledge_0005: every normalised name and alias of an entity
+    metadata,
+    sa.Column("guild_id", sa.String(64), primary_key=True),
+    sa.Column("entity_type", sa.String(16), primary_key=True),
+    sa.Column("key", sa.String(160), primary_key=True),  # writes.name_key of a name or alias
+    sa.Column("entity_id", ID, nullable=False),
+    sa.Index("ix_knowledge_entity_keys_entity", "entity_id"),
+)
+
 relationships = sa.Table(
     "knowledge_relationships",
     metadata,
@@ -249,6 +259,7 @@ ALL = (
     decisions,
     actions,
     entities,
+    entity_keys,
     relationships,
     signals,
     embeddings,

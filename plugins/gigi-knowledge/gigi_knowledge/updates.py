@@ -3,8 +3,10 @@
 A button runs the command as the member who pressed it, so these check what that member
 may do: the row must be in the channel the command runs in (or one the member can see),
 and only the owner, the member who claimed it, or an admin may change an action (an admin
-alone one with no owner, as every action of an erased member is). A contradiction note is
-resolved only by a member who decided or claimed both of its decisions, or an admin.
+alone one with no owner, as every action of an erased member is). A contradiction note's
+earlier decision is superseded only by a member who decided or claimed it, or an admin
+(nobody overturns another's decision by recording a contrary one); a note is dismissed by
+a party to either decision, or an admin (both decisions stay as they are).
 """
 
 from __future__ import annotations
@@ -14,12 +16,12 @@ from typing import Any
 import sqlalchemy as sa
 
 from gigi_core import ToolExecutionError
-from gigi_knowledge import tables
+from gigi_knowledge import jeeves, tables
 from gigi_knowledge.reads import action_view
 from gigi_knowledge.service import now_ms, ready
 
 A, D, C = tables.actions, tables.decisions, tables.contradictions
-NO_RECORD = "I'm afraid I have no record of that particular matter"
+NO_RECORD = jeeves.NO_RECORD.rstrip(".")
 
 
 async def _visible(ctx: Any, channel_id: str) -> bool:
@@ -76,7 +78,10 @@ async def action_reassign(ctx: Any, id: str, owner: str) -> dict[str, Any]:
     return {"action": action_view(fresh), "updated_by": ctx.actor.id}
 
 
-async def _contradiction(ctx: Any, svc: Any, note_id: str) -> Any:
+async def _contradiction(ctx: Any, svc: Any, note_id: str, *, supersede: bool) -> Any:
+    """The note, if this member may resolve it: an admin; for supersede, a party (decided
+    or claimed) to the earlier decision, the one that would be replaced; for dismiss, a
+    party to either (dismissing changes no decision)."""
     async with svc.engine.connect() as conn:
         row = (
             await conn.execute(sa.select(C).where(C.c.id == note_id, C.c.guild_id == ctx.guild_id))
@@ -85,27 +90,34 @@ async def _contradiction(ctx: Any, svc: Any, note_id: str) -> Any:
         raise ToolExecutionError(f"{NO_RECORD} (no contradiction note {note_id} here)")
     if row.status in ("superseded", "dismissed"):
         raise ToolExecutionError(f"that note was already {row.status}")
-    if not ctx.actor.is_admin:
-        async with svc.engine.connect() as conn:
-            parties = (
-                await conn.execute(
-                    sa.select(D.c.decided_by, D.c.asserted_by).where(
-                        D.c.id.in_((row.earlier_id, row.later_id))
-                    )
+    if ctx.actor.is_admin:
+        return row
+    async with svc.engine.connect() as conn:
+        parties = {
+            p.id: set(p.decided_by or []) | set(p.asserted_by or [])
+            for p in await conn.execute(
+                sa.select(D.c.id, D.c.decided_by, D.c.asserted_by).where(
+                    D.c.id.in_((row.earlier_id, row.later_id))
                 )
-            ).all()
-        theirs = [ctx.actor.id in (p.decided_by or []) + (p.asserted_by or []) for p in parties]
-        if len(theirs) != 2 or not all(theirs):
-            raise ToolExecutionError(
-                "only a member who decided or claimed both decisions, or an admin, "
-                "may resolve this note"
             )
+        }
+    me = ctx.actor.id
+    if supersede and me not in parties.get(row.earlier_id, set()):
+        raise ToolExecutionError(
+            "only a member who decided or claimed the earlier decision, or an admin, may "
+            "mark it superseded"
+        )
+    if not supersede and not any(me in p for p in parties.values()):
+        raise ToolExecutionError(
+            "only a member who decided or claimed one of the two decisions, or an admin, "
+            "may dismiss this note"
+        )
     return row
 
 
 async def decision_supersede(ctx: Any, id: str) -> dict[str, Any]:
     svc = await ready(ctx.kernel)
-    note = await _contradiction(ctx, svc, id)
+    note = await _contradiction(ctx, svc, id, supersede=True)
     async with svc.engine.begin() as conn:
         await conn.execute(
             sa.update(D)
@@ -121,7 +133,7 @@ async def decision_supersede(ctx: Any, id: str) -> dict[str, Any]:
 
 async def decision_dismiss(ctx: Any, id: str) -> dict[str, Any]:
     svc = await ready(ctx.kernel)
-    note = await _contradiction(ctx, svc, id)
+    note = await _contradiction(ctx, svc, id, supersede=False)
     async with svc.engine.begin() as conn:
         await conn.execute(
             sa.update(C).where(C.c.id == note.id).values(status="dismissed", updated_ms=now_ms())

@@ -21,7 +21,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from gigi_knowledge import tables, vectors
+from gigi_knowledge import dedup, tables, vectors
+from gigi_knowledge.ops import Op, apply_ops
 from gigi_knowledge.refs import cited, source_ref
 from gigi_knowledge.verbatim import VerbatimGuard
 from gigi_knowledge.window import WindowMessage
@@ -97,14 +98,6 @@ class Context:
             if v and v not in out and not self.guard.copies(v):
                 out.append(v)
         return out
-
-
-def _insert(dialect: str, table: sa.Table) -> Any:
-    if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert
-    return insert(table)
 
 
 def _vector_row(
@@ -215,71 +208,15 @@ async def write_extraction(svc: Any, ctx: Context, extraction: Any) -> Written:
         except BaseException:
             svc.caches.forget(ctx.guild_id)  # the cache may hold what was never queued
             raise
-        svc.notes.add_unit(ctx.guild_id, functools.partial(_apply, svc, ctx.guild_id, ops))
+        svc.notes.add_unit(ctx.guild_id, functools.partial(apply_ops, svc, ctx.guild_id, ops))
     for d in out.decision_vectors:
         svc.caches.add_decision(ctx.guild_id, ctx.channel_id, d)
     return out
 
 
-# One extraction's writes, planned under the guild lock and applied later by the Batcher:
-# ("entity", row, vector row | None), ("touch", entity id, values), ("rel", row),
-# ("rows", table, rows).
-Op = tuple[Any, ...]
-
-
 def name_key(name: str) -> str:
     """The normalised name the unique index (guild, type, name_key) holds."""
-    return norm(name)[:160]
-
-
-async def _apply(svc: Any, guild_id: str, ops: list[Op], conn: Any) -> None:
-    """Run the planned writes. An entity another process stored first (same guild, type and
-    normalised name: ``uq_knowledge_entity_key``) is counted on that row instead, and this
-    extraction's relationships point at it. The mapping outlives the unit: extractions
-    planned before the cache reload still name this process's id for that entity."""
-    ids: dict[str, str] = svc.entity_ids
-    for op in ops:
-        kind = op[0]
-        if kind == "entity":
-            row, vrow = op[1], op[2]
-            stmt = _insert(svc.dialect, E).values(**row)
-            stmt = stmt.on_conflict_do_update(
-                index_elements=["guild_id", "entity_type", "name_key"],
-                set_={
-                    "mention_count": E.c.mention_count + 1,
-                    "last_mentioned_ms": row["last_mentioned_ms"],
-                },
-            ).returning(E.c.id)
-            got = await conn.scalar(stmt)
-            if got != row["id"]:
-                ids[row["id"]] = got
-                svc.caches.forget(guild_id)  # reload: the stored id is another process's
-            elif vrow is not None:
-                await conn.execute(sa.insert(V).values(**vectors.with_pg(svc.dialect, vrow)))
-        elif kind == "touch":
-            await conn.execute(sa.update(E).where(E.c.id == ids.get(op[1], op[1])).values(**op[2]))
-        elif kind == "rel":
-            row = dict(op[1])
-            row["source_id"] = ids.get(row["source_id"], row["source_id"])
-            row["target_id"] = ids.get(row["target_id"], row["target_id"])
-            if row["source_id"] == row["target_id"]:
-                continue
-            stmt = _insert(svc.dialect, R).values(**row)
-            await conn.execute(
-                stmt.on_conflict_do_update(
-                    index_elements=["source_id", "target_id", "relationship", "channel_id"],
-                    set_={
-                        "observation_count": R.c.observation_count + 1,
-                        "last_observed_ms": row["last_observed_ms"],
-                        "source_ref": row["source_ref"],
-                    },
-                )
-            )
-        elif op[2]:  # "rows": one statement per table (executemany)
-            table, rows = op[1], op[2]
-            if table is V:
-                rows = [vectors.with_pg(svc.dialect, r) for r in rows]
-            await conn.execute(sa.insert(table), rows)
+    return dedup.key_of(name)
 
 
 def _plan(
@@ -441,19 +378,21 @@ def _entities(
                 match = best
         user = e.member_id if e.type == "person" and e.member_id in ctx.members else None
         if match is not None:
-            for alias in [e.name, *aliases]:
+            gained = []
+            for alias in [" ".join(e.name.split()), *aliases]:
                 if norm(alias) != norm(match.name) and norm(alias) not in {
                     norm(k) for k in match.aliases
                 }:
                     match.aliases.append(alias)
+                    gained.append(alias)
             values: dict[str, Any] = {
-                "aliases": list(match.aliases[:20]),
                 "mention_count": E.c.mention_count + 1,
                 "last_mentioned_ms": ctx.now_ms,
             }
             if user:
                 values["user_id"] = user
-            ops.append(("touch", match.id, values))
+            # The aliases it gained are merged with the stored ones when applied (ops).
+            ops.append(("touch", match.id, values, e.type, gained))
             names.update({k: match.id for k in keys})
             out.entities_merged += 1
             continue
@@ -481,7 +420,7 @@ def _entities(
         if vec is not None and model:
             vref = {"participants": [msgs[0].author_id], "occurred_ms": ctx.now_ms}
             vrow = _vector_row(ctx, "entity", eid, model, vec, vref, entity_type=e.type)
-        ops.append(("entity", row, vrow))
+        ops.append(("entity", row, vrow, [name, *kept_aliases], ctx.dedup))
         names.update({k: eid for k in keys})
         rows.append(KnownEntity(eid, name, kept_aliases, e.type, vec, model))
         out.entities_new += 1

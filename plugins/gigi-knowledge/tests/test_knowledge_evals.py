@@ -2,7 +2,9 @@
 
 A case is a window of messages, what the scripted models answer per slot (classify,
 extract, contradiction, summarise), optional steps (commands, jobs, ageing rows, a
-retrieval) and the rows and results it must leave. JSON, not YAML, so ``gigi eval run
+retrieval, a context pack as an answer gets it) and the rows and results it must leave. A
+message with ``"stale_cache": true`` is processed as by another process whose entity
+cache has never heard of the guild's entities (the store decides dedup). JSON, not YAML, so ``gigi eval run
 evals`` (the agent's cases) does not take these for its own.
 """
 
@@ -64,6 +66,10 @@ async def test_golden_case(path: Path, kernel: Any, model: Any) -> None:
         model.always(slot, reply)
     now = datetime.now(UTC)
     for m in case.get("messages", []):
+        if m.get("stale_cache"):  # fresh for 60 s, and empty: as another process's
+            import time
+
+            kernel.gigi_knowledge.caches.entities["g1"] = (time.monotonic() + 60, {})
         await publish(
             kernel,
             message(
@@ -128,6 +134,27 @@ async def _step(kernel: Any, step: dict[str, Any], poster: RecordingPoster) -> N
         assert all(scope.admits(h) for h in hits)
         if "kinds" in r:
             assert sorted({h.kind for h in hits}) == sorted(r["kinds"])
+    elif "context" in step:
+        from gigi_core.context import build_context
+
+        c = step["context"]
+        pack = await build_context(
+            kernel,
+            actor=Actor(id=c.get("user", "u1")),
+            guild_id="g1",
+            channel_id="c1",
+            visible_channels=frozenset(c.get("channels", ["c1"])),
+            text=c["query"],
+            mode=c.get("mode", "auto"),
+            use_model=False,
+        )
+        prompt = pack.prompt(c["query"]) if pack.answer is None else pack.answer
+        headings = [ln[3:] for ln in prompt.splitlines() if ln.startswith("## ")]
+        if "sections" in c:
+            assert headings == c["sections"], headings
+        for needle in c.get("contains", []):
+            assert needle in prompt, (needle, prompt)
+        assert pack.answer == c.get("answer"), (c["query"], pack.trace())
     else:
         raise AssertionError(f"unknown step {sorted(step)}")
 

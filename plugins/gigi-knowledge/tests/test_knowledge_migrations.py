@@ -1,6 +1,7 @@
 """The plugin's later migrations on a store with data: knowledge_0002 gives existing
 entities their name key (a duplicate keeps its row, with its id in the key) and
-knowledge_0004 fills PostgreSQL's pgvector column from the blobs."""
+knowledge_0004 fills PostgreSQL's pgvector column from the blobs, knowledge_0005 gives every
+name and alias its dedup key."""
 
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ async def test_later_migrations_keep_existing_rows(kernel: Any) -> None:
         for e in (
             _entity("e-old", "Kafka  Cluster", 1),
             _entity("e-new", "kafka cluster", 2),
-            _entity("e-other", "Redis", 3),
+            {**_entity("e-other", "Redis", 3), "aliases": '["Redis  Cache", "kafka cluster"]'},
         ):
             await conn.execute(
                 sa.text(f"INSERT INTO knowledge_entities ({cols}) VALUES ({binds})"), e
@@ -68,6 +69,13 @@ async def test_later_migrations_keep_existing_rows(kernel: Any) -> None:
         "e-old": "kafka cluster",
         "e-new": "kafka cluster#e-new",
         "e-other": "redis",
+    }
+    # knowledge_0005: names and aliases as dedup keys; a shared key stays with the earliest
+    keys = {(r.key, r.entity_id) for r in await rows(kernel, "knowledge_entity_keys")}
+    assert keys == {
+        ("kafka cluster", "e-old"),
+        ("redis", "e-other"),
+        ("redis cache", "e-other"),
     }
     if db.dialect == "postgresql":
         (row,) = await rows(kernel, "knowledge_embeddings")

@@ -200,7 +200,7 @@ async def test_a_deleted_message_leaves_the_window_and_the_queue(kernel: Any, mo
 async def test_a_failed_write_leaves_no_phantom_in_the_entity_cache(
     kernel: Any, model: Any, monkeypatch: Any
 ) -> None:
-    from gigi_knowledge import writes
+    from gigi_knowledge import dedup
 
     await enable(kernel)
     model.always("classify", classify())
@@ -213,17 +213,17 @@ async def test_a_failed_write_leaves_no_phantom_in_the_entity_cache(
         ),
         extraction(entities=[entity("Kafka", [m2.message_id])]),
     )
-    real = writes._insert
+    real = dedup.insert
 
     def broken(dialect: str, table: Any) -> Any:
         raise RuntimeError("the store went away")
 
-    monkeypatch.setattr(writes, "_insert", broken)
+    monkeypatch.setattr(dedup, "insert", broken)
     await publish(kernel, m1)  # the entity's upsert fails: the whole write rolls back
     assert kernel.gigi_knowledge.notes.failed == 1  # counted by the batched writer
     assert await rows(kernel, "knowledge_entities") == []
     assert "g1" not in kernel.gigi_knowledge.caches.entities
-    monkeypatch.setattr(writes, "_insert", real)
+    monkeypatch.setattr(dedup, "insert", real)
     await publish(kernel, m2)
     (e,) = await rows(kernel, "knowledge_entities")
     assert e.name == "Kafka" and e.mention_count == 1  # inserted, not "merged" into a phantom

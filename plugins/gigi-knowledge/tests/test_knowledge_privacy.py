@@ -93,7 +93,10 @@ async def test_delete_replaces_or_removes(kernel: Any, model: Any) -> None:
     await _seed(kernel, model)
     counts = await gigi_knowledge.delete_user_data("u1", "g1", kernel)
     assert counts["entities"] == 1 and counts["notes_deleted"] == 1
-    assert [e.name for e in await rows(kernel, "knowledge_entities")] == ["Runbook"]
+    (runbook,) = await rows(kernel, "knowledge_entities")
+    assert runbook.name == "Runbook"
+    # their names leave the dedup keys too: only the kept entity's remain
+    assert {k.entity_id for k in await rows(kernel, "knowledge_entity_keys")} == {runbook.id}
     assert await rows(kernel, "knowledge_relationships") == []
     (d,) = await rows(kernel, "knowledge_decisions")
     assert (

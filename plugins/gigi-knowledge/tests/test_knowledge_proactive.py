@@ -179,17 +179,38 @@ async def _posted_note(kernel: Any, model: Any) -> RecordingPoster:
     return poster
 
 
-async def test_only_a_party_to_both_decisions_or_an_admin_resolves_a_note(
-    kernel: Any, model: Any
-) -> None:
+async def test_who_may_supersede_or_dismiss_a_note(kernel: Any, model: Any) -> None:
+    """Supersede: a party to the earlier decision (the one replaced) or an admin — Bob, who
+    recorded the contrary one, cannot overturn Alice's. Dismiss: a party to either."""
     poster = await _posted_note(kernel, model)
-    for who in (ALICE, BOB, Actor(id="u3")):  # one decision each, or none
-        for button in (0, 1):  # supersede, dismiss
-            with pytest.raises(ToolError, match="both decisions"):
-                await poster.press(kernel, 0, button, who)
+    for who in (BOB, Actor(id="u3")):  # the later decision's party, and nobody's
+        with pytest.raises(ToolError, match="earlier decision"):
+            await poster.press(kernel, 0, 0, who)
+    with pytest.raises(ToolError, match="one of the two decisions"):
+        await poster.press(kernel, 0, 1, Actor(id="u3"))
     assert {d.status for d in await rows(kernel, "knowledge_decisions")} == {"active"}
     (note,) = await rows(kernel, "knowledge_contradictions")
     assert note.status == "posted"
+    await poster.press(kernel, 0, 0, ALICE)  # her own earlier decision: she may
+    by_summary = {d.summary: d.status for d in await rows(kernel, "knowledge_decisions")}
+    assert by_summary == {
+        "Deploys happen on friday afternoons": "superseded",
+        "Deploys never happen on friday afternoons": "active",
+    }
+
+
+async def test_a_party_to_the_later_decision_may_dismiss(kernel: Any, model: Any) -> None:
+    poster = await _posted_note(kernel, model)
+    await poster.press(kernel, 0, 1, BOB)  # a party to the later one: dismissing is his too
+    (note,) = await rows(kernel, "knowledge_contradictions")
+    assert note.status == "dismissed"
+    assert {d.status for d in await rows(kernel, "knowledge_decisions")} == {"active"}
+    with pytest.raises(ToolError, match="already dismissed"):
+        await poster.press(kernel, 0, 0, ADMIN)
+
+
+async def test_an_admin_supersedes_for_anyone(kernel: Any, model: Any) -> None:
+    poster = await _posted_note(kernel, model)
     await poster.press(kernel, 0, 0, ADMIN)
     statuses = sorted(d.status for d in await rows(kernel, "knowledge_decisions"))
     assert statuses == ["active", "superseded"]

@@ -96,3 +96,79 @@ async def _columns(kernel: Any, table: str) -> list[dict[str, Any]]:
 
     async with kernel.db.engine.connect() as conn:
         return await conn.run_sync(lambda c: sa.inspect(c).get_columns(table))
+
+
+async def test_a_large_scope_is_searched_through_the_hnsw_index(
+    kernel: Any, monkeypatch: Any
+) -> None:
+    """knowledge_0006: on PostgreSQL the semantic query over a scope past ``EXACT_MAX`` uses
+    the partial HNSW index of its size (EXPLAIN says so) and still returns ``limit`` rows of
+    the scope's channel; a small scope, or a size with no index, is exact. SQLite: no index."""
+    import uuid
+
+    import numpy as np
+    import sqlalchemy as sa
+    from gigi_knowledge import pgsearch, tables
+
+    from gigi_core.retrieval import Scope
+
+    async with kernel.db.engine.connect() as conn:
+        indexes = await conn.run_sync(
+            lambda c: [i["name"] for i in sa.inspect(c).get_indexes("knowledge_embeddings")]
+        )
+    if kernel.db.dialect != "postgresql":
+        assert not [i for i in indexes if "hnsw" in i]
+        return
+    assert {f"ix_knowledge_embeddings_hnsw_{d}" for d in (256, 768, 1024, 1536)} <= set(indexes)
+    monkeypatch.setattr(pgsearch, "EXACT_MAX", 300)  # a big scope without a big test
+    rng = np.random.default_rng(3)
+
+    def row(channel: str, dims: int, i: int) -> dict[str, Any]:
+        return vectors.with_pg(
+            "postgresql",
+            {
+                "id": str(uuid.uuid4()),
+                "guild_id": "g1",
+                "source_type": "decision" if i % 2 else "signal",
+                "source_id": str(uuid.uuid4()),
+                "channel_id": channel,
+                "author_id": "u1",
+                "created_ms": 1_700_000_000_000 + i,
+                "topic_tags": [],
+                "model": "t:m",
+                "dims": dims,
+                "vector": vectors.encode(vectors.unit(rng.standard_normal(dims))),
+            },
+        )
+
+    big = [row("c1", 256, i) for i in range(1500)]
+    small = [row("c2", 256, i) for i in range(40)]
+    odd = [row("c1", 64, i) for i in range(400)]  # a size with no index
+    async with kernel.db.engine.begin() as conn:
+        await conn.execute(sa.insert(tables.embeddings), big + small + odd)
+        await conn.exec_driver_sql("ANALYZE knowledge_embeddings")
+
+    async def search(channel: str, dims: int) -> tuple[str, list[Any]]:
+        q = vectors.unit(rng.standard_normal(dims))
+        async with kernel.db.engine.begin() as conn:
+            scope = Scope("g1", frozenset({channel}))
+            sql, params = await pgsearch.pg_nearest_sql(conn, scope, [channel], "t:m", q, 8)
+            chans = sa.bindparam("chans", expanding=True)
+            plan = "\n".join(
+                r[0]
+                for r in await conn.execute(sa.text("EXPLAIN " + sql).bindparams(chans), params)
+            )
+            got = (await conn.execute(sa.text(sql).bindparams(chans), params)).all()
+        pool = {"c1": big if dims == 256 else odd, "c2": small}[channel]
+        exact = vectors.best(q, [SimpleNamespace(**r) for r in pool], 8)
+        overlap = {r.source_id for r in got} & {r.source_id for _, r in exact}
+        return plan, [got, overlap]
+
+    plan, (got, overlap) = await search("c1", 256)
+    assert "ix_knowledge_embeddings_hnsw_256" in plan, plan
+    assert len(got) == 8 and len(overlap) >= 6  # approximate, and all of the scope's channel
+    assert {r.source_id for r in got} <= {r["source_id"] for r in big}
+    plan, (got, overlap) = await search("c2", 256)
+    assert "hnsw" not in plan and len(overlap) == 8  # small: exact
+    plan, (got, overlap) = await search("c1", 64)
+    assert "hnsw" not in plan and len(overlap) == 8  # no index of that size: exact

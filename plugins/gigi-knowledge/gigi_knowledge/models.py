@@ -7,8 +7,8 @@ the kernel tries it once on the same credential and records both attempts in usa
 Message text is sent as data in a user message, never as instructions.
 
 Slots are purposes (docs/knowledge.md "Model slots"): each call asks for its own purpose
-first (``classify``, ``extract``, ``summarise``, ``complex``) and, when no owner has a
-profile for it (``NothingToResolve``), for the general one (``routing`` or ``chat``).
+(``classify``, ``extract``, ``summarise``, ``complex``); an owner with no profile for it
+serves it with its general one (``routing`` or ``chat``: the kernel's ``purpose_chain``).
 """
 
 from __future__ import annotations
@@ -21,12 +21,6 @@ from typing import Any
 
 from gigi_knowledge import schemas
 from gigi_knowledge.window import WindowMessage
-
-# each slot's purposes, most specific first; the last is the kernel's general purpose
-CLASSIFY_PURPOSES = ("classify", "routing")
-EXTRACT_PURPOSES = ("extract", "chat")
-COMPLEX_PURPOSES = ("complex", "extract", "chat")
-SUMMARISE_PURPOSES = ("summarise", "chat")
 
 CLASSIFY = (
     "You classify one chat message from a team channel for a knowledge base. Answer only "
@@ -92,7 +86,7 @@ async def _ask(
     channel_id: str | None,
     *,
     slot: str,
-    purposes: Sequence[str],
+    purpose: str,
     system: str,
     user: str,
     schema: dict[str, Any],
@@ -102,7 +96,7 @@ async def _ask(
     from gigi_core.llm import ChatRequest, StructuredOutput, SystemMessage, UserMessage
 
     request = ChatRequest(
-        model=purposes[0],  # the profile's model wins
+        model=purpose,  # the profile's model wins
         messages=[SystemMessage(content=system), UserMessage(content=user)],
         structured_output=StructuredOutput(schema=schema, name=f"knowledge_{slot}", strict=True),
         temperature=0,
@@ -110,7 +104,15 @@ async def _ask(
     )
     try:
         reply = await asyncio.wait_for(
-            _chat(kernel, request, guild_id, channel_id, purposes), deadline
+            kernel.llm.chat(
+                request,
+                guild_id=guild_id,
+                actor=None,
+                channel_id=channel_id,
+                purpose=purpose,
+                billing="server",
+            ),
+            deadline,
         )
     except TimeoutError:
         raise ModelFailed(slot, "timeout") from None
@@ -126,29 +128,6 @@ async def _ask(
     return data, model
 
 
-async def _chat(
-    kernel: Any, request: Any, guild_id: str, channel_id: str | None, purposes: Sequence[str]
-) -> Any:
-    """The first purpose some owner has a profile for serves the call (resolution is cached
-    by the kernel, so a missing slot profile costs a dictionary look-up)."""
-    from gigi_core.llm import NothingToResolve
-
-    for i, purpose in enumerate(purposes):
-        try:
-            return await kernel.llm.chat(
-                request,
-                guild_id=guild_id,
-                actor=None,
-                channel_id=channel_id,
-                purpose=purpose,
-                billing="server",
-            )
-        except NothingToResolve:
-            if i == len(purposes) - 1:
-                raise
-    raise AssertionError("no purposes")  # pragma: no cover - purposes is never empty
-
-
 async def classify(
     kernel: Any, guild_id: str, channel_id: str, window: Sequence[WindowMessage], focus: str, s: Any
 ) -> tuple[schemas.Classification, str]:
@@ -157,7 +136,7 @@ async def classify(
         guild_id,
         channel_id,
         slot="classify",
-        purposes=CLASSIFY_PURPOSES,
+        purpose="classify",
         system=CLASSIFY,
         user="Recent messages, oldest first:\n" + render_window(_upto(window, focus)[-5:], focus),
         schema=schemas.classify_schema(),
@@ -193,7 +172,7 @@ async def extract(
         guild_id,
         channel_id,
         slot="extract",
-        purposes=COMPLEX_PURPOSES if escalate else EXTRACT_PURPOSES,
+        purpose="complex" if escalate else "extract",
         system=EXTRACT,
         user=user,
         schema=schemas.extract_schema(s.max_items),
@@ -214,7 +193,7 @@ async def contradicts(
         guild_id,
         channel_id,
         slot="contradiction",
-        purposes=CLASSIFY_PURPOSES,
+        purpose="classify",
         system=VERDICT,
         user=f"A: {json.dumps(earlier)}\nB: {json.dumps(later)}",
         schema=schemas.verdict_schema(),
@@ -235,7 +214,7 @@ async def summarise(
         guild_id,
         channel_id,
         slot="summarise",
-        purposes=SUMMARISE_PURPOSES,
+        purpose="summarise",
         system=SUMMARISE,
         user=f"Granularity: {granularity}\n{material}",
         schema=schemas.summary_schema(),

@@ -25,10 +25,18 @@ MAX_CHARS = 300
 # A question about recorded knowledge: a decision, an owner or assignment, an action or a
 # dependency. Narrower than the query plan's intents on purpose: "who are you?" is not one.
 _KNOWLEDGE = re.compile(
-    r"\b(decide[ds]?|decision|decisions|agreed|settled on|why did we|"
+    r"\b(decide[ds]?|decision|decisions|agreed?|settled on|why did we|"
     r"who (?:owns|is responsible|is assigned|was assigned|took on|is doing|will do)|"
     r"owner|owns|assigned|responsible for|action items?|deadline|due date|"
     r"blocked|blocking|blocker|depends on|dependency|waiting on)\b",
+    re.I,
+)
+# Asked, not requested: an interrogative first word (after an optional mention), not "can
+# you ..." or "add an action item ..." (those go to the model and its tools).
+_QUESTION = re.compile(
+    r"^\s*(?:<@!?\d+>\s*|@\w+\s*)*[,:]?\s*"
+    r"(?:who|whom|whose|what|when|where|which|why|how|did|do|does|is|are|was|were|has|have|"
+    r"had|any)\b",
     re.I,
 )
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -68,8 +76,12 @@ def guidance(paths: Sequence[Any], contributed: Iterable[str]) -> list[tuple[str
 
 def knowledge_question(mode: str, text: str) -> bool:
     """Whether the member asked for recorded knowledge: the ``knowledge`` mode, or a question
-    naming a decision, an owner, an action or a dependency (patterns, never a model)."""
-    return mode == "knowledge" or _KNOWLEDGE.search(text) is not None
+    (interrogative first word) naming a decision, an owner, an action or a dependency
+    (patterns, never a model). A request ("add an action item", "can you help, I am
+    blocked") is not one: it goes to the model and its tools."""
+    if mode == "knowledge":
+        return True
+    return _QUESTION.search(text) is not None and _KNOWLEDGE.search(text) is not None
 
 
 def no_record_reply(
@@ -83,9 +95,11 @@ def no_record_reply(
 ) -> tuple[str, str] | None:
     """(path name, reply) when the answer is "no record", decided here; else None.
 
-    Only when: the run's sources include knowledge; it is a knowledge question; at least
-    one knowledge path was asked and answered; no path asked failed or timed out (then we
-    do not know); and nothing at all was found, by any source (memory, channel, pinned).
+    Only when: the run's sources include knowledge; it is a knowledge question; every
+    permitted knowledge path was asked (a plan that left one out, model-proposed or not,
+    does not get to decide "no record") and answered; no path asked failed or timed out
+    (then we do not know); and nothing at all was found, by any source (memory, channel,
+    pinned).
     The reply is the first knowledge path's ``no_record`` by name; without one, None (the
     model answers as before).
     """
@@ -97,6 +111,8 @@ def no_record_reply(
     if any(getattr(r, "status", None) in _FAILED for r in asked.values()):
         return None
     knowledge = [p for p in paths if p.source == "knowledge"]
+    if any(p.name not in asked for p in knowledge):
+        return None
     answered = [
         p for p in knowledge if getattr(asked.get(p.name), "status", None) == "ok"
     ]  # fmt: skip

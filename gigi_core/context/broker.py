@@ -107,8 +107,9 @@ async def build_context(
             now=now,
             view=view,
         )
+        names = {p.name for p in paths}
         for r in result.ranked:
-            path = min((p.split(".", 1)[0] for p in r.paths), default="retrieval")
+            path = min((_path_name(p, names) for p in r.paths), default="retrieval")
             candidates.append(Candidate(r.hit, r.score, path))
         trace["retrieval"] = result.trace()
         reports = result.reports
@@ -153,6 +154,13 @@ async def build_context(
         pack.answer = decided[1]
     pack.extra_trace = trace
     return pack
+
+
+def _path_name(label: str, names: set[str]) -> str:
+    """The registered path behind a fused label (``path`` or ``path.sub``; a path's own name
+    may hold dots, as ``acme.docs`` does): the longest name it starts with."""
+    owners = [n for n in names if label == n or label.startswith(n + ".")]
+    return max(owners, key=len) if owners else label.split(".", 1)[0]
 
 
 def _pinned(pinned: Sequence[Hit]) -> list[Hit]:

@@ -20,8 +20,8 @@ An explicit profile always wins over it; ``billing="me"`` never falls back to it
 
 A slot purpose (seed 004: ``respond``, ``query_analyse``, ``classify``, ...) falls back to
 its general purpose *within each owner* (``purpose_chain``): the guild's ``chat`` profile
-serves ``respond`` before any user or tenant profile is consulted, so giving a job its
-own model never changes who pays.
+serves ``respond`` before any user or tenant profile is consulted: a slot profile of
+another owner never moves a bill away from an owner with the general profile.
 """
 
 from __future__ import annotations

@@ -81,6 +81,15 @@ async def test_a_knowledge_question_with_nothing_found_is_answered_no_record(
         assert (await pack_for(kernel, "who are you?")).answer is None
         assert (await pack_for(kernel, "who owns the logo?")).answer == NO_RECORD
         assert (await pack_for(kernel, "is the logo blocked on anything")).answer == NO_RECORD
+        assert (await pack_for(kernel, "<@42> did we agree on a logo?")).answer == NO_RECORD
+        # Requests naming an action or a blocker are not questions: the model and its tools.
+        for request in (
+            "Add an action item for Sam: update the logo by Friday",
+            "Set a deadline reminder for the logo",
+            "I am blocked on the logo, can you help me?",
+            "can you assign the logo to Sam?",
+        ):
+            assert (await pack_for(kernel, request)).answer is None, request
         # Found by knowledge, or by memory: not "no record".
         assert (await pack_for(kernel, "what was decided about blue")).answer is None
         assert (await pack_for(kernel, "who decided the postgres upgrade")).answer is None
@@ -130,3 +139,39 @@ async def test_a_no_record_run_never_calls_the_model(tmp_path, database_url) -> 
         assert f"Answering from kb: {NOTES}" in turn
         assert turn.endswith("## User's Question\nwhat did the team decide about the logo?")
         assert NOTES not in model.requests[0].messages[0].content  # never the system prompt
+
+
+def test_no_record_needs_every_knowledge_path_asked() -> None:
+    """A plan that left a knowledge path out (a model's, say) cannot decide "no record"."""
+    from types import SimpleNamespace
+
+    from gigi_core.context.answers import no_record_reply
+
+    def path(name: str) -> SimpleNamespace:
+        retriever = SimpleNamespace(no_record=NO_RECORD)
+        return SimpleNamespace(name=name, source="knowledge", retriever=retriever)
+
+    ok, skipped = SimpleNamespace(status="ok"), SimpleNamespace(status="not_asked")
+    ask = {"mode": "auto", "text": "who owns the logo?", "sources": ("knowledge",)}
+    paths = [path("kb"), path("kb2")]
+    both = {"kb": ok, "kb2": ok}
+    assert no_record_reply(**ask, paths=paths, reports=both, found_anything=False) == (
+        "kb",
+        NO_RECORD,
+    )
+    one = {"kb": ok, "kb2": skipped}
+    assert no_record_reply(**ask, paths=paths, reports=one, found_anything=False) is None
+    assert no_record_reply(**ask, paths=paths, reports={"kb": ok}, found_anything=False) is None
+
+
+async def test_answer_notes_of_a_dotted_path_name_reach_the_pack(tmp_path, database_url) -> None:
+    kb = fake(
+        "acme.kb",
+        source="knowledge",
+        hits=[hit("kb:d:1", "we decided on blue", "c1", kind="decision", when=days(2))],
+        match_words=True,
+    )
+    kb.answer_notes = NOTES
+    async with retrieval_kernel(tmp_path, database_url, kb) as kernel:
+        pack = await pack_for(kernel, "what did we decide about blue")
+    assert f"Answering from acme.kb: {NOTES}" in pack.render()

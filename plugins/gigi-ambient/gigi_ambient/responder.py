@@ -147,7 +147,8 @@ class Responder:
 
         guild = event.guild_id or ""
         try:
-            resolution = await self.kernel.llm.resolve(guild, "chat", event.author_id)
+            # the profile the run's model call will use (``respond``, else ``chat``)
+            resolution = await self.kernel.llm.resolve(guild, "respond", event.author_id)
         except NothingToResolve as exc:
             raise AmbientError(str(exc), reasons=("no_provider",)) from None
         provider = self.kernel.llm.provider(resolution.provider)

@@ -93,19 +93,20 @@ async def _contradiction(ctx: Any, svc: Any, note_id: str, *, supersede: bool) -
     if ctx.actor.is_admin:
         return row
     async with svc.engine.connect() as conn:
-        parties = {
-            p.id: set(p.decided_by or []) | set(p.asserted_by or [])
-            for p in await conn.execute(
-                sa.select(D.c.id, D.c.decided_by, D.c.asserted_by).where(
-                    D.c.id.in_((row.earlier_id, row.later_id))
-                )
+        parties, deciders = {}, {}
+        for p in await conn.execute(
+            sa.select(D.c.id, D.c.decided_by, D.c.asserted_by).where(
+                D.c.id.in_((row.earlier_id, row.later_id))
             )
-        }
+        ):
+            deciders[p.id] = set(p.decided_by or [])
+            parties[p.id] = deciders[p.id] | set(p.asserted_by or [])
     me = ctx.actor.id
-    if supersede and me not in parties.get(row.earlier_id, set()):
+    # Superseding replaces a decision: only who made it (not whoever the model saw say so in
+    # a cited message) or an admin. Dismissing changes nothing: a party to either.
+    if supersede and me not in deciders.get(row.earlier_id, set()):
         raise ToolExecutionError(
-            "only a member who decided or claimed the earlier decision, or an admin, may "
-            "mark it superseded"
+            "only a member who made the earlier decision, or an admin, may mark it superseded"
         )
     if not supersede and not any(me in p for p in parties.values()):
         raise ToolExecutionError(

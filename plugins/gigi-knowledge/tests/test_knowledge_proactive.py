@@ -3,6 +3,7 @@ pressed as members (the command's own checks apply), and the contradiction check
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import gigi_knowledge
@@ -180,7 +181,7 @@ async def _posted_note(kernel: Any, model: Any) -> RecordingPoster:
 
 
 async def test_who_may_supersede_or_dismiss_a_note(kernel: Any, model: Any) -> None:
-    """Supersede: a party to the earlier decision (the one replaced) or an admin — Bob, who
+    """Supersede: who made the earlier decision (the one replaced) or an admin — Bob, who
     recorded the contrary one, cannot overturn Alice's. Dismiss: a party to either."""
     poster = await _posted_note(kernel, model)
     for who in (BOB, Actor(id="u3")):  # the later decision's party, and nobody's
@@ -197,6 +198,36 @@ async def test_who_may_supersede_or_dismiss_a_note(kernel: Any, model: Any) -> N
         "Deploys happen on friday afternoons": "superseded",
         "Deploys never happen on friday afternoons": "active",
     }
+
+
+async def test_taking_part_in_a_decision_is_not_making_it(kernel: Any, model: Any) -> None:
+    """Alice writes that Carol decided (asserted_by Alice, decided_by Carol): Alice may
+    dismiss the note, not supersede the decision; Carol may."""
+    poster = RecordingPoster()
+    kernel.outbox.register("test", poster)
+    await enable(kernel)
+    model.always("classify", classify())
+    says = message("carol decided: fridays", author_id="u1", mentioned_user_ids=("u3",))
+    model.on(
+        "extract",
+        _reply(decisions=[decision("Deploys happen on friday afternoons", [], ["u3"])]),
+        _reply(decisions=[decision("Deploys never happen on friday afternoons", [])]),
+    )
+    model.on("contradiction", {"contradicts": True})
+    await publish(kernel, says, message("second", author_id="u2"))
+    first = next(d for d in await rows(kernel, "knowledge_decisions") if "never" not in d.summary)
+
+    def ids(value: Any) -> list[str]:  # a JSON column: text on SQLite
+        return sorted(json.loads(value) if isinstance(value, str) else value)
+
+    assert (ids(first.decided_by), ids(first.asserted_by)) == (["u3"], ["u1"])
+    await _age(kernel, "knowledge_decisions", "created_ms", 31 * 60_000)
+    assert (await _run(kernel, "knowledge.contradictions"))["posted"] == 1
+    with pytest.raises(ToolError, match="made the earlier decision"):
+        await poster.press(kernel, 0, 0, ALICE)
+    await poster.press(kernel, 0, 0, Actor(id="u3"))
+    statuses = {d.summary: d.status for d in await rows(kernel, "knowledge_decisions")}
+    assert statuses["Deploys happen on friday afternoons"] == "superseded"
 
 
 async def test_a_party_to_the_later_decision_may_dismiss(kernel: Any, model: Any) -> None:

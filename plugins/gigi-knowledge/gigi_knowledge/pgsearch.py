@@ -15,6 +15,22 @@ def _ms(when: datetime | None) -> int | None:
 INDEXED_DIMS = frozenset({256, 768, 1024, 1536})  # partial HNSW indexes (knowledge_0006)
 EXACT_MAX = 5_000  # vectors in scope searched exactly (btree + sort: ~30 ms at 1,024 dims)
 EF_SEARCH = 100
+ITERATIVE_FROM = (0, 8)  # pgvector's hnsw.iterative_scan (a filtered index scan fills k)
+_iterative: dict[str, bool] = {}  # per database URL: does the server's pgvector have it?
+
+
+async def iterative_scan(conn: Any) -> bool:
+    """Whether the server's pgvector (>= 0.8) can keep scanning the index until the filter
+    yields k rows; an older one stays exact (a filtered index scan could return fewer)."""
+    key = str(conn.engine.url)
+    if key not in _iterative:
+        version = await conn.exec_driver_sql(
+            "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+        )
+        text = version.scalar() or "0"
+        parts = tuple(int(p) for p in text.split(".")[:2] if p.isdigit())
+        _iterative[key] = parts >= ITERATIVE_FROM
+    return _iterative[key]
 
 
 async def pg_nearest_sql(
@@ -66,6 +82,8 @@ async def pg_nearest_sql(
             int(await conn.scalar(count, {k: v for k, v in params.items() if k != "q"}) or 0)
             <= EXACT_MAX
         )
+    if not exact and not await iterative_scan(conn):
+        exact = True
     if not exact:
         await conn.exec_driver_sql("SET LOCAL hnsw.iterative_scan = strict_order")
         await conn.exec_driver_sql(f"SET LOCAL hnsw.ef_search = {EF_SEARCH}")

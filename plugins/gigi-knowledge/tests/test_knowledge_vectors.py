@@ -172,3 +172,9 @@ async def test_a_large_scope_is_searched_through_the_hnsw_index(
     assert "hnsw" not in plan and len(overlap) == 8  # small: exact
     plan, (got, overlap) = await search("c1", 64)
     assert "hnsw" not in plan and len(overlap) == 8  # no index of that size: exact
+    # A server whose pgvector predates iterative scans (< 0.8) stays exact: a filtered
+    # index scan there could return fewer than k rows.
+    assert pgsearch._iterative[str(kernel.db.engine.url)] is True  # the wheel's pgvector
+    monkeypatch.setitem(pgsearch._iterative, str(kernel.db.engine.url), False)
+    plan, (got, overlap) = await search("c1", 256)
+    assert "hnsw" not in plan and len(overlap) == 8

@@ -91,6 +91,9 @@ async def _entity(
         ids[row["id"]] = got
         svc.caches.forget(guild_id)
         return
+    # Stored as planned: a mapping left by a rolled-back attempt of this batch (to a row
+    # that attempt inserted) must not redirect the replay's relationships.
+    ids.pop(row["id"], None)
     await dedup.add_keys(conn, dialect, guild_id, row["entity_type"], row["id"], names)
     if vrow is not None:
         await conn.execute(sa.insert(V).values(**vectors.with_pg(dialect, vrow)))

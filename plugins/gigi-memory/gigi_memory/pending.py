@@ -97,23 +97,26 @@ async def release(engine: Any, dialect: str, claim: Claim) -> None:
                 "UPDATE memory_messages SET embed_claim = NULL, embed_claimed_ms = NULL "
                 f"WHERE {_ids_match(dialect, 'id')} AND embed_claim = :token"
             ),
-            {"ids": [r.id for r in claim.rows], "token": claim.token},
+            {"ids": _ids_param(dialect, [r.id for r in claim.rows]), "token": claim.token},
         )
 
 
 async def next_free_ms(
-    engine: Any, dialect: str, guild_id: str, lease_seconds: float
+    engine: Any, dialect: str, guild_id: str, key: str, lease_seconds: float
 ) -> int | None:
-    """Milliseconds until the oldest live claim on a waiting message expires (None: none)."""
+    """Milliseconds until the oldest claim on a waiting message expires (None: no claim)."""
     now = PG_NOW if dialect == "postgresql" else ":now"
+    claimed = (
+        "SELECT embed_claimed_ms AS at FROM memory_messages WHERE guild_id = :guild "
+        "AND embed_claimed_ms IS NOT NULL AND deleted_ms IS NULL AND "
+    )
     async with engine.connect() as conn:
         value = await conn.scalar(
             sa.text(
-                f"SELECT min(embed_claimed_ms) + :lease - {now} FROM memory_messages "
-                "WHERE guild_id = :guild AND embed_claimed_ms IS NOT NULL "
-                "AND deleted_ms IS NULL AND search_text IS NOT NULL"
+                f"SELECT min(at) + :lease - {now} FROM ({claimed}vector_model IS NULL "
+                f"UNION ALL {claimed}vector_model <> :key) AS c"
             ),
-            {"guild": guild_id, "lease": int(lease_seconds * 1000), "now": now_ms()},
+            {"guild": guild_id, "key": key, "lease": int(lease_seconds * 1000), "now": now_ms()},
         )
     return None if value is None else max(0, int(value))
 

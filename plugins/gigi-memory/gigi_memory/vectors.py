@@ -276,7 +276,9 @@ async def _embed_loop(
         )
         if not batch.rows:
             # Rows other batches hold: if their worker died, a run after the lease takes them.
-            wait = await pending.next_free_ms(svc.engine, svc.dialect, guild_id, lease)
+            wait = await pending.next_free_ms(
+                svc.engine, svc.dialect, guild_id, embedder.key, lease
+            )
             if wait is not None:
                 await _defer(ctx, guild_id, "later", seconds=wait / 1000 + 0.05)
             break

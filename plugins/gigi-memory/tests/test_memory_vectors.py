@@ -153,12 +153,17 @@ async def test_an_edit_replaces_segments_and_vectors(kernel) -> None:
 
 
 async def test_an_edit_during_embedding_never_gets_stale_vectors(kernel) -> None:
+    from gigi_memory import pending
+    from gigi_memory.vectors import _embed_batch
+
     await enable(kernel)
     first = message("my cat likes fish")
     await publish(kernel, first)
     svc = service_of(kernel)
     embedder = await svc.vectors.embedder("g1")
-    (row,) = await rows(kernel, "SELECT * FROM memory_messages")
+    batch = await pending.claim(svc.engine, svc.dialect, "g1", embedder.key, 10, 30.0)
+    assert [r.message_id for r in batch.rows] == [first.message_id]  # read before the edit
+    assert (await pending.claim(svc.engine, svc.dialect, "g1", embedder.key, 10, 30.0)).rows == []
     await publish(
         kernel,
         MessageEdited(
@@ -169,11 +174,43 @@ async def test_an_edit_during_embedding_never_gets_stale_vectors(kernel) -> None
             edited_at=ago(seconds=0),
         ),
     )
-    from gigi_memory.vectors import _embed_batch
-
-    done = await _embed_batch(svc, embedder, "g1", [row])  # read before the edit
+    done = await _embed_batch(svc, embedder, "g1", batch)
     assert done == {"messages": 0, "segments": 0, "skipped": 1}
     assert await segments_of(kernel) == []
+    await embed_all(kernel)  # the batch gave its claim back: the new text is embedded now
+    (seg,) = await segments_of(kernel, first.message_id)
+    assert seg.span_end == len("totally different words")
+
+
+async def test_a_claimed_batch_is_skipped_until_its_lease_expires(kernel) -> None:
+    """Two batches never hold one message; a dead batch's messages are free after the lease,
+    and its late write then changes nothing."""
+    from gigi_memory import pending
+    from gigi_memory.vectors import _embed_batch
+
+    await enable(kernel)
+    await publish(kernel, *[message(f"note {i} about postgres") for i in range(5)])
+    svc = service_of(kernel)
+    key = (await svc.vectors.embedder("g1")).key
+    first = await pending.claim(svc.engine, svc.dialect, "g1", key, 3, 30.0)
+    second = await pending.claim(svc.engine, svc.dialect, "g1", key, 3, 30.0)
+    assert len(first.rows) == 3 and len(second.rows) == 2
+    assert not {r.id for r in first.rows} & {r.id for r in second.rows}
+    assert (await pending.claim(svc.engine, svc.dialect, "g1", key, 3, 30.0)).rows == []
+    wait = await pending.next_free_ms(svc.engine, svc.dialect, "g1", key, 30.0)
+    assert wait is not None and 25_000 < wait <= 30_000
+    # A lease of 0 s: the first batch's worker counts as dead, its rows are claimed again.
+    third = await pending.claim(svc.engine, svc.dialect, "g1", key, 10, 0.0)
+    assert {r.id for r in third.rows} == {r.id for r in first.rows} | {r.id for r in second.rows}
+    embedder = await svc.vectors.embedder("g1")
+    late = await _embed_batch(svc, embedder, "g1", first)  # the dead batch, late
+    assert late == {"messages": 0, "segments": 0, "skipped": 3}
+    assert await segments_of(kernel) == []
+    done = await _embed_batch(svc, embedder, "g1", third)
+    assert done == {"messages": 5, "segments": 5, "skipped": 0}
+    found = await segments_of(kernel)
+    assert len(found) == 5 and len({r.message_row_id for r in found}) == 5
+    assert await pending.next_free_ms(svc.engine, svc.dialect, "g1", key, 30.0) is None
 
 
 async def test_the_embedder_failing_leaves_messages_searchable_and_the_job_retries(

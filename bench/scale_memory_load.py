@@ -16,7 +16,8 @@ Reported, all from one run:
   messages fail the benchmark (exit 1).
 - lag from publish to the ledger row and to the segment/vector, p50/p99/max: a thread
   polls the tables every 0.1 s on its own connection (figures are upper bounds, 0.1 s
-  resolution).
+  resolution); and the backlog (ledger rows seen without a vector yet) every 10 s of the
+  load: bounded lag means it does not grow.
 - the surface's cost per message (build + publish), p50/p99, and the event loop's lag (a
   10 ms sleep's overshoot), during an idle phase (50 messages/s for ``--idle-seconds``,
   after a second of untimed warm-up)
@@ -72,6 +73,7 @@ class Watcher(threading.Thread):
         self.dsn = dsn
         self.ledger: list[float] = []
         self.vectors: list[float] = []
+        self.backlog: list[tuple[float, int]] = []  # (time, ledger rows seen without a vector)
         self.stop = threading.Event()
 
     def run(self) -> None:
@@ -96,6 +98,7 @@ class Watcher(threading.Thread):
                 if segs:
                     last_seg = segs[-1][0]
                     self.vectors += [(now - r[1]) / 1000 for r in segs]
+                self.backlog.append((time.time(), len(self.ledger) - len(self.vectors)))
                 self.stop.wait(0.1)
 
 
@@ -199,6 +202,7 @@ async def parent(url: str, args: argparse.Namespace) -> int:
             stop = asyncio.Event()
             load_lag: list[float] = []
             probe = asyncio.create_task(loop_lag(load_lag, stop))
+            load_began = time.time()
             sent, wall, load_cost = await publish_at(
                 kernel, args.rate, args.seconds, args.channels, idle_sent
             )
@@ -255,6 +259,12 @@ async def parent(url: str, args: argparse.Namespace) -> int:
     )
     print(f"  lag publish -> ledger row: {figures(watcher.ledger, 's')}")
     print(f"  lag publish -> segment+vector: {figures(watcher.vectors, 's')}")
+    marks = [load_began + t for t in range(10, int(args.seconds) + 1, 10)]
+    at = [next((n for ts, n in watcher.backlog if ts >= mark), None) for mark in marks]
+    print(
+        "  backlog (ledger rows without a vector) every 10 s of the load: "
+        + ", ".join("?" if n is None else str(n) for n in at)
+    )
     print(f"  surface cost per message, idle: {figures(idle_cost, 'us', 1e6)}")
     print(f"  surface cost per message, load: {figures(load_cost, 'us', 1e6)}")
     print(f"  event-loop lag (10 ms sleep), idle: {figures(idle_lag, 'ms', 1e3)}")

@@ -14,7 +14,6 @@ from memory_helpers import (
     enable,
     message,
     publish,
-    rows,
     segments_of,
 )
 

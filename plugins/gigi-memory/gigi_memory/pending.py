@@ -150,7 +150,7 @@ async def write(
             for r in held
             if r[2] is None and r[3] is not None and r[1] == by_id[r[0]].row.edited_ms
         )
-        if not current:
+        if not held:
             return 0, 0
         seg_rows = [
             _segment(dialect, guild_id, model, by_id[i].row, span, vector)
@@ -159,8 +159,8 @@ async def write(
             if vector.any()
         ]
         if dialect == "postgresql":
-            await _write_pg(conn, guild_id, model, current, seg_rows)
-        else:
+            await _write_pg(conn, guild_id, model, [r[0] for r in held], current, seg_rows)
+        elif current:
             await conn.execute(
                 sa.text(
                     "UPDATE memory_messages SET vector_model = :model "
@@ -173,14 +173,12 @@ async def write(
     return len(current), len(seg_rows)
 
 
-# Lock the batch's rows in id order (two writers never wait on each other crosswise), release
-# the claim and return what decides whether the batch still counts.
+# Lock the batch's rows still claimed by it, in id order (two writers never wait on each
+# other crosswise), reading what decides whether each still counts. PostgreSQL releases the
+# claim in the write below (one row version less per message); SQLite here.
 _PG_LOCK = (
-    "WITH l AS (SELECT id FROM memory_messages WHERE id = ANY(CAST(:ids AS bigint[])) "
-    "AND embed_claim = :token ORDER BY id FOR UPDATE) "
-    "UPDATE memory_messages AS m SET embed_claim = NULL, embed_claimed_ms = NULL FROM l "
-    "WHERE m.id = l.id "
-    "RETURNING m.id, m.edited_ms, m.deleted_ms, length(m.search_text)"
+    "SELECT id, edited_ms, deleted_ms, length(search_text) FROM memory_messages "
+    "WHERE id = ANY(CAST(:ids AS bigint[])) AND embed_claim = :token ORDER BY id FOR UPDATE"
 )
 _SQLITE_LOCK = (
     "UPDATE memory_messages SET embed_claim = NULL, embed_claimed_ms = NULL "
@@ -221,8 +219,9 @@ _PG_SEGMENT_ARRAYS = (
     ("embedding", "text"),
 )
 _PG_WRITE = (
-    "WITH marked AS (UPDATE memory_messages SET vector_model = :model "
-    "WHERE id = ANY(CAST(:ids AS bigint[])) RETURNING id), "
+    "WITH marked AS (UPDATE memory_messages SET vector_model = CASE WHEN "
+    "id = ANY(CAST(:ids AS bigint[])) THEN :model ELSE vector_model END, embed_claim = NULL, "
+    "embed_claimed_ms = NULL WHERE id = ANY(CAST(:held AS bigint[])) RETURNING id), "
     "dropped AS (DELETE FROM memory_segments WHERE message_row_id = ANY(CAST(:ids AS bigint[]))) "
     "INSERT INTO memory_segments (guild_id, model, "
     + ", ".join(name for name, _ in _PG_SEGMENT_ARRAYS)
@@ -237,11 +236,16 @@ _PG_WRITE = (
 
 
 async def _write_pg(
-    conn: Any, guild_id: str, model: str, ids: list[int], seg_rows: list[dict[str, Any]]
+    conn: Any,
+    guild_id: str,
+    model: str,
+    held: list[int],
+    ids: list[int],
+    seg_rows: list[dict[str, Any]],
 ) -> None:
-    """One statement: mark the messages, drop their old segments, insert the new ones (the
-    same text every batch, so psycopg prepares it once per connection)."""
-    params: dict[str, Any] = {"model": model, "ids": ids, "guild": guild_id}
+    """One statement: release the claim on ``held``, mark ``ids`` embedded, drop their old
+    segments, insert the new ones (the same text every batch: prepared once per connection)."""
+    params: dict[str, Any] = {"model": model, "held": held, "ids": ids, "guild": guild_id}
     for name, _ in _PG_SEGMENT_ARRAYS:
         params[f"s_{name}"] = [r[name] for r in seg_rows]
     await conn.execute(sa.text(_PG_WRITE), params)

@@ -104,20 +104,22 @@ def figures(values: list[float], unit: str, scale: float = 1.0) -> str:
 
 
 class Watcher(threading.Thread):
-    """Polls the ledger and the segments on its own connection; lag = seen - created."""
+    """Polls the ledger and which of its rows have vectors, on its own connection; lag = seen -
+    created."""
 
     def __init__(self, dsn: str) -> None:
         super().__init__(daemon=True)
         self.dsn = dsn
         self.ledger: list[float] = []
         self.vectors: list[float] = []
-        self.backlog: list[tuple[float, int]] = []  # (time, ledger rows seen without a vector)
+        self.backlog: list[tuple[float, int]] = []  # (time, ledger rows seen without vectors)
         self.stop = threading.Event()
 
     def run(self) -> None:
         import psycopg
 
-        last_row = last_seg = 0
+        last_row = 0
+        waiting: dict[int, int] = {}  # ledger row id -> created_ms, until it has its vector
         with psycopg.connect(self.dsn, autocommit=True) as conn:
             while not self.stop.is_set():
                 now = time.time() * 1000
@@ -125,18 +127,19 @@ class Watcher(threading.Thread):
                     "SELECT id, created_ms FROM memory_messages WHERE id > %s ORDER BY id",
                     (last_row,),
                 ).fetchall()
-                if rows:
+                if rows:  # one writer: ledger rows commit in id order
                     last_row = rows[-1][0]
                     self.ledger += [(now - r[1]) / 1000 for r in rows]
-                segs = conn.execute(
-                    "SELECT s.id, m.created_ms FROM memory_segments s JOIN memory_messages m "
-                    "ON m.id = s.message_row_id WHERE s.id > %s AND s.seq = 0 ORDER BY s.id",
-                    (last_seg,),
+                    waiting.update(rows)
+                # Embedding batches commit out of id order (several at once): ask by row.
+                done = conn.execute(
+                    "SELECT id FROM memory_messages WHERE id = ANY(%s) "
+                    "AND vector_model IS NOT NULL",
+                    (list(waiting),),
                 ).fetchall()
-                if segs:
-                    last_seg = segs[-1][0]
-                    self.vectors += [(now - r[1]) / 1000 for r in segs]
-                self.backlog.append((time.time(), len(self.ledger) - len(self.vectors)))
+                for (row_id,) in done:
+                    self.vectors.append((now - waiting.pop(row_id)) / 1000)
+                self.backlog.append((time.time(), len(waiting)))
                 self.stop.wait(0.1)
 
 

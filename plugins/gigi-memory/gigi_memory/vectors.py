@@ -1,13 +1,15 @@
 """Embedding remembered messages: the source, the ``memory.embed`` job, lag and query vectors.
 
 The writer commits a message (countable and full-text searchable at once), then asks for
-the job here (``kick``, coalesced, never awaited by the writer). The job reads messages
-whose ``vector_model`` is not the guild's current model, re-applies the guild's redaction,
-cuts segments, embeds them in batches and writes segments and vectors, one transaction
-per batch (the checkpoint: a message is done when its ``vector_model`` is set). A message
-edited or deleted while its batch was being embedded is skipped, never given stale
-vectors. When the embedder fails the job raises, the job service retries it, and the
-scheduled run picks up whatever is left; changing the model re-embeds the same way.
+the job here (``kick``, coalesced, never awaited by the writer). The job claims batches of
+messages whose ``vector_model`` is not the guild's current model (``gigi_memory.pending``:
+batches never overlap, so several jobs run at once, one loop per guild in each process),
+re-applies the guild's redaction, cuts segments, embeds them and writes segments and
+vectors, one transaction per batch (the checkpoint: a message is done when its
+``vector_model`` is set). A message edited or deleted while its batch was being embedded
+is skipped, never given stale vectors. When the embedder fails the batch gives its claim
+back and the job raises, the job service retries it, and the scheduled run picks up
+whatever is left; changing the model re-embeds the same way.
 
 Embeddings always use ``billing="server"`` (never a member's own key). Source ``local``
 (the default) uses only a keyless embedder inside Gigi; ``profile`` the server's or

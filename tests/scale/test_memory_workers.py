@@ -6,6 +6,7 @@ and the dead worker's job runs again on the other after its heartbeat expired.""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import signal
 import sys
@@ -256,6 +257,83 @@ async def test_killing_a_worker_mid_embedding_duplicates_no_segment(
                 if j.name == "memory.embed"
             )
             await exactly_once(kernel, sent, sent // 4)
+        finally:
+            for proc in workers:
+                if proc.returncode is None:
+                    proc.send_signal(signal.SIGKILL)
+                await proc.wait()
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+async def test_two_workers_embed_one_guild_at_once_and_no_message_twice(
+    database_url, tmp_path, monkeypatch
+) -> None:
+    """A backlog in one guild: the first job asks for helpers, the other worker takes one,
+    both embed at once (their embedding calls interleave), and every message is embedded
+    by exactly one of them: the inputs both embedders saw add up to the messages sent."""
+    from datetime import UTC, datetime
+
+    import gigi_memory
+
+    from gigi_core.events import MessageCreated
+
+    for name, value in FAST.items():
+        monkeypatch.setenv(name, value)
+    log = tmp_path / "log"
+    sent = 2000  # 16 batches of 128, 0.2 s each at the embedder: 3 s for one worker alone
+    async with open_test_kernel(
+        tmp_path / "parent",
+        plugins=["memory"],
+        extra_plugins=[("scale-embed", Plugin(HashEmbedder()))],
+        database_url=database_url,
+        secret_key=KEY,
+    ) as kernel:
+        await kernel.enable_plugin(GUILD, "memory")
+        channels = [f"c{c}" for c in range(CHANNELS)]
+        for channel in channels:
+            await kernel.call_tool(
+                "memory.enable",
+                {"channel": channel, "retention_days": 30},
+                actor=ADMIN,
+                guild_id=GUILD,
+                channel_id=channel,
+            )
+        for n in (0, 1):
+            (tmp_path / f"w{n}").mkdir()
+        workers = list(
+            await asyncio.gather(
+                *(worker(database_url, tmp_path / f"w{n}", log, 0.2) for n in (0, 1))
+            )
+        )
+        try:
+            for i in range(sent):
+                await kernel.publish(
+                    MessageCreated(
+                        guild_id=GUILD,
+                        message_id=str(30_000_000 + i),
+                        channel_id=channels[i % CHANNELS],
+                        author_id=f"u{i % 7}",
+                        created_at=datetime.now(UTC),
+                        text=f"backlog note {i} about postgres",
+                        mentioned_user_ids=("u2",) if i % 5 == 0 else (),
+                    )
+                )
+            await kernel.events.drain()
+            assert await gigi_memory.flush(kernel, 30)
+            jobs = await settled(kernel, time.monotonic() + 60, workers[0], {"memory.embed": 2})
+            assert all(w.returncode is None for w in workers)
+            assert all(j.status == "done" for j in jobs), [(j.key, j.status) for j in jobs]
+            await exactly_once(kernel, sent, sent // 5)
+            calls = [(p[0], int(p[2])) for p in lines(log) if p[1] == "embed"]
+            by_pid = Counter()
+            for pid, n in calls:
+                by_pid[pid] += n
+            assert set(by_pid) == {str(w.pid) for w in workers}, by_pid  # both embedded
+            assert sum(by_pid.values()) == sent  # and no message was embedded twice
+            switches = sum(a[0] != b[0] for a, b in itertools.pairwise(calls))
+            assert switches >= 2, calls  # interleaved: at the same time, not one after another
+            helpers = [j for j in jobs if j.key and j.key.startswith(f"embed:{GUILD}:+")]
+            assert helpers and len(jobs) < 40  # helpers were queued, the table not flooded
         finally:
             for proc in workers:
                 if proc.returncode is None:

@@ -15,6 +15,8 @@ from gigi_core import hookimpl
 
 __all__ = ["flush"]
 
+EMBED_JOBS = 4  # memory.embed's concurrency: batches of one guild embedded at once, all workers
+
 
 @hookimpl
 def register_manifests(register: Any) -> None:
@@ -39,8 +41,15 @@ def register_jobs(register: Any) -> None:
     from gigi_memory.handlers import embed_job, retention_job, sync_job
 
     register("memory.retention", retention_job, schedule="17 * * * *", retries=2, timeout=1800.0)
-    # One at a time across workers (two would embed the same rows); retried with backoff.
-    register("memory.embed", embed_job, schedule="*/10 * * * *", retries=5, timeout=600.0)
+    # Batches claim their rows, so several run at once (one per guild in each process).
+    register(
+        "memory.embed",
+        embed_job,
+        schedule="*/10 * * * *",
+        concurrency=EMBED_JOBS,
+        retries=5,
+        timeout=600.0,
+    )
     # Resumable from its checkpoint; retried while no surface here serves the guild.
     register("memory.sync", sync_job, retries=8, timeout=6 * 3600.0)
 

@@ -156,11 +156,13 @@ async def edits(svc: Any, conn: Any, prepared: list[Any]) -> int:
         }
         for op, c in prepared
     ]
+    result = await conn.execute(stmt, params)
+    changed = max(result.rowcount or 0, 0)
+    # After the update, which waits for an embedding batch holding the row: that batch's
+    # segments are committed by now and go too (before it, they could outlive the edit).
     await segments.drop_for_messages(
         conn, [(p["b_guild"], p["b_channel"], p["b_message"]) for p in params]
     )
-    result = await conn.execute(stmt, params)
-    changed = max(result.rowcount or 0, 0)
     if changed < len(params):  # some are not stored (yet): a later copy must not undo the edit
         await _mark_edits(svc, conn, [op for op, _ in prepared])
     return changed
@@ -195,9 +197,6 @@ async def deletes(svc: Any, conn: Any, run: list[Any]) -> int:
         ids = list(dict.fromkeys(op.data["message_ids"]))
         for start in range(0, len(ids), IN_LIMIT):
             part = ids[start : start + IN_LIMIT]
-            await segments.drop_for_messages(
-                conn, [(op.guild_id, op.data["channel_id"], i) for i in part]
-            )
             result = await conn.execute(
                 sa.update(m)
                 .where(
@@ -218,6 +217,9 @@ async def deletes(svc: Any, conn: Any, run: list[Any]) -> int:
             )
             changed = max(result.rowcount or 0, 0)
             total += changed
+            await segments.drop_for_messages(  # after the update, as in ``edits``
+                conn, [(op.guild_id, op.data["channel_id"], i) for i in part]
+            )
             if changed < len(part):
                 await _mark_deletes(svc, conn, op, part, when)
             await conn.execute(

@@ -63,6 +63,8 @@ messages = sa.Table(
     sa.Column("sealed_nonce", sa.LargeBinary),
     sa.Column("sealed_text", sa.LargeBinary),
     sa.Column("vector_model", sa.String(200)),  # the model of its segments; NULL: not embedded
+    sa.Column("embed_claim", sa.String(32)),  # migrations/memory_0005: a batch embedding it
+    sa.Column("embed_claimed_ms", sa.BigInteger),
     sa.UniqueConstraint("guild_id", "message_id", name="uq_memory_messages_guild_message"),
 )
 

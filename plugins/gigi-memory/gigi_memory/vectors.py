@@ -1,13 +1,15 @@
 """Embedding remembered messages: the source, the ``memory.embed`` job, lag and query vectors.
 
 The writer commits a message (countable and full-text searchable at once), then asks for
-the job here (``kick``, coalesced, never awaited by the writer). The job reads messages
-whose ``vector_model`` is not the guild's current model, re-applies the guild's redaction,
-cuts segments, embeds them in batches and writes segments and vectors, one transaction
-per batch (the checkpoint: a message is done when its ``vector_model`` is set). A message
-edited or deleted while its batch was being embedded is skipped, never given stale
-vectors. When the embedder fails the job raises, the job service retries it, and the
-scheduled run picks up whatever is left; changing the model re-embeds the same way.
+the job here (``kick``, coalesced, never awaited by the writer). The job claims batches of
+messages whose ``vector_model`` is not the guild's current model (``gigi_memory.pending``:
+batches never overlap, so several jobs run at once, one loop per guild in each process),
+re-applies the guild's redaction, cuts segments, embeds them and writes segments and
+vectors, one transaction per batch (the checkpoint: a message is done when its
+``vector_model`` is set). A message edited or deleted while its batch was being embedded
+is skipped, never given stale vectors. When the embedder fails the batch gives its claim
+back and the job raises, the job service retries it, and the scheduled run picks up
+whatever is left; changing the model re-embeds the same way.
 
 Embeddings always use ``billing="server"`` (never a member's own key). Source ``local``
 (the default) uses only a keyless embedder inside Gigi; ``profile`` the server's or
@@ -26,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
-from gigi_memory import segments, tables
+from gigi_memory import EMBED_JOBS, pending, segments, tables
 from gigi_memory.text import redact
 
 if TYPE_CHECKING:
@@ -37,6 +39,8 @@ log = logging.getLogger("gigi_memory")
 JOB = "memory.embed"
 JOB_SCHEDULE = "*/10 * * * *"  # catches up whatever a failed or missed run left
 BATCH_MESSAGES = 128
+HELPER_HOPS = 3  # a helper job landing on a process that embeds the guild already re-queues
+HOP_SECONDS = 0.2
 RUN_SECONDS = 240.0  # then a follow-up run continues (the job's timeout is longer)
 QUERY_CACHE = 256
 m = tables.messages
@@ -76,6 +80,8 @@ class VectorService:
     _hurry: asyncio.Event | None = None
     _queries: OrderedDict[tuple[str, str, str], Any] = field(default_factory=OrderedDict)
     generation: int = 0  # bumped whenever this process changes segments (the NumPy cache)
+    running: set[str] = field(default_factory=set)  # guilds an embedding loop here works on
+    again: set[str] = field(default_factory=set)  # a job stepped aside: the loop looks again
 
     # -- asking for the job ----------------------------------------------------------------
 
@@ -166,7 +172,7 @@ class VectorService:
         if len(reply.vectors) != len(texts):
             raise ValueError("the embedder returned a different number of vectors")
         key = f"{reply.provider}:{reply.model or embedder.model}"
-        return key, [segments.normalised(v) for v in reply.vectors]
+        return key, segments.normalised_all(reply.vectors)
 
     async def query_vector(
         self, guild_id: str, query: str, actor: Any = None
@@ -211,10 +217,9 @@ class VectorService:
         return {"source": embedder.provider, "model": embedder.key, "messages_without_vectors": n}
 
 
-def _stale(guild_id: str, key: str, after: int = 0) -> Any:
+def _stale(guild_id: str, key: str) -> Any:
     return sa.and_(
         m.c.guild_id == guild_id,
-        m.c.id > after,
         m.c.deleted_ms.is_(None),
         m.c.search_text.is_not(None),
         sa.or_(m.c.vector_model.is_(None), m.c.vector_model != key),
@@ -240,96 +245,135 @@ async def embed_job(ctx: Any, guild_id: str | None = None) -> dict[str, Any]:
     return totals
 
 
+def _lease_seconds(ctx: Any) -> float:
+    """A claim lasts as long as a job may go without a heartbeat before another worker
+    takes it over: a dead worker's batch is free again when its job would be."""
+    settings = getattr(ctx.kernel.jobs, "settings", None)
+    return max(1.0, float(getattr(settings, "stall_seconds", 30.0)))
+
+
 async def _embed_guild(ctx: Any, svc: MemoryService, guild_id: str) -> dict[str, int]:
     vec = svc.vectors
-    embedder = await vec.embedder(guild_id)
-    if embedder is None:
+    if guild_id in vec.running:  # this process embeds the guild already: one loop per process
+        await _hand_on(ctx, svc, guild_id)
         return {}
-    started = time.monotonic()
-    cursor, out = 0, {"messages": 0, "segments": 0, "skipped": 0}
-    while not ctx.cancelled:
-        async with svc.engine.connect() as conn:
-            rows = (
-                await conn.execute(
-                    sa.select(m)
-                    .where(_stale(guild_id, embedder.key, cursor))
-                    .order_by(m.c.id)
-                    .limit(BATCH_MESSAGES)
-                )
-            ).all()
-        if not rows:
-            break
-        cursor = rows[-1].id
-        wrote = await _embed_batch(svc, embedder, guild_id, rows)
-        for k, v in wrote.items():
-            out[k] += v
-        await ctx.progress(out["messages"], None, f"{out['messages']} message(s) embedded")
-        if time.monotonic() - started > RUN_SECONDS:  # let other jobs run; continue later
-            await ctx.kernel.jobs.defer(JOB, {"guild_id": guild_id}, key=f"embed:{guild_id}")
-            break
+    vec.running.add(guild_id)  # before any await: a second job here steps aside
+    try:
+        embedder = await vec.embedder(guild_id)
+        if embedder is None:
+            return {}
+        out, more = await _embed_loop(ctx, svc, embedder, guild_id)
+    finally:
+        vec.running.discard(guild_id)
+        vec.again.discard(guild_id)
+    if more:  # queued once this loop is off the guild, so the next run here does not step aside
+        await _defer(ctx, guild_id)
     return out
 
 
+async def _embed_loop(
+    ctx: Any, svc: MemoryService, embedder: Embedder, guild_id: str
+) -> tuple[dict[str, int], bool]:
+    """Claim, embed and write batches until none is left: (totals, whether to run again)."""
+    lease = _lease_seconds(ctx)
+    started = time.monotonic()
+    out, fanned = {"messages": 0, "segments": 0, "skipped": 0}, False
+    while not ctx.cancelled:
+        batch = await pending.claim(
+            svc.engine, svc.dialect, guild_id, embedder.key, BATCH_MESSAGES, lease
+        )
+        if not batch.rows:
+            # Rows other batches hold: if their worker died, a run after the lease takes them.
+            wait = await pending.next_free_ms(
+                svc.engine, svc.dialect, guild_id, embedder.key, lease
+            )
+            if wait is not None:
+                await _defer(ctx, guild_id, "later", seconds=wait / 1000 + 0.05)
+            if guild_id in svc.vectors.again:  # a job stepped aside meanwhile: look once more
+                svc.vectors.again.discard(guild_id)
+                continue
+            break  # no await from the check until ``running`` is cleared: no wake-up is lost
+        if not fanned and len(batch.rows) == BATCH_MESSAGES:
+            fanned = True  # a backlog: ask other workers to help (each claims its own rows)
+            await _fan_out(ctx, svc, guild_id)
+        wrote = await _embed_batch(svc, embedder, guild_id, batch)
+        for k, v in wrote.items():
+            out[k] += v
+        if not wrote["messages"]:  # all edited or deleted meanwhile: the edits queue a run
+            if guild_id in svc.vectors.again:
+                svc.vectors.again.discard(guild_id)
+                continue
+            break
+        await ctx.progress(out["messages"], None, f"{out['messages']} message(s) embedded")
+        if time.monotonic() - started > RUN_SECONDS:  # let other jobs run; continue later
+            return out, True
+    return out, False
+
+
+async def _defer(ctx: Any, guild_id: str, part: str | None = None, seconds: float = 0.0) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    key = f"embed:{guild_id}" if part is None else f"embed:{guild_id}:{part}"
+    run_at = datetime.now(UTC) + timedelta(seconds=seconds) if seconds else None
+    await ctx.kernel.jobs.defer(JOB, {"guild_id": guild_id}, key=key, run_at=run_at)
+
+
+async def _fan_out(ctx: Any, svc: MemoryService, guild_id: str) -> None:
+    """Queue helper jobs (one queued per key) that other worker processes pick up.
+
+    SQLite has one process and one writer: helpers would add nothing there.
+    """
+    if svc.dialect != "postgresql" or _helper(ctx.key, guild_id) is not None:
+        return
+    for n in range(1, EMBED_JOBS):
+        await _defer(ctx, guild_id, f"+{n}.0")
+
+
+def _helper(key: str | None, guild_id: str) -> tuple[int, int] | None:
+    """(helper number, hop) of a helper job's key ``embed:{guild}:+{n}.{hop}``, else None."""
+    prefix = f"embed:{guild_id}:+"
+    if not key or not key.startswith(prefix):
+        return None
+    n, _, hop = key[len(prefix) :].partition(".")
+    return (int(n), int(hop)) if n.isdigit() and hop.isdigit() else None
+
+
+async def _hand_on(ctx: Any, svc: MemoryService, guild_id: str) -> None:
+    """A second job for a guild this process embeds already adds nothing here: a helper
+    goes back to the queue a few times, for another process to take; others just end
+    (the running loop claims whatever they were queued for)."""
+    svc.vectors.again.add(guild_id)  # the running loop claims once more before it ends
+    helper = _helper(ctx.key, guild_id)
+    if helper is not None and helper[1] < HELPER_HOPS:
+        await _defer(ctx, guild_id, f"+{helper[0]}.{helper[1] + 1}", seconds=HOP_SECONDS)
+
+
 async def _embed_batch(
-    svc: MemoryService, embedder: Embedder, guild_id: str, rows: list[Any]
+    svc: MemoryService, embedder: Embedder, guild_id: str, batch: pending.Claim
 ) -> dict[str, int]:
     rules = svc.cache.guild(guild_id).redaction
     texts: list[str] = []
-    plan: list[tuple[Any, list[segments.Span]]] = []
-    for row in rows:
+    spans_of: list[list[segments.Span]] = []
+    for row in batch.rows:
         text = svc.unseal(row) or row.search_text or ""
         text = redact(text, rules)[0]  # the rules may have grown since the row was written
         spans = segments.chunk(text)
-        plan.append((row, spans))
+        spans_of.append(spans)
         texts.extend(text[sp.start : sp.end] for sp in spans)
     key, vectors = (embedder.key, [])
     if texts:
         try:
             key, vectors = await svc.vectors.embed(embedder, guild_id, texts)
         except Exception as exc:  # the job is retried with backoff; the messages wait
+            with contextlib.suppress(Exception):
+                await pending.release(svc.engine, svc.dialect, batch)
             raise EmbedderUnavailable(embedder.provider, type(exc).__name__) from exc
-    dialect, written, skipped, i = svc.dialect, 0, 0, 0
-    async with svc.engine.begin() as conn:
-        for row, spans in plan:
-            mine, i = vectors[i : i + len(spans)], i + len(spans)
-            # Only if the message is still as it was read: an edit or delete meanwhile wins.
-            result = await conn.execute(
-                sa.update(m)
-                .where(
-                    m.c.id == row.id,
-                    m.c.deleted_ms.is_(None),
-                    m.c.search_text.is_not(None),
-                    sa.func.coalesce(m.c.edited_ms, -1)
-                    == (-1 if row.edited_ms is None else row.edited_ms),
-                )
-                .values(vector_model=key)
-            )
-            if not result.rowcount:
-                skipped += 1
-                continue
-            await segments.drop_rows(conn, [row.id])
-            await segments.insert(
-                conn,
-                dialect,
-                [
-                    {
-                        "guild_id": guild_id,
-                        "message_row_id": row.id,
-                        "channel_id": row.channel_id,
-                        "root_channel_id": row.parent_channel_id or row.channel_id,
-                        "author_id": row.author_id,
-                        "created_ms": row.created_ms,
-                        "seq": sp.seq,
-                        "span_start": sp.start,
-                        "span_end": sp.end,
-                        "model": key,
-                        "dims": int(v.shape[0]),
-                        "embedding": segments.encode(dialect, v),
-                    }
-                    for sp, v in zip(spans, mine, strict=True)
-                    if v.any()
-                ],
-            )
-            written += len(spans)
+    plan, i = [], 0
+    for row, spans in zip(batch.rows, spans_of, strict=True):
+        plan.append(
+            pending.Planned(row, list(zip(spans, vectors[i : i + len(spans)], strict=True)))
+        )
+        i += len(spans)
+    marked, written = await pending.write(svc.engine, svc.dialect, guild_id, batch, key, plan)
     svc.vectors.generation += 1
-    return {"messages": len(plan) - skipped, "segments": written, "skipped": skipped}
+    return {"messages": marked, "segments": written, "skipped": len(plan) - marked}

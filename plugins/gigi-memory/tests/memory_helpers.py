@@ -119,7 +119,9 @@ async def embed_all(kernel: Any) -> None:
         if not any(j.status in ("queued", "running") for j in jobs):
             return
         await asyncio.sleep(0.05)
-    raise AssertionError("the embedding jobs did not finish")
+    raise AssertionError(
+        f"the embedding jobs did not finish: {[(j.key, j.status, j.attempts, j.run_at) for j in jobs]}"
+    )
 
 
 async def segments_of(kernel: Any, *message_ids: str) -> list[Any]:

@@ -14,7 +14,6 @@ from memory_helpers import (
     enable,
     message,
     publish,
-    rows,
     segments_of,
 )
 
@@ -153,12 +152,17 @@ async def test_an_edit_replaces_segments_and_vectors(kernel) -> None:
 
 
 async def test_an_edit_during_embedding_never_gets_stale_vectors(kernel) -> None:
+    from gigi_memory import pending
+    from gigi_memory.vectors import _embed_batch
+
     await enable(kernel)
     first = message("my cat likes fish")
     await publish(kernel, first)
     svc = service_of(kernel)
     embedder = await svc.vectors.embedder("g1")
-    (row,) = await rows(kernel, "SELECT * FROM memory_messages")
+    batch = await pending.claim(svc.engine, svc.dialect, "g1", embedder.key, 10, 30.0)
+    assert [r.message_id for r in batch.rows] == [first.message_id]  # read before the edit
+    assert (await pending.claim(svc.engine, svc.dialect, "g1", embedder.key, 10, 30.0)).rows == []
     await publish(
         kernel,
         MessageEdited(
@@ -169,11 +173,43 @@ async def test_an_edit_during_embedding_never_gets_stale_vectors(kernel) -> None
             edited_at=ago(seconds=0),
         ),
     )
-    from gigi_memory.vectors import _embed_batch
-
-    done = await _embed_batch(svc, embedder, "g1", [row])  # read before the edit
+    done = await _embed_batch(svc, embedder, "g1", batch)
     assert done == {"messages": 0, "segments": 0, "skipped": 1}
     assert await segments_of(kernel) == []
+    await embed_all(kernel)  # the batch gave its claim back: the new text is embedded now
+    (seg,) = await segments_of(kernel, first.message_id)
+    assert seg.span_end == len("totally different words")
+
+
+async def test_a_claimed_batch_is_skipped_until_its_lease_expires(kernel) -> None:
+    """Two batches never hold one message; a dead batch's messages are free after the lease,
+    and its late write then changes nothing."""
+    from gigi_memory import pending
+    from gigi_memory.vectors import _embed_batch
+
+    await enable(kernel)
+    await publish(kernel, *[message(f"note {i} about postgres") for i in range(5)])
+    svc = service_of(kernel)
+    key = (await svc.vectors.embedder("g1")).key
+    first = await pending.claim(svc.engine, svc.dialect, "g1", key, 3, 30.0)
+    second = await pending.claim(svc.engine, svc.dialect, "g1", key, 3, 30.0)
+    assert len(first.rows) == 3 and len(second.rows) == 2
+    assert not {r.id for r in first.rows} & {r.id for r in second.rows}
+    assert (await pending.claim(svc.engine, svc.dialect, "g1", key, 3, 30.0)).rows == []
+    wait = await pending.next_free_ms(svc.engine, svc.dialect, "g1", key, 30.0)
+    assert wait is not None and 25_000 < wait <= 30_000
+    # A lease of 0 s: the first batch's worker counts as dead, its rows are claimed again.
+    third = await pending.claim(svc.engine, svc.dialect, "g1", key, 10, 0.0)
+    assert {r.id for r in third.rows} == {r.id for r in first.rows} | {r.id for r in second.rows}
+    embedder = await svc.vectors.embedder("g1")
+    late = await _embed_batch(svc, embedder, "g1", first)  # the dead batch, late
+    assert late == {"messages": 0, "segments": 0, "skipped": 3}
+    assert await segments_of(kernel) == []
+    done = await _embed_batch(svc, embedder, "g1", third)
+    assert done == {"messages": 5, "segments": 5, "skipped": 0}
+    found = await segments_of(kernel)
+    assert len(found) == 5 and len({r.message_row_id for r in found}) == 5
+    assert await pending.next_free_ms(svc.engine, svc.dialect, "g1", key, 30.0) is None
 
 
 async def test_the_embedder_failing_leaves_messages_searchable_and_the_job_retries(
@@ -285,3 +321,51 @@ async def test_postgres_exact_and_hnsw_paths_agree(kernel, monkeypatch, forced) 
     await embed_all(kernel)
     hits = (await call(kernel, "search", query="shipping release", limit=2))["hits"]
     assert {h["snippet"] for h in hits} == set(texts[:2])
+
+
+async def test_a_second_job_for_a_guild_embedding_here_steps_aside_and_is_not_lost(
+    kernel, monkeypatch
+) -> None:
+    """One embedding loop per guild per process: a job arriving meanwhile ends at once (a
+    helper goes back to the queue for another process), and the running loop looks again
+    before it ends, so the messages that job was queued for are not left waiting."""
+    from gigi_memory import pending, vectors
+
+    await enable(kernel)
+    svc = service_of(kernel)
+
+    class Ctx:
+        cancelled = False
+
+        def __init__(self, key: str | None) -> None:
+            self.key, self.kernel = key, kernel
+
+        async def progress(self, *args) -> None:
+            return None
+
+    svc.vectors.running.add("g1")  # as if a loop were running here
+    assert await vectors.embed_job(Ctx("embed:g1:+2.1"), guild_id="g1") == {
+        "messages": 0,
+        "segments": 0,
+        "skipped": 0,
+    }
+    assert "g1" in svc.vectors.again
+    queued = [j.key for j in await kernel.jobs.list(name="memory.embed") if j.status == "queued"]
+    assert "embed:g1:+2.2" in queued  # the helper's next hop, for another process
+    svc.vectors.running.discard("g1")
+
+    claims = []
+    real_claim = pending.claim
+
+    async def counting_claim(*args, **kwargs):
+        claims.append(args[2])
+        if len(claims) == 1:  # a message arrives and its job steps aside meanwhile
+            await publish(kernel, message("arrived while the loop was ending"))
+            svc.vectors.again.add("g1")
+            return pending.Claim("none", [])
+        return await real_claim(*args, **kwargs)
+
+    monkeypatch.setattr(pending, "claim", counting_claim)
+    done = await vectors.embed_job(Ctx("embed:g1"), guild_id="g1")
+    assert done["messages"] == 1 and len(claims) == 3  # empty, looked again, then nothing
+    assert "g1" not in svc.vectors.again and "g1" not in svc.vectors.running

@@ -169,3 +169,74 @@ async def test_sqlite_file_writes_run_off_the_event_loop(tmp_path) -> None:
         assert loop_thread not in threads
     finally:
         await database.close()
+
+
+def big_rows(n: int):
+    """A write of ``n`` rows of 4 KB each: about ``n`` WAL pages."""
+    rows = [{"name": "x" * 4000} for _ in range(n)]
+    return lambda conn: conn.execute(insert(ITEMS), rows).rowcount
+
+
+def wal_pages(path) -> float:
+    """The WAL file's size in pages; a checkpoint's restart reuses the file from its start."""
+    wal = path.with_name(path.name + "-wal")
+    return wal.stat().st_size / 4096 if wal.exists() else 0.0
+
+
+async def test_commits_never_checkpoint_the_wal_the_checkpoint_thread_does(tmp_path) -> None:
+    """SQLite's automatic checkpoint (fsyncs inside the commit crossing 1,000 pages) is off
+    for the writer: 3,000 pages stay in the WAL until the checkpoint thread copies them."""
+    path = tmp_path / "wal.db"
+    database = Database(f"sqlite+aiosqlite:///{path}")
+    try:
+        async with database.engine.begin() as conn:
+            await conn.run_sync(ITEMS.metadata.create_all)
+        writer = database.writer
+        writer.checkpoint_seconds = 3600.0  # after the first batch's, no checkpoint for now
+        await writer.write(add("first"))
+        assert writer._checkpointing is not None
+        await asyncio.wait([writer._checkpointing])
+        for _ in range(3):
+            assert await writer.write(big_rows(1000)) == 1000
+        # With the automatic checkpoint, the WAL would have restarted after 1,000 pages.
+        assert wal_pages(path) > 2500
+        writer.checkpoint_seconds = 0.0
+        await writer.write(add("last"))  # its batch starts the checkpoint thread
+        await asyncio.wait([writer._checkpointing])
+        busy, frames, copied = writer.last_checkpoint
+        assert busy == 0 and frames > 2500 and copied == frames
+        assert await names(database) == sorted(["first", "last", *["x" * 4000] * 3000])
+    finally:
+        await database.close()
+
+
+async def test_a_slow_checkpoint_holds_up_no_write(tmp_path) -> None:
+    """Writes commit while the checkpoint thread is busy (a slow fsync under disk load)."""
+    database = Database(f"sqlite+aiosqlite:///{tmp_path / 'slow.db'}")
+    release = threading.Event()
+    started = threading.Event()
+    try:
+        async with database.engine.begin() as conn:
+            await conn.run_sync(ITEMS.metadata.create_all)
+        writer = database.writer
+        real = writer._checkpoint
+
+        def slow() -> None:
+            started.set()
+            release.wait(10)
+            real()
+
+        writer._checkpoint = slow
+        writer.checkpoint_seconds = 0.0
+        await writer.write(add("a"))
+        assert await asyncio.to_thread(started.wait, 5)
+        for name in ("b", "c", "d"):
+            await asyncio.wait_for(writer.write(add(name)), 2)  # not behind the checkpoint
+        assert not writer._checkpointing.done()
+        release.set()
+        await asyncio.wait([writer._checkpointing])
+        assert writer.last_checkpoint is not None and writer.last_checkpoint[0] == 0
+        assert await names(database) == ["a", "b", "c", "d"]
+    finally:
+        release.set()
+        await database.close()

@@ -185,3 +185,34 @@ async def test_the_cache_settings_are_checked(monkeypatch, tmp_path) -> None:
     cache.put(("policy", "g1"), "p", cache.generation)
     assert cache.secret("c1", "fp") is None  # 0 turns each cache off
     assert cache.get(("policy", "g1")) is MISSING
+
+
+def test_near_expiry_one_caller_renews_a_fact_and_the_rest_keep_it(monkeypatch) -> None:
+    """In its last quarter a fact is missing to one caller only (ten turns arriving as it
+    expires read it once, not ten times); past its TTL it is missing to everyone."""
+    from gigi_core.llm import cache as cache_module
+    from gigi_core.llm.cache import MISSING, LlmCache
+
+    now = [100.0]
+    monkeypatch.setattr(cache_module.time, "monotonic", lambda: now[0])
+    cache = LlmCache(ttl=2.0, secret_ttl=0)
+    key = ("policy", "g1")
+    cache.put(key, "old", cache.generation)
+    now[0] = 101.0
+    assert [cache.get(key) for _ in range(10)] == ["old"] * 10
+    now[0] = 101.6  # the last quarter: the first caller renews it
+    seen = [cache.get(key) for _ in range(10)]
+    assert seen == [MISSING] + ["old"] * 9
+    cache.put(key, "new", cache.generation)  # what the renewing caller read
+    assert cache.get(key) == "new"
+    now[0] = 103.5  # "new" lives until 103.6, and its last quarter began at 103.1
+    assert [cache.get(key) for _ in range(3)] == [MISSING, "new", "new"]
+    now[0] = 103.7  # the renewal failed (no put): past the TTL, nobody gets the old value
+    assert [cache.get(key) for _ in range(3)] == [MISSING] * 3
+    cache.put(key, "newer", cache.generation)
+    now[0] = 105.3  # a renewal begun before a clear is not kept, and the claim goes with it
+    assert cache.get(key) is MISSING
+    generation = cache.generation
+    cache.clear()
+    cache.put(key, "stale", generation)
+    assert [cache.get(key) for _ in range(2)] == [MISSING, MISSING]

@@ -1,9 +1,12 @@
-"""Batched write transactions: queued writes commit together, one thread hop per batch on SQLite.
+"""Batched write transactions: queued writes commit together, one thread hop per batch.
 
 Through SQLAlchemy's async adapter every SQLite statement costs several hops to aiosqlite's
 thread (about 0.6 ms each here), so a run's dozen rows took 2.5 ms; as one synchronous
 transaction on a dedicated writer thread (datasette's write-thread pattern) they take about
-1 ms. PostgreSQL goes through the async engine instead.
+1 ms. PostgreSQL is written the same way, with a synchronous psycopg connection on the
+writer's thread: on the async engine each statement's round trip waited for the event loop
+to come round again, so at 100 concurrent turns a batch advanced one statement per loop
+iteration behind them (c=100 fell below c=1).
 Writes queued while a batch commits are committed together in the next one (group commit).
 A write nobody awaits lingers ``linger_seconds`` (5 ms) for company before its batch starts;
 on the thread, plain DML goes straight to the driver (``fast_writes``).
@@ -285,7 +288,7 @@ class Writer:
 
     def _checkpoint_soon(self) -> None:
         """SQLite: start a WAL checkpoint on its own thread, unless one ran lately."""
-        if not self._thread or self._closed:
+        if not self._thread or self._closed or self.db.dialect != "sqlite":
             return
         if self._checkpointing is not None and not self._checkpointing.done():
             return
@@ -334,8 +337,8 @@ class Writer:
         if self._conn is None:  # no pool checkout and reset per batch: the thread is alone
             self._engine = self.db.sync_engine()
             self._conn = self._engine.connect()
-            # The checkpoint thread copies the WAL back, not a commit (see the module doc).
-            self._conn.connection.driver_connection.execute("PRAGMA wal_autocheckpoint=0")
+            if self.db.dialect == "sqlite":  # the checkpoint thread copies the WAL back
+                self._conn.connection.driver_connection.execute("PRAGMA wal_autocheckpoint=0")
         try:
             with self._conn.begin():
                 return fn(FastConnection(self._conn, self._plans))

@@ -70,7 +70,7 @@ class AgentRuntime:
             guild_id=origin.guild_id,
             actor=origin.actor,
             channel_id=origin.channel_id,
-            purpose="chat",
+            purpose="respond",  # the guild's chat profile serves it unless a respond one exists
             dm=origin.kind == "dm",
             request_id=origin.request_id,
             durability=self.durability,  # the usage row rides with the run's own writes

@@ -18,6 +18,7 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from gigi_core import hookimpl
+from gigi_core.default_plugins.console_input import install_sigint, isatty, read_plain_line
 
 if TYPE_CHECKING:
     import asyncio
@@ -84,9 +85,9 @@ class ConsoleSurface:
         self.actor = actor or console_actor()
         self.guild_id, self.channel_id = GUILD, CHANNEL
         if interactive is None:
-            interactive = editor is not None or (stdin is None and _isatty(self.stdin))
+            interactive = editor is not None or (stdin is None and isatty(self.stdin))
         self.interactive = interactive
-        if editor is None and interactive and stdin is None and _isatty(self.stdout):
+        if editor is None and interactive and stdin is None and isatty(self.stdout):
             from gigi_core.default_plugins.console_editing import terminal_editor
 
             editor = terminal_editor(kernel)
@@ -111,7 +112,7 @@ class ConsoleSurface:
         unregister = self.kernel.outbox.register("console", ConsolePoster(self))
         await self._banner()
         loop = asyncio.get_running_loop()
-        handles_sigint = self.interactive and _install_sigint(loop, self._on_interrupt)
+        handles_sigint = self.interactive and install_sigint(loop, self._on_interrupt)
         try:
             while True:
                 line = await self._readline()
@@ -398,10 +399,7 @@ class ConsoleSurface:
             )
 
     async def _readline(self) -> str | None:
-        """Read one line in a daemon thread so the loop stays free and exit never waits on it."""
-        import asyncio
-        import threading
-
+        """The editor's line in a terminal, else one line of the plain stream."""
         if self.editor is not None:
             try:
                 return await self.editor.readline()
@@ -413,33 +411,7 @@ class ConsoleSurface:
         if self.interactive:
             self.stdout.write(PROMPT)
             self.stdout.flush()
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[str] = loop.create_future()
-
-        def settle(line: str | None, error: BaseException | None) -> None:
-            if future.done():
-                return
-            if error is not None:
-                future.set_exception(error)
-            else:
-                future.set_result(line or "")
-
-        def work() -> None:
-            try:
-                line, error = self.stdin.readline(), None
-            except BaseException as exc:
-                line, error = None, exc
-            try:
-                loop.call_soon_threadsafe(settle, line, error)
-            except RuntimeError:  # the loop closed while we were waiting for input
-                pass
-
-        threading.Thread(target=work, name="gigi-console-stdin", daemon=True).start()
-        try:
-            line = await future
-        except (EOFError, ValueError):  # a closed stream reads as end of input
-            return None
-        return None if line == "" else line.rstrip("\r\n")
+        return await read_plain_line(self.stdin)
 
     async def _cancel_interrupted_run(self) -> None:
         """A request stopped with Ctrl-C ends its run in the store too (nothing resumes it)."""
@@ -493,24 +465,3 @@ def _provides(record: Any) -> str:
     if c.retrievers:
         parts.append(f"the retrievers {', '.join(sorted(c.retrievers))}")
     return " and ".join(parts) or "no manifest"
-
-
-def _isatty(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):
-        return False
-
-
-def _install_sigint(loop: asyncio.AbstractEventLoop, callback: Any) -> bool:
-    """Route Ctrl-C to ``callback`` while the REPL runs; False where that is not possible."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return False
-    try:
-        loop.add_signal_handler(signal.SIGINT, callback)
-    except (NotImplementedError, RuntimeError, ValueError):  # Windows, nested loops
-        return False
-    return True

@@ -18,7 +18,7 @@ Purpose = Literal[
     "reasoning",
     "embedding",
     "routing",
-    # seed 004's model slots: a caller with no profile for one falls back to a general one
+    # seed 004's model slots: an owner with no profile for one serves it with a general one
     "classify",
     "extract",
     "summarise",
@@ -31,6 +31,15 @@ PersonalKeys = Literal["off", "dm-only", "guild-allowed"]
 OWNER_TYPES: tuple[str, ...] = ("guild", "user", "tenant")
 PURPOSES: tuple[str, ...] = get_args(Purpose)
 PERSONAL_KEYS: tuple[str, ...] = ("off", "dm-only", "guild-allowed")
+# the purpose an owner's profile for it stands in for, when the owner has none for a slot
+GENERAL_PURPOSE: dict[str, str] = {
+    "classify": "routing",
+    "query_analyse": "routing",
+    "extract": "chat",
+    "summarise": "chat",
+    "respond": "chat",
+    "complex": "extract",
+}
 TENANT_ID = "tenant"  # the single operator owner; the tenant has no external id
 
 
@@ -89,6 +98,14 @@ def check_purpose(purpose: str) -> Purpose:
             f"unknown purpose {purpose!r}", hint=f"use one of {', '.join(PURPOSES)}"
         )
     return purpose  # type: ignore[return-value]
+
+
+def purpose_chain(purpose: str) -> tuple[str, ...]:
+    """``purpose`` then the general purposes it falls back to, most specific first."""
+    chain = [check_purpose(purpose)]
+    while chain[-1] in GENERAL_PURPOSE:
+        chain.append(GENERAL_PURPOSE[chain[-1]])
+    return tuple(chain)
 
 
 @dataclass(frozen=True)

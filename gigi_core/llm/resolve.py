@@ -17,6 +17,11 @@ When no permitted owner has a profile for the purpose (``auto`` or ``server``), 
 registered keyless provider (``requires_key = False``) whose ``default_models`` lists the
 purpose serves it as a tenant-owned resolution; with several, the lowest ``name`` wins.
 An explicit profile always wins over it; ``billing="me"`` never falls back to it.
+
+A slot purpose (seed 004: ``respond``, ``query_analyse``, ``classify``, ...) falls back to
+its general purpose *within each owner* (``purpose_chain``): the guild's ``chat`` profile
+serves ``respond`` before any user or tenant profile is consulted, so giving a job its
+own model never changes who pays.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from gigi_core.llm.records import (
     Owner,
     ProfileInfo,
     Resolution,
-    check_purpose,
+    purpose_chain,
 )
 
 if TYPE_CHECKING:
@@ -160,19 +165,21 @@ class Resolver:
         dm: bool = False,
         billing: Billing = "auto",
     ) -> Resolution:
-        purpose = check_purpose(purpose)
+        chain = purpose_chain(purpose)
         owners, policy, tenant_on = await self.candidates(
             guild_id, actor_id, dm=dm, billing=billing
         )
         for owner in owners:
-            profile = await self.profile(owner, purpose)
-            if profile is not None:
-                return await self._resolution(profile)
+            for each in chain:
+                profile = await self.profile(owner, each)
+                if profile is not None:
+                    return await self._resolution(profile)
         if billing != "me":
-            default = keyless_default(self.keyless(), purpose)
-            if default is not None:
-                return default
-        raise nothing_to_resolve(guild_id, purpose, owners, policy, tenant_on)
+            for each in chain:
+                default = keyless_default(self.keyless(), each)
+                if default is not None:
+                    return default
+        raise nothing_to_resolve(guild_id, chain, owners, policy, tenant_on)
 
     async def _resolution(self, profile: ProfileInfo) -> Resolution:
         meta = await self.credential(profile.credential_id)
@@ -203,12 +210,13 @@ def revoked(profile: ProfileInfo) -> CredentialUnusable:
 
 def nothing_to_resolve(
     guild_id: str | None,
-    purpose: str,
+    chain: Sequence[str],
     owners: list[Owner],
     policy: GuildPolicy,
     tenant_on: bool,
 ) -> NothingToResolve:
     """Tell an admin exactly which two commands make this request work."""
+    purpose = chain[-1]  # the general purpose: one profile for it serves every slot above
     checked = ", ".join(str(o) for o in owners) or "nobody"
     state = (
         f"checked: {checked}; personal keys: {policy.personal_keys}; "
@@ -223,7 +231,8 @@ def nothing_to_resolve(
     if not guild_id:
         steps += f" and set {TENANT_FALLBACK_ENV}=1"
     where = f"guild {guild_id}" if guild_id else "requests outside a guild"
+    asked = f"asked for {', then '.join(chain[:-1])}; " if len(chain) > 1 else ""
     return NothingToResolve(
-        f"no {purpose} model is configured for {where} ({state})",
+        f"no {purpose} model is configured for {where} ({asked}{state})",
         hint=f"an admin can run {steps}",
     )

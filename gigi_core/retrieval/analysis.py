@@ -1,6 +1,7 @@
-"""Query analysis: the guild's ``routing`` model proposes a plan in strict JSON, or, with no
-routing profile, a deterministic plan. A model plan that does not validate becomes the
-fallback (every permitted path, the raw query); nothing here grants anything."""
+"""Query analysis: the guild's ``query_analyse`` model (its ``routing`` one when it has no
+slot profile) proposes a plan in strict JSON, or, with neither, a deterministic plan. A
+model plan that does not validate becomes the fallback (every permitted path, the raw
+query); nothing here grants anything."""
 
 from __future__ import annotations
 
@@ -34,15 +35,15 @@ INSTRUCTIONS = (
 )
 
 
-async def has_routing_profile(kernel: Kernel, guild_id: str, actor: Actor) -> bool:
+async def has_analysis_profile(kernel: Kernel, guild_id: str, actor: Actor) -> bool:
     from gigi_core.errors import GigiError
 
     try:
-        await kernel.llm.resolve(guild_id, "routing", actor)
-    except GigiError:  # no routing profile (NothingToResolve) or an unusable one
+        await kernel.llm.resolve(guild_id, "query_analyse", actor)
+    except GigiError:  # no query_analyse/routing profile (NothingToResolve) or an unusable one
         return False
     except Exception as exc:  # a store error must not cost the member their answer
-        log.warning("could not resolve the routing profile (%s)", type(exc).__name__)
+        log.warning("could not resolve the query_analyse profile (%s)", type(exc).__name__)
         return False
     return True
 
@@ -58,7 +59,7 @@ async def analyse(
     s: RetrievalSettings,
 ) -> QueryPlan:
     """A plan for ``query`` over ``paths`` (already permitted); never raises."""
-    if not await has_routing_profile(kernel, guild_id, actor):
+    if not await has_analysis_profile(kernel, guild_id, actor):
         return deterministic_plan(query, paths, now)
     from gigi_core.llm.types import ChatRequest, StructuredOutput, SystemMessage, UserMessage
 
@@ -74,14 +75,14 @@ async def analyse(
     )
     try:
         reply = await asyncio.wait_for(
-            kernel.llm.chat(request, guild_id=guild_id, actor=actor, purpose="routing"),
+            kernel.llm.chat(request, guild_id=guild_id, actor=actor, purpose="query_analyse"),
             s.analysis_timeout_seconds,
         )
         return parse_plan(json.loads(reply.text or ""), query)
     except TimeoutError:
-        log.warning("the routing model gave no plan within %gs", s.analysis_timeout_seconds)
+        log.warning("the query-analysis model gave no plan within %gs", s.analysis_timeout_seconds)
     except (ValueError, TypeError) as exc:  # json.JSONDecodeError is a ValueError
-        log.warning("the routing model's plan was invalid (%s); asking every path", exc)
+        log.warning("the query-analysis model's plan was invalid (%s); asking every path", exc)
     except Exception as exc:
-        log.warning("the routing model failed (%s); asking every path", type(exc).__name__)
+        log.warning("the query-analysis model failed (%s); asking every path", type(exc).__name__)
     return fallback_plan(query, paths, now)

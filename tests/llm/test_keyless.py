@@ -178,6 +178,9 @@ async def test_several_keyless_providers_lowest_name_wins(database_url, tmp_path
         assert (await llm.resolve("g1", "embedding", None)).provider == "local-embed"
         routing = await llm.resolve("g1", "routing", None)  # only zz-local lists routing
         assert (routing.provider, routing.model) == ("zz-local", "r-1")
+        # A slot with routing as its general purpose is served by the same default.
+        slot = await llm.resolve("g1", "query_analyse", None)
+        assert (slot.provider, slot.model, slot.purpose) == ("zz-local", "r-1", "routing")
         described = {p["name"]: p for p in llm.describe_providers()}
         assert described["local-embed"]["requires_key"] is False
         assert described["local-embed"]["default_models"] == {"embedding": "mini-8"}

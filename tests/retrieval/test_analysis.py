@@ -110,3 +110,32 @@ async def test_an_invalid_plan_falls_back_to_every_path_with_the_raw_query(
         server.reply_server_error(times=4)
         failed = await ask(kernel, "postgres please")
         assert failed.plan.source == "fallback" and len(failed.ranked) == 2
+
+
+async def test_a_query_analyse_profile_plans_before_the_routing_one(tmp_path, database_url) -> None:
+    """Seed 004's query-analysis slot: its own model when set, the routing model otherwise."""
+    alpha, beta = fake("alpha"), fake("beta")
+    plan = {
+        "intent": "factual_recall",
+        "entities": [],
+        "since": None,
+        "until": None,
+        "channels": [],
+        "paths": [{"path": "beta", "query": "release"}],
+        "format": "direct_answer",
+    }
+    async with (
+        FakeOpenAI(api_key=KEY) as server,
+        retrieval_kernel(tmp_path, database_url, alpha, beta, plugins=["openai"]) as kernel,
+    ):
+        await routed(kernel, server)
+        server.reply_text(json.dumps(plan))
+        assert (await ask(kernel, "the release")).plan.source == "model"
+        assert server.last_request.json["model"] == "router-1"
+        await kernel.llm.set_profile("guild:g1", "query_analyse", "main", "analyser-1")
+        server.reply_text(json.dumps(plan))
+        result = await ask(kernel, "the release")
+        [usage] = [e for e in await kernel.llm.usage_log.events("g1") if e["model"] == "analyser-1"]
+    assert server.last_request.json["model"] == "analyser-1"
+    assert result.plan.source == "model" and [p.path for p in result.plan.paths] == ["beta"]
+    assert usage["purpose"] == "query_analyse"

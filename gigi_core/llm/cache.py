@@ -5,11 +5,13 @@ outcome). Facts (a guild's policy, an owner's profile for a purpose, a credentia
 metadata) live ``GIGI_LLM_CACHE_SECONDS`` (default 2); a change made through this
 process's ``kernel.llm`` clears them at once, one made by another process applies within
 that time. A generation counter, bumped by every clear, keeps a read that began before a
-change from storing what it read. In the last quarter of a fact's life one caller (and only
-one) is told it is missing, so it reads it again while every other caller still gets the
-cached value: under load a fact is renewed by one read, not by every turn that arrives
-in the moment it expires (ten reads at ten concurrent turns, 20-40 ms each: a p99 spike).
-Nothing older than the TTL is ever returned.
+change from storing what it read. In the last quarter of a fact's life it is renewed once:
+by a background read when a loader for its kind is registered (``loaders``: the service
+registers the policy, profile and credential reads), else by the one caller who is told
+it is missing while every other caller still gets the cached value. Under load a fact
+is then renewed by one read, not by every turn arriving in the moment it expires (ten
+reads at ten concurrent turns, 20-60 ms each under load: a p99 spike), and with a loader
+no turn waits for that read. Nothing older than the TTL is ever returned.
 
 Unsealed keys live ``GIGI_LLM_SECRET_SECONDS`` (default 60) in this process's memory only,
 keyed by credential id *and* fingerprint: a key rotated elsewhere has a new fingerprint, so
@@ -20,15 +22,20 @@ call checks right before it hands the key to the provider.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import math
 import os
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from gigi_core.errors import ConfigError
 
+log = logging.getLogger(__name__)
 CACHE_ENV = "GIGI_LLM_CACHE_SECONDS"
+Loader = Callable[[tuple[Any, ...]], Awaitable[Any]]
 SECRET_ENV = "GIGI_LLM_SECRET_SECONDS"
 _MISSING = object()
 
@@ -68,6 +75,9 @@ class LlmCache:
         self.generation = 0  # bumped by every clear: a read begun before it is not kept
         self._facts: dict[tuple[Any, ...], tuple[float, Any]] = {}
         self._renewing: dict[tuple[Any, ...], float] = {}  # key -> until when one caller reads it
+        #: Reads by a key's kind (its first item), for renewals in the background.
+        self.loaders: dict[str, Loader] = {}
+        self._background: set[asyncio.Task[None]] = set()
         self._secrets: dict[str, _Secret] = {}
         self._epochs: dict[str, int] = {}  # credential id -> revocations/rotations here
 
@@ -86,8 +96,33 @@ class LlmCache:
             if len(self._renewing) >= self.max_entries:
                 self._renewing.clear()
             self._renewing[key] = now + self.ttl / 4  # another may try if this one fails
-            return _MISSING
+            if not self._renew(key):
+                return _MISSING
         return entry[1]
+
+    def _renew(self, key: tuple[Any, ...]) -> bool:
+        """Read ``key`` again in the background, if a loader knows how (and a loop runs)."""
+        loader = self.loaders.get(key[0])
+        if loader is None:
+            return False
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        # The generation as of now, not as of the read's first step.
+        task = loop.create_task(self._reload(key, loader, self.generation))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return True
+
+    async def _reload(self, key: tuple[Any, ...], loader: Loader, generation: int) -> None:
+        try:
+            value = await loader(key)
+        except Exception as exc:  # the fact expires as usual and is read by a caller then
+            self._renewing.pop(key, None)
+            log.warning("renewing a cached LLM fact failed: %s", type(exc).__name__)
+            return
+        self.put(key, value, generation)
 
     def put(self, key: tuple[Any, ...], value: Any, generation: int) -> None:
         self._renewing.pop(key, None)

@@ -7,13 +7,16 @@ confirmation reads it afresh, so a revoked grant applies from the next step that
 The stored facts are cached for ``GIGI_POLICY_CACHE_SECONDS`` (default 2): a change made
 through this process's kernel clears the cache at once, one made by another process (the
 CLI while the bot runs) applies within that time. ``capabilities_for`` hooks are asked
-every time. In the last quarter of a guild's facts' life one caller reads them again while
-the others still use them (as ``gigi_core.llm.cache`` does): ten concurrent turns arriving
-as the facts expire made ten reads at once, 20-180 ms each under load (a p99 spike).
+every time. In the last quarter of a guild's facts' life they are read again once, in the
+background, while every turn goes on with them (as ``gigi_core.llm.cache`` does): ten
+concurrent turns arriving as the facts expired made ten reads at once, 20-180 ms each
+under load (a p99 spike).
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import math
 import os
 import time
@@ -47,6 +50,7 @@ class GuildView:
     offers: dict[Any, tuple[Any, ...]] = field(default_factory=dict, compare=False, repr=False)
 
 
+log = logging.getLogger(__name__)
 #: A guild with more grant rows than this reads each member's grants on their first turn
 #: instead of keeping all of them (memory stays bounded in a guild with huge grant lists).
 GRANTS_KEPT = 1_000
@@ -110,19 +114,19 @@ class ViewCache:
         facts = self.guild(key[0])
         return None if facts is None else facts.views.get(key)
 
-    def lookup(self, key: tuple[Any, ...]) -> tuple[_GuildFacts | None, GuildView | None]:
-        """The guild's facts and the member's view, or (None, None) for the one caller that
-        renews facts near their expiry (and for everyone once they expired)."""
+    def lookup(self, key: tuple[Any, ...]) -> tuple[_GuildFacts | None, GuildView | None, bool]:
+        """The guild's facts and the member's view (None, None once expired), and whether
+        this caller should renew the facts (the first one in their last quarter)."""
         entry = self._guilds.get(key[0])
         now = time.monotonic()
         if entry is None or entry[0] < now:
-            return None, None
-        if entry[0] - now < self.ttl / 4 and self._renewing.get(key[0], 0.0) < now:
+            return None, None, False
+        renew = entry[0] - now < self.ttl / 4 and self._renewing.get(key[0], 0.0) < now
+        if renew:
             if len(self._renewing) >= self.max_entries:
                 self._renewing.clear()
             self._renewing[key[0]] = now + self.ttl / 4  # another may try if this one fails
-            return None, None
-        return entry[1], entry[1].views.get(key)
+        return entry[1], entry[1].views.get(key), renew
 
     def put(self, key: tuple[Any, ...], view: GuildView, generation: int) -> None:
         """Kept with the guild's facts it was built on (not at all if those are gone)."""
@@ -158,7 +162,11 @@ class ViewCache:
 async def guild_view(kernel: Kernel, actor: Actor, guild_id: str) -> GuildView:
     key = (guild_id, actor.id, actor.roles)  # the admin flag is not a stored fact
     generation = kernel.views.generation
-    facts, stored = kernel.views.lookup(key)
+    facts, stored, renew = kernel.views.lookup(key)
+    if renew:  # in the background: this turn goes on with the cached facts
+        task = asyncio.get_running_loop().create_task(_renew(kernel, guild_id, generation))
+        _RENEWALS.add(task)
+        task.add_done_callback(_RENEWALS.discard)
     if stored is None:
         stored = await _read(kernel, actor, guild_id, facts)
         kernel.views.put(key, stored, generation)
@@ -166,6 +174,21 @@ async def guild_view(kernel: Kernel, actor: Actor, guild_id: str) -> GuildView:
     if hook_caps or failure:
         return replace(stored, hook_capabilities=hook_caps, hook_failure=failure, offers={})
     return stored
+
+
+_RENEWALS: set[asyncio.Task[None]] = set()  # renewals running (a task needs a reference)
+
+
+async def _renew(kernel: Kernel, guild_id: str, generation: int) -> None:
+    """Read the guild's facts again; a failure leaves them to expire (and be read) as usual."""
+    try:
+        async with kernel.db.engine.connect() as conn:  # no ORM
+            rows = (await conn.execute(_plugin_rows(guild_id))).all()
+            kept = (await conn.execute(_grant_rows(guild_id))).all()
+    except Exception as exc:
+        log.warning("renewing the cached policy facts failed: %s", type(exc).__name__)
+        return
+    kernel.views.put_guild(guild_id, _guild_facts(kernel, guild_id, rows, kept), generation)
 
 
 async def _read(

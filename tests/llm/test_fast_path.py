@@ -216,3 +216,55 @@ def test_near_expiry_one_caller_renews_a_fact_and_the_rest_keep_it(monkeypatch) 
     cache.clear()
     cache.put(key, "stale", generation)
     assert [cache.get(key) for _ in range(2)] == [MISSING, MISSING]
+
+
+async def test_with_a_loader_a_fact_is_renewed_in_the_background_and_nobody_waits(
+    monkeypatch,
+) -> None:
+    """With a loader for its kind, the fact's last quarter starts one background read and
+    every caller keeps the cached value meanwhile; a read begun before a clear is not
+    kept, and a failed read leaves the fact to expire as usual."""
+    from gigi_core.llm import cache as cache_module
+    from gigi_core.llm.cache import MISSING, LlmCache
+
+    now = [100.0]
+    monkeypatch.setattr(cache_module.time, "monotonic", lambda: now[0])
+    cache = LlmCache(ttl=2.0, secret_ttl=0)
+    reads: list[tuple] = []
+    release = asyncio.Event()
+    answer = ["fresh"]
+
+    async def load(key):
+        reads.append(key)
+        await release.wait()
+        if answer[0] == "boom":
+            raise RuntimeError("the database went away")
+        return answer[0]
+
+    cache.loaders["policy"] = load
+    key = ("policy", "g1")
+    cache.put(key, "old", cache.generation)
+    now[0] = 101.6  # the last quarter
+    assert [cache.get(key) for _ in range(10)] == ["old"] * 10  # nobody is told to read
+    await asyncio.sleep(0)
+    assert reads == [key]  # one read, in the background
+    release.set()
+    await asyncio.sleep(0)
+    assert cache.get(key) == "fresh"
+    now[0] = 103.5  # "fresh" expires at 103.6: renewed again, but cleared meanwhile
+    release.clear()
+    assert cache.get(key) == "fresh"
+    cache.clear()  # a change through the kernel: the running read must not be kept
+    release.set()
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    assert cache.get(key) is MISSING
+    cache.put(key, "again", cache.generation)
+    now[0] = 105.4  # its last quarter; this renewal fails
+    answer[0] = "boom"
+    assert cache.get(key) == "again"
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    now[0] = 105.6  # past its TTL: expired for everyone, as without a loader
+    assert [cache.get(key) for _ in range(2)] == [MISSING, MISSING]
+    assert len(reads) == 3

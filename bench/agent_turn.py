@@ -16,7 +16,8 @@ Then a load table on the real path (through ``kernel.llm``), SQLite and PostgreS
 afterwards (a dropped write fails the benchmark).
 Targets (issue 17): scripted deferred <= 0.10x, turn <= 0.25x; yielding <= 0.30x; fresh
 actor <= 0.40x; through kernel.llm <= 0.35x; throughput at c=100 >= c=1, p99 <= 5x p50 at
-c=10. Needs `pip install pydantic-ai-slim` (the `bench` extra) for the baseline and the
+c=10. The kernels are opened, then start-up's heap is frozen as ``gigi run`` does
+(``freeze_startup_heap``), so a full collection does not rescan it. Needs `pip install pydantic-ai-slim` (the `bench` extra) for the baseline and the
 embedded PostgreSQL of the test extras for the load table on PostgreSQL.
 ``--count`` prints SQL statements and commits per turn instead; ``--no-load`` and
 ``--load-only`` run one part. The runtime passes its run durability on to ``kernel.llm``,
@@ -35,6 +36,8 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from gigi_core.cli.common import freeze_startup_heap
 
 ROUNDS = 5
 TURNS = 100  # per round and contender
@@ -281,6 +284,7 @@ async def side_by_side() -> None:
             baseline: Baseline | None = await open_pydantic_ai()
         except ImportError:
             baseline = None
+        freeze_startup_heap()  # as `gigi run` does once it has started
         contenders: list[GigiBench | Baseline] = [*benches, *([baseline] if baseline else [])]
         for r in range(ROUNDS):  # each round in a rotated order: no one always goes first
             for contender in contenders[r % len(contenders) :] + contenders[: r % len(contenders)]:
@@ -326,6 +330,7 @@ async def load_table(backend: str, database_url: str | None, model: str) -> None
             benches.append(await open_gigi(stack, "turn", model, database_url=database_url))
             if database_url is not None:
                 database_url = _fresh_postgres(_PG[0])
+        freeze_startup_heap()  # as `gigi run` does once it has started
         rates: list[list[float]] = [[] for _ in LOAD]
         times: list[list[float]] = [[] for _ in LOAD]
         for r in range(LOAD_ROUNDS):

@@ -127,10 +127,34 @@ async def test_a_grant_by_another_process_applies_once_the_ttl_passes(kit) -> No
     kernel, _, clock = kit
     assert SECRET not in await offered(kernel)
     await grant_elsewhere(kernel)
-    clock.now += 59
-    assert SECRET not in await offered(kernel)  # still within the 60 s set in the environment
-    clock.now += 2
+    clock.now += 44  # the last quarter of the 60 s set in the environment begins at 45 s
+    assert SECRET not in await offered(kernel)
+    clock.now += 17
     assert SECRET in await offered(kernel)
+
+
+async def test_near_expiry_the_guilds_facts_are_renewed_once_and_nobody_waits(kit) -> None:
+    """In the facts' last quarter one background read renews them while every turn goes on
+    with the cached ones; at the old expiry ten concurrent turns then read nothing at all."""
+    kernel, _, clock = kit
+    members = [Actor(f"u{n}") for n in range(10)]
+    await asyncio.gather(*(offered(kernel, m) for m in members))  # facts and views cached
+    await grant_elsewhere(kernel, "user", "u3")
+    seen = _counting(kernel)
+    clock.now += 50  # the last quarter of 60 s
+    first = await asyncio.gather(*(offered(kernel, m) for m in members))
+    assert all(SECRET not in names for names in first)  # all went on with the cached facts
+    if view_module._RENEWALS:
+        await asyncio.wait(set(view_module._RENEWALS))
+    assert len(seen) == 2  # plugin rows and grant rows, read once for the guild
+    seen.clear()
+    clock.now += 15  # past the first read's expiry, within the renewed facts' life
+    again = await asyncio.gather(*(offered(kernel, m) for m in members))
+    assert seen == []
+    assert [SECRET in names for names in again] == [m.id == "u3" for m in members]
+    clock.now += 61  # nobody renewed them: expired for everyone, read again
+    await offered(kernel, members[0])
+    assert len(seen) == 2
 
 
 async def test_a_plugin_disabled_by_another_process_applies_once_the_cache_is_cleared(kit) -> None:
@@ -201,10 +225,10 @@ async def test_a_members_view_lives_no_longer_than_its_guilds_facts(kit) -> None
     change applies within GIGI_POLICY_CACHE_SECONDS of it, never within twice that."""
     kernel, _, clock = kit
     assert SECRET not in await offered(kernel, Actor("u1"))  # the guild's facts read now
-    clock.now += 59
+    clock.now += 44  # not yet their last quarter (no renewal)
     assert SECRET not in await offered(kernel, Actor("u2"))  # built on those facts
     await grant_elsewhere(kernel, "user", "u2")
-    clock.now += 2  # the guild's facts are 61 s old; u2's view only 2 s
+    clock.now += 17  # the guild's facts are 61 s old; u2's view only 17 s
     assert SECRET in await offered(kernel, Actor("u2"))
 
 

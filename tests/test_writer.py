@@ -1,5 +1,5 @@
-"""The store's batched writer on its thread path (a SQLite file, also what ``sqlite://``
-without a path becomes) and its async-engine path (PostgreSQL): results, group commit,
+"""The store's batched writer on its own thread with its own connection (a SQLite file,
+also what ``sqlite://`` without a path becomes, and PostgreSQL): results, group commit,
 failure isolation, drain, close."""
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ ITEMS = Table(
 
 @pytest.fixture(params=["sqlite-file", "sqlite-memory", "postgresql"])
 async def db(request, tmp_path):
-    """A Database with one table: SQLite (file or no path) on the writer thread, PostgreSQL
-    through the async engine."""
+    """A Database with one table: SQLite (file or no path) or PostgreSQL, written on the
+    writer's thread."""
     if request.param == "sqlite-file":
         url = f"sqlite+aiosqlite:///{tmp_path / 'writer.db'}"
     elif request.param == "sqlite-memory":
@@ -157,6 +157,38 @@ async def test_after_close_a_submit_is_dropped_and_a_write_raises(db, caplog) ->
     assert "late" not in ran
 
 
+def _busy_loop(seconds: float) -> None:
+    """Hold the event loop (a turn's CPU work, exaggerated); other threads may run."""
+    import time
+
+    time.sleep(seconds)
+
+
+async def test_a_batch_goes_on_while_the_event_loop_is_busy(db) -> None:
+    """The writer's statements do not wait for the event loop between round trips: on the
+    async engine a batch made one statement per loop iteration, so at 100 concurrent turns
+    it crawled behind them (PostgreSQL c=100 fell below c=1)."""
+    import time
+
+    started = threading.Event()
+    done: list[float] = []
+
+    def many(conn):
+        started.set()
+        for n in range(50):
+            conn.execute(insert(ITEMS).values(name=f"n{n}"))
+        done.append(time.monotonic())
+        return len(done)
+
+    writing = asyncio.ensure_future(db.writer.write(many))
+    assert await asyncio.to_thread(started.wait, 5)
+    busy_until = time.monotonic() + 1.0
+    _busy_loop(1.0)
+    assert done and done[0] < busy_until
+    assert await writing == 1
+    assert len(await names(db)) == 50
+
+
 async def test_sqlite_file_writes_run_off_the_event_loop(tmp_path) -> None:
     """On a SQLite file the transaction runs in the writer's thread, not on the event loop."""
     database = Database(f"sqlite+aiosqlite:///{tmp_path / 'thread.db'}")
@@ -168,4 +200,75 @@ async def test_sqlite_file_writes_run_off_the_event_loop(tmp_path) -> None:
         threads.append(await database.writer.write(lambda conn: threading.current_thread()))
         assert loop_thread not in threads
     finally:
+        await database.close()
+
+
+def big_rows(n: int):
+    """A write of ``n`` rows of 4 KB each: about ``n`` WAL pages."""
+    rows = [{"name": "x" * 4000} for _ in range(n)]
+    return lambda conn: conn.execute(insert(ITEMS), rows).rowcount
+
+
+def wal_pages(path) -> float:
+    """The WAL file's size in pages; a checkpoint's restart reuses the file from its start."""
+    wal = path.with_name(path.name + "-wal")
+    return wal.stat().st_size / 4096 if wal.exists() else 0.0
+
+
+async def test_commits_never_checkpoint_the_wal_the_checkpoint_thread_does(tmp_path) -> None:
+    """SQLite's automatic checkpoint (fsyncs inside the commit crossing 1,000 pages) is off
+    for the writer: 3,000 pages stay in the WAL until the checkpoint thread copies them."""
+    path = tmp_path / "wal.db"
+    database = Database(f"sqlite+aiosqlite:///{path}")
+    try:
+        async with database.engine.begin() as conn:
+            await conn.run_sync(ITEMS.metadata.create_all)
+        writer = database.writer
+        writer.checkpoint_seconds = 3600.0  # after the first batch's, no checkpoint for now
+        await writer.write(add("first"))
+        assert writer._checkpointing is not None
+        await asyncio.wait([writer._checkpointing])
+        for _ in range(3):
+            assert await writer.write(big_rows(1000)) == 1000
+        # With the automatic checkpoint, the WAL would have restarted after 1,000 pages.
+        assert wal_pages(path) > 2500
+        writer.checkpoint_seconds = 0.0
+        await writer.write(add("last"))  # its batch starts the checkpoint thread
+        await asyncio.wait([writer._checkpointing])
+        busy, frames, copied = writer.last_checkpoint
+        assert busy == 0 and frames > 2500 and copied == frames
+        assert await names(database) == sorted(["first", "last", *["x" * 4000] * 3000])
+    finally:
+        await database.close()
+
+
+async def test_a_slow_checkpoint_holds_up_no_write(tmp_path) -> None:
+    """Writes commit while the checkpoint thread is busy (a slow fsync under disk load)."""
+    database = Database(f"sqlite+aiosqlite:///{tmp_path / 'slow.db'}")
+    release = threading.Event()
+    started = threading.Event()
+    try:
+        async with database.engine.begin() as conn:
+            await conn.run_sync(ITEMS.metadata.create_all)
+        writer = database.writer
+        real = writer._checkpoint
+
+        def slow() -> None:
+            started.set()
+            release.wait(10)
+            real()
+
+        writer._checkpoint = slow
+        writer.checkpoint_seconds = 0.0
+        await writer.write(add("a"))
+        assert await asyncio.to_thread(started.wait, 5)
+        for name in ("b", "c", "d"):
+            await asyncio.wait_for(writer.write(add(name)), 2)  # not behind the checkpoint
+        assert not writer._checkpointing.done()
+        release.set()
+        await asyncio.wait([writer._checkpointing])
+        assert writer.last_checkpoint is not None and writer.last_checkpoint[0] == 0
+        assert await names(database) == ["a", "b", "c", "d"]
+    finally:
+        release.set()
         await database.close()

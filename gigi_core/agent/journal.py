@@ -325,13 +325,14 @@ class RunJournal:
                     conn.execute(_COUNT, params)
             if steps:  # rows for what happened, even when the run was cancelled meanwhile
                 conn.execute(_INSERT_STEPS, steps)
-            if audits:
-                conn.execute(_INSERT_AUDIT, audits)
+            # The closing audit only if the write applied (else whoever cancelled the run
+            # audited its end), in the same statement as the steps' audits.
+            every = audits + closing if closing and found == APPLIED else audits
+            if every:
+                conn.execute(_INSERT_AUDIT, every)
             if found == APPLIED:
                 for statement, row in rows:
                     conn.execute(statement, row)
-                if closing:  # else whoever cancelled the run audited its end
-                    conn.execute(_INSERT_AUDIT, closing)
             return found
 
         return write

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from gigi_core.cli.common import CliState, pass_state, run
+from gigi_core.cli.common import CliState, freeze_startup_heap, pass_state, run
 from gigi_core.errors import GigiError
 
 
@@ -84,6 +84,7 @@ def run_command(
             if jobs.settings.worker_in_run:  # GIGI_JOBS_IN_RUN=0 leaves jobs to gigi worker
                 await jobs.start()
             await kernel.changes.listen()  # other processes' changes clear our caches at once
+            freeze_startup_heap()  # no full-collection pause rescans what start-up built
             click.echo(f"Starting surface {chosen}.")
             await kernel.registry.surfaces[chosen](kernel).run()
         finally:

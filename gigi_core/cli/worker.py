@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gigi_core.cli.common import CliState, pass_state, run
+from gigi_core.cli.common import CliState, freeze_startup_heap, pass_state, run
 
 
 @click.command("worker")
@@ -33,6 +33,7 @@ def worker_command(state: CliState, until_idle: bool) -> None:
             if not names:
                 click.echo("No plugin registers a job; nothing to run.")
                 return
+            freeze_startup_heap()  # no full-collection pause rescans what start-up built
             stop = asyncio.Event()
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGINT, signal.SIGTERM):

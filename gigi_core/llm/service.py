@@ -86,6 +86,13 @@ class LlmService:
             self.profiles, self.policies, self.credentials, self.keyless_providers, self.cache
         )
         self.caller = Caller(kernel, self.resolver, self.credentials, self.cache, self.provider)
+        # The resolver's facts, by the kind its cache keys start with: renewed in the
+        # background near expiry, so no call waits for the read (``cache.py``).
+        self.cache.loaders.update(
+            policy=lambda key: self.policies.get(key[1]),
+            profile=lambda key: self.profiles.get(Owner(key[1], key[2]), key[3]),
+            credential=lambda key: self.credentials.meta(key[1]),
+        )
         self._keyless: tuple[Provider, ...] | None = None
 
     # -- providers ---------------------------------------------------------------------

@@ -79,13 +79,17 @@ class Database:
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
         from gigi_core.store.writer import Writer
 
-        self.writer = Writer(self, thread=self.dialect == "sqlite")
+        self.writer = Writer(self, thread=True)
 
     def sync_engine(self) -> Any:
-        """A synchronous engine on the same SQLite file, for the writer's own thread."""
+        """A synchronous engine on the same database, for the writer's own thread (which
+        holds one connection: no pool to speak of)."""
         from sqlalchemy import create_engine, event
         from sqlalchemy.engine import make_url
 
+        if self.dialect == "postgresql":
+            url = make_url(self.url).set(drivername="postgresql+psycopg")
+            return create_engine(url, pool_size=1, max_overflow=1, pool_pre_ping=True)
         url = make_url(self.url).set(drivername="sqlite+pysqlite")
         engine = create_engine(url, connect_args={"timeout": 30})
         event.listen(engine, "connect", _sqlite_pragmas)

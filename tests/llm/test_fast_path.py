@@ -185,3 +185,86 @@ async def test_the_cache_settings_are_checked(monkeypatch, tmp_path) -> None:
     cache.put(("policy", "g1"), "p", cache.generation)
     assert cache.secret("c1", "fp") is None  # 0 turns each cache off
     assert cache.get(("policy", "g1")) is MISSING
+
+
+def test_near_expiry_one_caller_renews_a_fact_and_the_rest_keep_it(monkeypatch) -> None:
+    """In its last quarter a fact is missing to one caller only (ten turns arriving as it
+    expires read it once, not ten times); past its TTL it is missing to everyone."""
+    from gigi_core.llm import cache as cache_module
+    from gigi_core.llm.cache import MISSING, LlmCache
+
+    now = [100.0]
+    monkeypatch.setattr(cache_module.time, "monotonic", lambda: now[0])
+    cache = LlmCache(ttl=2.0, secret_ttl=0)
+    key = ("policy", "g1")
+    cache.put(key, "old", cache.generation)
+    now[0] = 101.0
+    assert [cache.get(key) for _ in range(10)] == ["old"] * 10
+    now[0] = 101.6  # the last quarter: the first caller renews it
+    seen = [cache.get(key) for _ in range(10)]
+    assert seen == [MISSING] + ["old"] * 9
+    cache.put(key, "new", cache.generation)  # what the renewing caller read
+    assert cache.get(key) == "new"
+    now[0] = 103.5  # "new" lives until 103.6, and its last quarter began at 103.1
+    assert [cache.get(key) for _ in range(3)] == [MISSING, "new", "new"]
+    now[0] = 103.7  # the renewal failed (no put): past the TTL, nobody gets the old value
+    assert [cache.get(key) for _ in range(3)] == [MISSING] * 3
+    cache.put(key, "newer", cache.generation)
+    now[0] = 105.3  # a renewal begun before a clear is not kept, and the claim goes with it
+    assert cache.get(key) is MISSING
+    generation = cache.generation
+    cache.clear()
+    cache.put(key, "stale", generation)
+    assert [cache.get(key) for _ in range(2)] == [MISSING, MISSING]
+
+
+async def test_with_a_loader_a_fact_is_renewed_in_the_background_and_nobody_waits(
+    monkeypatch,
+) -> None:
+    """With a loader for its kind, the fact's last quarter starts one background read and
+    every caller keeps the cached value meanwhile; a read begun before a clear is not
+    kept, and a failed read leaves the fact to expire as usual."""
+    from gigi_core.llm import cache as cache_module
+    from gigi_core.llm.cache import MISSING, LlmCache
+
+    now = [100.0]
+    monkeypatch.setattr(cache_module.time, "monotonic", lambda: now[0])
+    cache = LlmCache(ttl=2.0, secret_ttl=0)
+    reads: list[tuple] = []
+    release = asyncio.Event()
+    answer = ["fresh"]
+
+    async def load(key):
+        reads.append(key)
+        await release.wait()
+        if answer[0] == "boom":
+            raise RuntimeError("the database went away")
+        return answer[0]
+
+    cache.loaders["policy"] = load
+    key = ("policy", "g1")
+    cache.put(key, "old", cache.generation)
+    now[0] = 101.6  # the last quarter
+    assert [cache.get(key) for _ in range(10)] == ["old"] * 10  # nobody is told to read
+    await asyncio.sleep(0)
+    assert reads == [key]  # one read, in the background
+    release.set()
+    await asyncio.sleep(0)
+    assert cache.get(key) == "fresh"
+    now[0] = 103.5  # "fresh" expires at 103.6: renewed again, but cleared meanwhile
+    release.clear()
+    assert cache.get(key) == "fresh"
+    cache.clear()  # a change through the kernel: the running read must not be kept
+    release.set()
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    assert cache.get(key) is MISSING
+    cache.put(key, "again", cache.generation)
+    now[0] = 105.4  # its last quarter; this renewal fails
+    answer[0] = "boom"
+    assert cache.get(key) == "again"
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    now[0] = 105.6  # past its TTL: expired for everyone, as without a loader
+    assert [cache.get(key) for _ in range(2)] == [MISSING, MISSING]
+    assert len(reads) == 3

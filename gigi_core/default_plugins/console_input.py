@@ -6,15 +6,18 @@ Kept apart from the REPL: piped input and tests' streams use it, a terminal uses
 
 from __future__ import annotations
 
-import asyncio
-import signal
-import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 async def read_plain_line(stream: Any) -> str | None:
     """One line from ``stream`` read in a daemon thread, so the loop stays free and exit
     never waits on it; None at end of input."""
+    import asyncio
+    import threading
+
     loop = asyncio.get_running_loop()
     future: asyncio.Future[str] = loop.create_future()
 
@@ -53,6 +56,9 @@ def isatty(stream: Any) -> bool:
 
 def install_sigint(loop: asyncio.AbstractEventLoop, callback: Any) -> bool:
     """Route Ctrl-C to ``callback`` while the REPL runs; False where that is not possible."""
+    import signal
+    import threading
+
     if threading.current_thread() is not threading.main_thread():
         return False
     try:

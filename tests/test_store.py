@@ -174,6 +174,31 @@ async def test_enabling_with_secret_config_needs_a_key(database_url, tmp_path) -
         assert await kernel.plugin_state.get("g1", "box") is None  # nothing stored
 
 
+async def test_two_processes_enabling_a_plugin_at_once_both_succeed(
+    database_url, tmp_path
+) -> None:
+    """Both find no row and insert; the loser's key clash runs its save again as an update
+    (two processes enabling a plugin for a new guild collided on guild_plugins' key)."""
+    import asyncio
+
+    from gigi_core.plugins import LoadOptions, load_plugins
+
+    def loaded():
+        return load_plugins(LoadOptions(load=frozenset()), extra=[("box", Toolbox(tmp_path))])
+
+    async with (
+        await Kernel.open(database_url, tmp_path, plugins=loaded()) as a,
+        await Kernel.open(database_url, tmp_path, plugins=loaded()) as b,
+    ):
+        for n in range(5):
+            guild = f"g{n}"
+            await asyncio.gather(
+                a.enable_plugin(guild, "box", by="a"), b.enable_plugin(guild, "box", by="b")
+            )
+            row = await a.plugin_state.get(guild, "box")
+            assert row is not None and row.enabled
+
+
 async def test_moved_ciphertext_fails_closed(database_url, tmp_path) -> None:
     toolbox = Toolbox(tmp_path)
     async with open_test_kernel(

@@ -177,7 +177,29 @@ class PluginStateStore:
         by: str | None = None,
     ) -> None:
         """Upsert in one transaction; ``secrets`` are sealed (bound to guild, plugin and
-        distribution). Refuses (PluginStateClash) a row another distribution saved."""
+        distribution). Refuses (PluginStateClash) a row another distribution saved.
+
+        Two processes saving a guild's first row at once: the loser's INSERT clashes on the
+        key, and it runs again, now updating the row the other one stored."""
+        from sqlalchemy.exc import IntegrityError
+
+        args = (guild_id, plugin, enabled, allow_external, config, secrets, by)
+        try:
+            await self._save(*args)
+        except IntegrityError:
+            await self._save(*args)
+        self.on_change()
+
+    async def _save(
+        self,
+        guild_id: str,
+        plugin: str,
+        enabled: bool | None,
+        allow_external: bool | None,
+        config: dict[str, Any] | None,
+        secrets: dict[str, str] | None,
+        by: str | None,
+    ) -> None:
         async with self.db.session() as s:
             row = await s.get(GuildPlugin, (guild_id, plugin), with_for_update=True)
             if row is None:
@@ -211,7 +233,6 @@ class PluginStateStore:
                             SealedSecret.name == name,
                         )
                     )
-        self.on_change()
 
     async def adopt_unbound(self, plugins: dict[str, str]) -> int:
         """Bind rows saved before distributions were recorded to the plugins loaded now.

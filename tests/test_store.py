@@ -174,9 +174,7 @@ async def test_enabling_with_secret_config_needs_a_key(database_url, tmp_path) -
         assert await kernel.plugin_state.get("g1", "box") is None  # nothing stored
 
 
-async def test_two_processes_enabling_a_plugin_at_once_both_succeed(
-    database_url, tmp_path
-) -> None:
+async def test_two_processes_enabling_a_plugin_at_once_both_succeed(database_url, tmp_path) -> None:
     """Both find no row and insert; the loser's key clash runs its save again as an update
     (two processes enabling a plugin for a new guild collided on guild_plugins' key)."""
     import asyncio

@@ -77,6 +77,8 @@ async def _copy_new(
     savepoint, the bulk path of the raw benchmark (psycopg formats the rows in C, the server
     skips the planner); False when an id was already stored (a redelivery), rolled back so
     the caller takes the deduplicating ``INSERT … ON CONFLICT DO NOTHING``."""
+    import psycopg
+
     mention_rows = [r for found in mentions.values() for r in found]
     try:
         async with conn.begin_nested():
@@ -84,12 +86,12 @@ async def _copy_new(
             await _copy(driver, m, rows)
             if mention_rows:
                 await _copy(driver, tables.mentions, mention_rows)
-    except sa.exc.IntegrityError:
-        return False
-    except Exception as exc:  # psycopg's own error, raised outside SQLAlchemy's wrapping
-        if getattr(exc, "sqlstate", None) == "23505":  # unique_violation
+    except psycopg.Error as exc:  # raised by psycopg itself, outside SQLAlchemy's wrapping
+        if exc.sqlstate == "23505":  # unique_violation: an id already stored
             return False
-        raise
+        # As SQLAlchemy's class (OperationalError, DataError, ...), so the writer tells a
+        # lost connection (retried) from a bad row (dropped) as for its other statements.
+        raise sa.exc.DBAPIError.instance("COPY", None, exc, psycopg.Error) from exc
     return True
 
 

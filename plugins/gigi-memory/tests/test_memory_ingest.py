@@ -296,6 +296,34 @@ async def test_the_writer_retries_while_the_database_is_away(kernel) -> None:
     assert await count(kernel, text="eventually") == 1
 
 
+async def test_a_connection_lost_during_copy_is_retried_not_dropped(kernel, monkeypatch) -> None:
+    """PostgreSQL's COPY raises psycopg's own errors: a lost connection must be retried like
+    any other statement's, never taken for a bad row and dropped."""
+    if service_of(kernel).dialect != "postgresql":
+        pytest.skip("COPY is the PostgreSQL writer's path")
+    import psycopg
+    from gigi_memory import ledger
+
+    await enable(kernel)
+    real = ledger._copy
+    failures = 2
+
+    async def flaky(driver, table, rows):
+        nonlocal failures
+        if failures:
+            failures -= 1
+            raise psycopg.OperationalError("server closed the connection unexpectedly")
+        await real(driver, table, rows)
+
+    monkeypatch.setattr(ledger, "_copy", flaky)
+    await publish(kernel, message("copied eventually", mentioned_user_ids=("42",)))
+    assert await gigi_memory.flush(kernel, 30)
+    svc = service_of(kernel)
+    assert svc.writer.stats.retries == 2 and svc.writer.stats.failed == 0
+    assert await count(kernel, text="eventually") == 1
+    assert await count(kernel, mentioned="42") == 1
+
+
 async def test_a_full_queue_drops_messages_and_counts_them(kernel, monkeypatch) -> None:
     await enable(kernel)
     svc = service_of(kernel)

@@ -122,12 +122,9 @@ class EventBus:
             return
         if not self._routing and inbox.empty():
             # Nothing ahead of it: with the guild's facts fresh, straight to the observers'
-            # queues (one task wake-up per event instead of two), unless one is filling up.
+            # queues (one task wake-up per event instead of two).
             facts = None if event.guild_id is None else self._fresh(event.guild_id)
-            if (event.guild_id is None or facts is not None) and all(
-                o.queue.qsize() < self._chunk for o in self.observers().values()
-            ):
-                self._dispatch(event, facts)
+            if (event.guild_id is None or facts is not None) and self._direct(event, facts):
                 return
         try:
             inbox.put_nowait(event)
@@ -224,6 +221,24 @@ class EventBus:
                         observer.name,
                         line.dropped,
                     )
+
+    def _direct(self, event: Event, facts: _GuildFacts | None) -> bool:
+        """Hand the event to its observers' queues from ``publish``, or False (nothing done)
+        when one of them has no worker yet or a quarter of its queue filled: the router
+        then paces it. Workers are started by the router only, so they run in its context
+        rather than in the surface's task that published."""
+        targets = []
+        for observer in self.observers().values():
+            wanted = _wanted(observer, event, facts)
+            if wanted is None:
+                continue
+            task = observer.task
+            if task is None or task.done() or observer.queue.qsize() >= self._chunk:
+                return False
+            targets.append((observer, wanted))
+        for observer, wanted in targets:
+            observer.queue.put_nowait(wanted)  # room: fewer than a quarter of its size queued
+        return True
 
     def _room(self) -> int:
         """How many events the router moves this turn: up to what the fullest observer queue

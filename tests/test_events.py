@@ -392,3 +392,85 @@ async def test_the_router_stops_when_cancelled_as_an_event_arrives(tmp_path: Pat
         with pytest.raises(asyncio.CancelledError):
             async with asyncio.timeout(5):
                 await router
+
+
+class SyncObserver(Observer):
+    """A synchronous observer (memory's shape): delivered without a loop turn per event."""
+
+    @hookimpl
+    def observe_event(self, event: Event, kernel: Any) -> None:  # type: ignore[override]
+        if self.fail_on is not None and isinstance(event, self.fail_on):
+            raise RuntimeError("sync observer broke")
+        self.seen.append(event)
+
+
+async def test_order_per_channel_holds_across_the_router_and_the_direct_path(
+    tmp_path: Path,
+) -> None:
+    """A guild's first event waits in the router while its facts are read; events published
+    meanwhile must not overtake it in any observer, even when the facts look cached by then,
+    and once they are cached events go straight to the queues, still in order."""
+    a, b = SyncObserver("a", tmp_path), Observer("b", tmp_path)
+    async with open_test_kernel(tmp_path, plugins=[], extra_plugins=[("a", a), ("b", b)]) as kernel:
+        for name in ("a", "b"):
+            await kernel.enable_plugin("g1", name)
+        real_states = kernel.channels.states
+        reading = asyncio.Event()
+        release = asyncio.Event()
+
+        async def slow_states(guild_id: str) -> dict[str, str]:
+            reading.set()
+            await release.wait()
+            return await real_states(guild_id)
+
+        kernel.channels.states = slow_states  # type: ignore[method-assign]
+        sent = [message(channel=f"c{i % 3}", text=str(i)) for i in range(300)]
+        await kernel.publish(sent[0])
+        await reading.wait()  # the router holds event 0 while it reads; its inbox is empty
+        kernel.events._facts["g1"] = _fresh_facts()  # as if another read had cached them
+        for event in sent[1:200]:  # facts now look cached, yet the router holds event 0
+            await kernel.publish(event)
+        release.set()
+        await kernel.events.drain()
+        kernel.channels.states = real_states  # type: ignore[method-assign]
+        for event in sent[200:]:  # the direct path
+            await kernel.publish(event)
+        await kernel.events.drain()
+        for observer in (a, b):
+            assert [e.text for e in observer.seen] == [e.text for e in sent]  # type: ignore[attr-defined]
+        assert kernel.events.status()["a"]["delivered"] == 300
+
+
+def _fresh_facts() -> Any:
+    import time
+
+    from gigi_core.observers import _GuildFacts
+
+    return _GuildFacts(frozenset({"a", "b"}), {}, time.monotonic() + 60)
+
+
+async def test_a_burst_with_the_facts_cached_drops_only_for_the_blocked_plugin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The direct path (facts cached) must pace a burst like the router: a blocked plugin
+    drops what its queue cannot hold, a fast one (sync or async) gets every event."""
+    monkeypatch.setenv("GIGI_EVENT_QUEUE_SIZE", "100")
+    slow, fast = Observer("slow", tmp_path), Observer("fast", tmp_path)
+    sync = SyncObserver("sync", tmp_path)
+    fast.target = 10_001
+    async with open_test_kernel(
+        tmp_path, plugins=[], extra_plugins=[("slow", slow), ("fast", fast), ("sync", sync)]
+    ) as kernel:
+        for name in ("slow", "fast", "sync"):
+            await kernel.enable_plugin("g1", name)
+        await kernel.publish(message())  # reads and caches the guild's facts
+        await kernel.events.drain()
+        slow.gate = asyncio.Event()
+        for _ in range(10_000):
+            await kernel.publish(message())
+        await asyncio.wait_for(fast.reached.wait(), 60)
+        assert kernel.events.status()["slow"]["dropped"] == 10_000 - 101
+        slow.gate.set()
+        await kernel.events.drain()
+        assert len(slow.seen) == 1 + 101 and len(sync.seen) == 10_001
+        assert kernel.events.status()["sync"]["dropped"] == 0

@@ -33,6 +33,7 @@ async def box(database_url, tmp_path):
 
 
 async def audit_rows(kernel):
+    await kernel.db.writer.drain()  # read-only calls' rows ride the writer's next batch
     async with kernel.db.session() as s:
         return list(await s.scalars(select(AuditEvent).order_by(AuditEvent.id)))
 
@@ -302,3 +303,48 @@ async def test_undeclared_arguments_never_reach_a_handler(database_url, tmp_path
         # box.thread's schema is {type: object}: extra properties validate
         await kernel.call_tool("box.thread", {"dry_run": False}, actor=USER, guild_id="g1")
     assert seen == {"dry_run": True}
+
+
+async def test_a_read_only_call_returns_before_its_audit_row_commits(box) -> None:
+    """A read-only call writes nothing before it returns (box's config has a secret field,
+    read per call; the policy facts are cached): its audit row rides the writer's next
+    batch, and a reader sees it at once."""
+    from sqlalchemy import event
+
+    kernel, _ = box
+    await kernel.call_tool("box.echo", {"text": "warm"}, actor=USER, guild_id="g1")
+    await kernel.db.writer.drain()
+    seen: list[str] = []
+
+    def count(conn, cursor, statement, *rest) -> None:
+        seen.append(statement.split()[0])
+
+    event.listen(kernel.db.engine.sync_engine, "before_cursor_execute", count)
+    try:
+        outcome = await kernel.call_tool("box.echo", {"text": "hi"}, actor=USER, guild_id="g1")
+        during = list(seen)
+        rows = await kernel.audit.recent("g1", limit=1)
+    finally:
+        event.remove(kernel.db.engine.sync_engine, "before_cursor_execute", count)
+    assert outcome.result["text"] == "hi" and during == ["SELECT", "SELECT"]  # the secrets
+    assert (rows[0]["action"], rows[0]["status"]) == ("box.echo", "ok")
+
+
+async def test_a_failed_audit_write_is_logged_for_a_read_and_raised_for_a_change(
+    box, monkeypatch, caplog
+) -> None:
+    from gigi_core.store import audit
+
+    kernel, _ = box
+    await kernel.enable_plugin("g1", "box", allow_external=True)  # box.fetch may run
+
+    def broken(self, conn) -> None:
+        raise RuntimeError("the audit table is gone")
+
+    monkeypatch.setattr(audit.AuditWrite, "__call__", broken)
+    outcome = await kernel.call_tool("box.echo", {"text": "hi"}, actor=USER, guild_id="g1")
+    assert outcome.result["text"] == "hi"  # the read ran; losing its row is logged
+    await kernel.db.writer.drain()
+    assert "a queued database write failed" in caplog.text
+    with pytest.raises(RuntimeError, match="audit table"):  # it ran: not reported as done
+        await kernel.call_tool("box.fetch", {}, actor=USER, guild_id="g1")

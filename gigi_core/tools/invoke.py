@@ -18,7 +18,7 @@ from gigi_core.errors import (
     ToolExecutionError,
     UnknownAction,
 )
-from gigi_core.manifest.models import ActionSpec
+from gigi_core.manifest.models import ActionSpec, Safety
 from gigi_core.policy.actor import Actor
 from gigi_core.policy.decision import Decision, Outcome
 from gigi_core.store.audit import AuditRecord
@@ -216,7 +216,10 @@ async def execute(
     if failure is not None:
         failure.audit = record  # type: ignore[attr-defined]
     if write_audit:
-        await kernel.audit.record(record)
+        if spec.safety is Safety.read_only:  # it changed nothing: the row rides the next batch
+            kernel.audit.queue(record)
+        else:  # a change is not reported done before its row is committed
+            await kernel.audit.record(record)
     try:
         if on_outcome is not None:
             await on_outcome(record, None if failure else result, failure)
@@ -262,8 +265,9 @@ def _as_json(kernel: Kernel, spec: ActionSpec, result: Any) -> Any:
 
 
 async def _audit(kernel: Kernel, record: AuditRecord) -> None:
-    """Every outcome is audited and tracked; both carry metadata only."""
-    await kernel.audit.record(record)
+    """Every refusal is audited and tracked; both carry metadata only. Nothing ran, so the
+    row is queued for the writer's next batch rather than waited for."""
+    kernel.audit.queue(record)
     await _track(kernel, record)
 
 

@@ -1,5 +1,11 @@
-"""``gigi memory ...``: import and sync from a shell (the /memory commands work from the
-console and ``gigi tools call``)."""
+"""``gigi memory ...``: the /memory commands from a shell, plus import and sync.
+
+``enable``, ``disable``, ``status``, ``purge`` and ``policy`` run the same manifest actions
+as the slash commands, on the kernel's deterministic path (``kernel.agent.direct``:
+validation, policy, audit, and for ``purge`` the kernel's confirmation, approved here at
+the terminal or with ``--yes``). They act as the operator — an admin of the guild — unless
+``--user`` names a member, whose grants then apply. ``--json`` prints the action's result.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +20,11 @@ import click
 def add_commands(cli: Any) -> None:
     @cli.group("memory")
     def memory() -> None:
-        """Guild memory: import channel exports, sync channel history (see docs/memory.md)."""
+        """Guild memory: channels, policy, status, purge, import and sync (docs/memory.md)."""
+
+    from gigi_memory.cli_admin import add_admin_commands
+
+    add_admin_commands(memory)
 
     @memory.command("import")
     @click.argument("export", type=click.Path(exists=True, dir_okay=False, path_type=Path))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import os
 import time
@@ -68,6 +69,7 @@ class Op:
     future: asyncio.Future[Any] | None = None
     event: Any = None  # the live MessageCreated, until ``materialize``
     gate: Any = None
+    ahead: Any = None  # (rules, storage, content) made while an earlier batch committed
 
     def materialize(self) -> dict[str, Any]:
         """The op's fields; a live create's are built here, in the writer, not the handler."""
@@ -231,7 +233,7 @@ class Writer:
             batch = [self.queue.popleft() for _ in range(min(BATCH, len(self.queue)))]
             self._inflight = deque(batch)
             try:
-                await self._apply(batch)
+                await self._apply_overlapped(batch)
             except asyncio.CancelledError:
                 self.queue.extendleft(reversed(self._inflight))
                 self._inflight.clear()
@@ -259,6 +261,33 @@ class Writer:
         """Commit what is queued, then rewrite the FTS5 index if text was removed (tests)."""
         await self.flush()
         await self._compact()
+
+    async def _apply_overlapped(self, batch: list[Op]) -> None:
+        """``_apply(batch)``, while the creates queued behind it are redacted and sealed.
+
+        The database works on this batch while Python prepares the next one (it would
+        otherwise wait for each commit, then prepare): the two overlap instead of adding
+        up. The prepared ops stay in the queue, in order, as they were (a secured channel
+        still drops them); only their content is made early.
+        """
+        task = asyncio.ensure_future(self._apply(batch))
+        try:
+            ahead = [
+                op
+                for op in itertools.islice(self.queue, BATCH)
+                if op.kind == "create" and op.ahead is None
+            ]
+            for start in range(0, len(ahead), PREPARE_SLICE):
+                await asyncio.sleep(0)  # the batch's statements go out first
+                if task.done():
+                    break
+                self._prepare_ahead(ahead[start : start + PREPARE_SLICE])
+        except BaseException:
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+            raise
+        await task
 
     async def _apply(self, batch: list[Op]) -> None:
         """Run after run of one kind, each in its own transaction (heavy ops chunked)."""
@@ -369,23 +398,43 @@ class Writer:
             storage = d.get("storage") or svc.cache.guild(op.guild_id or "").storage
             if op.kind == "edit" and not svc.still_on(op.guild_id, d):
                 storage = "metadata_only"  # the channel is off now: drop the old text, keep none
-            text, _ = redact(d.get("text") or "", svc.cache.guild(op.guild_id or "").redaction)
-            row: dict[str, Any] = {
-                "search_text": None,
-                "sealed_key_id": None,
-                "sealed_nonce": None,
-                "sealed_text": None,
-                "content_hash": None,
-            }
-            if storage != "metadata_only":
-                row["search_text"] = search_text(text)
-                row["content_hash"] = svc.text_hash(op.guild_id or "", text)
-            if storage == "encrypted" and text:
-                sealed = svc.seal(text, op.guild_id or "", d["message_id"])
-                if sealed is not None:
-                    row["sealed_key_id"], row["sealed_nonce"], row["sealed_text"] = sealed
-            out.append((op, row))
+            rules = svc.cache.guild(op.guild_id or "").redaction
+            ahead, op.ahead = op.ahead, None
+            if ahead is not None and ahead[0] == rules and ahead[1] == storage:
+                out.append((op, ahead[2]))  # made while the batch before it committed
+                continue
+            out.append((op, self._content(op, d, storage, rules)))
         return out  # type: ignore[return-value]
+
+    def _prepare_ahead(self, ops: list[Op]) -> None:
+        """The content of creates still queued, made while the batch before them commits;
+        kept with the rules and storage it was made with, and made again if those changed."""
+        svc = self.service
+        for op in ops:
+            d = op.materialize()
+            storage = d.get("storage") or svc.cache.guild(op.guild_id or "").storage
+            rules = svc.cache.guild(op.guild_id or "").redaction
+            op.ahead = (rules, storage, self._content(op, d, storage, rules))
+
+    def _content(self, op: Op, d: dict[str, Any], storage: str, rules: Any) -> dict[str, Any]:
+        """The stored form of one message's text: redacted, normalised, hashed, sealed."""
+        svc = self.service
+        text, _ = redact(d.get("text") or "", rules)
+        row: dict[str, Any] = {
+            "search_text": None,
+            "sealed_key_id": None,
+            "sealed_nonce": None,
+            "sealed_text": None,
+            "content_hash": None,
+        }
+        if storage != "metadata_only":
+            row["search_text"] = search_text(text)
+            row["content_hash"] = svc.text_hash(op.guild_id or "", text)
+        if storage == "encrypted" and text:
+            sealed = svc.seal(text, op.guild_id or "", d["message_id"])
+            if sealed is not None:
+                row["sealed_key_id"], row["sealed_nonce"], row["sealed_text"] = sealed
+        return row
 
 
 class _Retry(Exception):

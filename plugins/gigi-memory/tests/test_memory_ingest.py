@@ -296,6 +296,34 @@ async def test_the_writer_retries_while_the_database_is_away(kernel) -> None:
     assert await count(kernel, text="eventually") == 1
 
 
+async def test_a_connection_lost_during_copy_is_retried_not_dropped(kernel, monkeypatch) -> None:
+    """PostgreSQL's COPY raises psycopg's own errors: a lost connection must be retried like
+    any other statement's, never taken for a bad row and dropped."""
+    if service_of(kernel).dialect != "postgresql":
+        pytest.skip("COPY is the PostgreSQL writer's path")
+    import psycopg
+    from gigi_memory import ledger
+
+    await enable(kernel)
+    real = ledger._copy
+    failures = 2
+
+    async def flaky(driver, table, rows):
+        nonlocal failures
+        if failures:
+            failures -= 1
+            raise psycopg.OperationalError("server closed the connection unexpectedly")
+        await real(driver, table, rows)
+
+    monkeypatch.setattr(ledger, "_copy", flaky)
+    await publish(kernel, message("copied eventually", mentioned_user_ids=("42",)))
+    assert await gigi_memory.flush(kernel, 30)
+    svc = service_of(kernel)
+    assert svc.writer.stats.retries == 2 and svc.writer.stats.failed == 0
+    assert await count(kernel, text="eventually") == 1
+    assert await count(kernel, mentioned="42") == 1
+
+
 async def test_a_full_queue_drops_messages_and_counts_them(kernel, monkeypatch) -> None:
     await enable(kernel)
     svc = service_of(kernel)
@@ -389,3 +417,48 @@ async def test_a_message_delivered_twice_is_stored_once_with_the_rest_of_its_bat
     assert await count(kernel, text="postgres") == 3
     assert await count(kernel, mentioned="42") == 1
     assert service_of(kernel).writer.stats.failed == 0
+
+
+async def test_content_made_ahead_is_used_only_under_the_rules_it_was_made_with(
+    kernel, monkeypatch
+) -> None:
+    """The writer redacts and seals queued messages while the batch before them commits;
+    if the server's redaction rules change before their turn, they are made again."""
+    from dataclasses import replace
+
+    from gigi_memory.policy import millis
+    from gigi_memory.writer import Op
+
+    await enable(kernel)
+    svc = service_of(kernel)
+    await settle(kernel)
+    made = []
+    real = svc.writer._content
+    monkeypatch.setattr(svc.writer, "_content", lambda *a: made.append(a[0]) or real(*a))
+
+    def queued(text: str) -> Op:
+        event = message(text)
+        gate = svc.cache.gate(
+            guild_id="g1",
+            channel_id="c1",
+            parent_id=None,
+            kind="text",
+            is_bot=False,
+            created_ms=millis(event.created_at),
+            live=True,
+        )
+        op = Op("create", "g1", None, event=event, gate=gate)
+        svc.writer.enqueue(op)
+        return op
+
+    kept, stale = queued("ahead canaryplain"), queued("ahead PRJ-abcd canarymasked")
+    svc.writer._prepare_ahead([kept, stale])  # no await since they were queued
+    assert made == [kept, stale]
+    policy = svc.cache.guild("g1")
+    rules = replace(policy.redaction, patterns=(r"PRJ-[a-z]{4}",))
+    svc.cache.set_guild("g1", replace(policy, redaction=rules))
+    kept.ahead = (rules, *kept.ahead[1:])  # as if made under the new rules
+    await settle(kernel)
+    assert made == [kept, stale, stale]  # only the stale one was made again
+    stored = await dump_text(kernel)
+    assert "canaryplain" in stored and "prj" not in stored.lower().replace("[redacted]", "")

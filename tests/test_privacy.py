@@ -298,6 +298,24 @@ async def test_kernel_delete_removes_counts_and_pseudonymises(env) -> None:
     assert notes.notes == {("g1", OTHER): ["not yours"]}
 
 
+async def test_audit_rows_still_queued_are_erased_too(env) -> None:
+    """A read-only call's audit row is queued behind the reply; an erasure or a guild purge
+    right after it must not be overtaken by it (the writer is drained first)."""
+    from gigi_core.store.audit import AuditRecord
+
+    kernel, _ = env
+    for _ in range(3):
+        kernel.audit.queue(AuditRecord(kind="tool.call", status="ok", actor_id=USER, guild_id="g1"))
+    await kernel.privacy.delete(USER, by="operator")
+    assert await leaks(kernel, USER) == []
+    kernel.audit.queue(AuditRecord(kind="tool.call", status="ok", actor_id=OTHER, guild_id="g2"))
+    await kernel.privacy.purge_guild("g2")
+    await kernel.db.writer.drain()
+    async with kernel.db.session() as s:
+        guilds = set((await s.scalars(select(AuditEvent.guild_id))).all())
+    assert "g2" not in guilds
+
+
 async def test_delete_is_idempotent_and_nothing_is_reported_as_nothing(env) -> None:
     kernel, notes = env
     await seed(kernel, notes)

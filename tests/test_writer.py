@@ -115,6 +115,26 @@ async def test_a_failing_submitted_write_is_logged_and_the_rest_committed(db, ca
     assert isinstance(record.exc_info[1], ValueError)
 
 
+async def test_a_failed_statement_logs_no_values(db, caplog) -> None:
+    """A queued write whose statement fails is logged with its exception, whose text never
+    holds the statement's values (they can be message text or sealed blobs)."""
+    import traceback
+
+    from sqlalchemy import text
+
+    caplog.set_level(logging.ERROR, logger="gigi_core.store.writer")
+    canary = "VALUECANARYqzx"
+
+    def failing(conn):
+        conn.execute(text("INSERT INTO no_such_table (a) VALUES (:a)"), {"a": canary})
+
+    db.writer.submit(failing)
+    await db.writer.drain()
+    [record] = [r for r in caplog.records if r.levelno == logging.ERROR]
+    logged = "".join(traceback.format_exception(*record.exc_info))
+    assert "no_such_table" in logged and canary not in logged
+
+
 async def test_drain_waits_for_submitted_writes(db) -> None:
     """drain() returns only once every write submitted before it is committed."""
     committed = []

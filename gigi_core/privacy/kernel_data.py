@@ -176,6 +176,7 @@ async def delete_kernel(
     to record its own step and result, so it and its confirmation are kept.
     """
     counts: dict[str, int] = {}
+    await db.writer.drain()  # queued audit and usage rows land first, then are rewritten
     async with db.session() as s:
         mine = (LlmCredential.owner_type == "user") & (LlmCredential.owner_id == user_id)
         if guild_id is not None:
@@ -287,6 +288,7 @@ async def forget_run(db: Database, run_id: str, pseudonym: Any) -> int:
 async def purge_kernel_guild(db: Database, guild_id: str) -> dict[str, int]:
     """Everything the kernel holds for a guild it left; usage rows stay for billing."""
     counts: dict[str, int] = {}
+    await db.writer.drain()  # queued rows of the guild land first, then are purged
     async with db.session() as s:
         runs = select(AgentRun.id).where(AgentRun.guild_id == guild_id)
         await s.execute(delete(AgentRunConfirmation).where(AgentRunConfirmation.run_id.in_(runs)))

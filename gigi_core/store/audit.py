@@ -71,7 +71,8 @@ class AuditLog:
     def queue(self, record: AuditRecord) -> None:
         """Store one row with the writer's next batch, without waiting for it.
 
-        A failed write is logged by the writer (the error class, never the row's values);
+        A failed write is logged by the writer with its exception (the engines hide
+        statement values, so no row's values);
         after the database was closed the row cannot be written and that is logged too.
         """
         if self.db.writer.submit(AuditWrite([audit_row(record)])) is None:

@@ -68,7 +68,9 @@ class Database:
             url = f"sqlite+aiosqlite:///{self._scratch / 'gigi.db'}"
         self.url = url
         self.dialect = "sqlite" if url.startswith("sqlite") else "postgresql"
-        kwargs: dict[str, Any] = {}
+        # An error's text never carries a statement's values (message text, sealed blobs)
+        # into a log: the writer logs failed queued writes with their exception.
+        kwargs: dict[str, Any] = {"hide_parameters": True}
         if self.dialect == "sqlite":
             kwargs["connect_args"] = {"timeout": 30}
         else:
@@ -89,9 +91,11 @@ class Database:
 
         if self.dialect == "postgresql":
             url = make_url(self.url).set(drivername="postgresql+psycopg")
-            return create_engine(url, pool_size=1, max_overflow=1, pool_pre_ping=True)
+            return create_engine(
+                url, pool_size=1, max_overflow=1, pool_pre_ping=True, hide_parameters=True
+            )
         url = make_url(self.url).set(drivername="sqlite+pysqlite")
-        engine = create_engine(url, connect_args={"timeout": 30})
+        engine = create_engine(url, connect_args={"timeout": 30}, hide_parameters=True)
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
 

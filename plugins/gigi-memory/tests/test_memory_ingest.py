@@ -296,11 +296,11 @@ async def test_the_writer_retries_while_the_database_is_away(kernel) -> None:
     assert await count(kernel, text="eventually") == 1
 
 
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)  # COPY: PostgreSQL's
 async def test_a_connection_lost_during_copy_is_retried_not_dropped(kernel, monkeypatch) -> None:
     """PostgreSQL's COPY raises psycopg's own errors: a lost connection must be retried like
     any other statement's, never taken for a bad row and dropped."""
-    if service_of(kernel).dialect != "postgresql":
-        pytest.skip("COPY is the PostgreSQL writer's path")
+    assert service_of(kernel).dialect == "postgresql"
     import psycopg
     from gigi_memory import ledger
 

@@ -54,3 +54,22 @@ async def retrieval_kernel(
 def fake(name: str, **kw: Any) -> FakeRetriever:
     kw.setdefault("hits", notes_hits())
     return FakeRetriever(name, **kw)
+
+
+async def pack_for(kernel: Kernel, text: str, mode: str = "auto", previous: Any = None, **kw: Any):
+    """The context pack for MEMBER asking ``text`` in g1/c1, without a planning model."""
+    from gigi_core.context import build_context
+
+    return await build_context(
+        kernel,
+        actor=MEMBER,
+        guild_id="g1",
+        channel_id="c1",
+        visible_channels=VISIBLE,
+        text=text,
+        mode=mode,
+        previous=previous,
+        use_model=False,
+        now=NOW,
+        **kw,
+    )

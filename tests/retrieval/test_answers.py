@@ -9,10 +9,9 @@ from dataclasses import replace
 
 from gigi_core.agent import Request
 from gigi_core.agent.runtime import AgentRuntime
-from gigi_core.context import build_context
 from gigi_core.testing.retrieval import hit
 from gigi_core.testing.scripted import ScriptedModel, say
-from tests.retrieval.helpers import MEMBER, NOW, VISIBLE, days, fake, retrieval_kernel
+from tests.retrieval.helpers import MEMBER, VISIBLE, days, fake, pack_for, retrieval_kernel
 
 NO_RECORD = "I'm afraid I have no record of that particular matter."
 NOTES = "Cite the channel and approximate date; never quote anyone's words."
@@ -23,20 +22,6 @@ def knowledge(**kw):
     path.answer_notes = NOTES
     path.no_record = NO_RECORD
     return path
-
-
-async def pack_for(kernel, text: str, mode: str = "auto"):
-    return await build_context(
-        kernel,
-        actor=MEMBER,
-        guild_id="g1",
-        channel_id="c1",
-        visible_channels=VISIBLE,
-        text=text,
-        mode=mode,
-        use_model=False,
-        now=NOW,
-    )
 
 
 async def test_answer_notes_reach_the_pack_only_from_a_path_that_contributed(

@@ -13,23 +13,7 @@ from gigi_core.events import HistoryPage, MessageCreated
 from gigi_core.retrieval import RetrievalError
 from gigi_core.testing import assert_pack
 from gigi_core.testing.retrieval import hit
-from tests.retrieval.helpers import MEMBER, NOW, VISIBLE, days, fake, retrieval_kernel
-
-
-async def pack_for(kernel, text: str, mode: str = "auto", previous=None, **kw):
-    return await build_context(
-        kernel,
-        actor=MEMBER,
-        guild_id="g1",
-        channel_id="c1",
-        visible_channels=VISIBLE,
-        text=text,
-        mode=mode,
-        previous=previous,
-        use_model=False,
-        now=NOW,
-        **kw,
-    )
+from tests.retrieval.helpers import MEMBER, NOW, days, fake, pack_for, retrieval_kernel
 
 
 def test_auto_mode_decides_from_the_request() -> None:

@@ -9,9 +9,7 @@ action is claimed before its nudge is posted (a kill between claim and post lose
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
-import sys
 import time
 import uuid
 from collections import Counter
@@ -25,9 +23,8 @@ import sqlalchemy as sa
 from gigi_core import Actor
 from gigi_core.testing import open_test_kernel
 from tests.scale.memory_worker import KEY
-from tests.scale.test_memory_workers import FAST, lines, scalar
+from tests.scale.test_memory_workers import FAST, lines, scalar, start_module
 
-ROOT = Path(__file__).resolve().parents[2]
 GUILD, CHANNELS = "g1", [f"k{c}" for c in range(4)]
 ADMIN = Actor(id="admin", is_admin=True)
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)  # a Tuesday: Monday's daily is due, no weekly
@@ -37,18 +34,8 @@ DAY_MS = 86_400_000
 
 async def worker(url: str, home: Path, log: Path, delay: float) -> asyncio.subprocess.Process:
     await asyncio.to_thread(home.mkdir)
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "tests.scale.knowledge_worker",
-        *(url, str(home), str(log), str(delay)),
-        env={**os.environ, **FAST, "PYTHONPATH": os.pathsep.join([str(ROOT), *sys.path])},
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    line = await asyncio.wait_for(proc.stdout.readline(), 60)
-    assert line.startswith(b"ready"), (await proc.stderr.read()).decode()[-3000:]
-    return proc
+    args = (url, str(home), str(log), str(delay))
+    return await start_module("tests.scale.knowledge_worker", *args)
 
 
 def common(channel: str) -> dict[str, Any]:

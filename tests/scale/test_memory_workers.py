@@ -34,14 +34,13 @@ FAST = {
 ADMIN = Actor(id="admin", is_admin=True)
 
 
-async def worker(
-    url: str, home: Path, log: Path, delay: float = PAGE_DELAY
-) -> asyncio.subprocess.Process:
+async def start_module(module: str, *args: str) -> asyncio.subprocess.Process:
+    """``python -m module args`` with the fast job settings, once it has printed "ready"."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "tests.scale.memory_worker",
-        *(url, str(home), str(log), str(delay), str(CHANNELS), str(PER_CHANNEL)),
+        module,
+        *args,
         env={**os.environ, **FAST, "PYTHONPATH": os.pathsep.join([str(ROOT), *sys.path])},
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -49,6 +48,13 @@ async def worker(
     line = await asyncio.wait_for(proc.stdout.readline(), 60)
     assert line.startswith(b"ready"), (await proc.stderr.read()).decode()[-3000:]
     return proc
+
+
+async def worker(
+    url: str, home: Path, log: Path, delay: float = PAGE_DELAY
+) -> asyncio.subprocess.Process:
+    args = (url, str(home), str(log), str(delay), str(CHANNELS), str(PER_CHANNEL))
+    return await start_module("tests.scale.memory_worker", *args)
 
 
 def lines(log: Path) -> list[list[str]]:

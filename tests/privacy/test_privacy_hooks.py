@@ -123,10 +123,14 @@ async def test_audit_rows_still_queued_are_erased_too(env) -> None:
 
     kernel, _ = env
     for _ in range(3):
-        kernel.audit.queue(AuditRecord(kind="tool.call", status="ok", actor_id=USER, guild_id="g1"))
+        await kernel.audit.queue(
+            AuditRecord(kind="tool.call", status="ok", actor_id=USER, guild_id="g1")
+        )
     await kernel.privacy.delete(USER, by="operator")
     assert await leaks(kernel, USER) == []
-    kernel.audit.queue(AuditRecord(kind="tool.call", status="ok", actor_id=OTHER, guild_id="g2"))
+    await kernel.audit.queue(
+        AuditRecord(kind="tool.call", status="ok", actor_id=OTHER, guild_id="g2")
+    )
     await kernel.privacy.purge_guild("g2")
     await kernel.db.writer.drain()
     async with kernel.db.session() as s:

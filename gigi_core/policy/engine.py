@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from gigi_core.hooks import HookTimeout, read_only
@@ -33,6 +33,8 @@ class PolicyFacts:
     hook_capabilities: frozenset[str] = frozenset()
     external_consent: bool = False
     channel_visible: bool | None = None
+    # the actor may view the channels named, but not everyone the answer is shown to may
+    channel_audience: bool | None = None
     hook_failure: str | None = None  # a capabilities_for hook raised or timed out
     withdrawn: str | None = None  # why its plugin withdrew the action in this process
 
@@ -71,6 +73,11 @@ def base_decision(actor: Actor, facts: PolicyFacts) -> Decision:
         )
     if facts.channel_visible is False:
         return Decision.deny("you cannot view that channel", "channel_hidden")
+    if facts.channel_audience is False:
+        return Decision.deny(
+            "not everyone who will see this answer can read that channel (ask inside it)",
+            "channel_outside_audience",
+        )
     held, why = holds_capability(actor, facts)
     if not held:
         return Decision.deny(why, "missing_capability")
@@ -134,6 +141,7 @@ class PolicyEngine:
         *,
         call: Any = None,
         channel_visible: bool | None = None,
+        channel_audience: bool | None = None,
         view: GuildView | None = None,
     ) -> Decision:
         try:
@@ -141,6 +149,8 @@ class PolicyEngine:
                 facts = facts_from(view, self.kernel, action, channel_visible)
             else:
                 facts = await self.facts(actor, action, guild_id, channel_visible=channel_visible)
+            if channel_audience is not None:
+                facts = replace(facts, channel_audience=channel_audience)
             base = base_decision(actor, facts)
             if base.outcome is Outcome.deny:
                 return base

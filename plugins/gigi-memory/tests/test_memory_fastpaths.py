@@ -181,3 +181,12 @@ def test_queries_are_normalised_like_stored_text() -> None:
     for text in EDGES + corpus(500, seed=14):
         stored = search_text(redact(text)[0])
         assert query_words(text) == (stored.split() if stored else [])
+
+
+def test_every_keyword_and_its_upper_case_sends_the_text_to_the_pattern() -> None:
+    from gigi_memory.text import _KEYWORDS
+
+    for word in _KEYWORDS:
+        for text in (f"x {word} y", f"x {word.upper()} y"):
+            assert not _nothing_to_mask(text, RedactionRules()), text
+    assert _nothing_to_mask("a passport and a pass", RedactionRules())

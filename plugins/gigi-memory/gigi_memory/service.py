@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import hmac
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -119,6 +118,22 @@ class MemoryService:
             return None
         return sealed.key_id, sealed.nonce, sealed.ciphertext
 
+    def seal_many(self, items: list[tuple[str, str, str]]) -> list[tuple[str, bytes, bytes]] | None:
+        """``seal`` for ``(text, guild_id, message_id)`` triples: one nonce range per batch."""
+        try:
+            sealed = self.sealer().seal_many(
+                [(text, _associated(g, m)) for text, g, m in items], fingerprint=False
+            )
+        except Exception as exc:
+            if not self._seal_warned:
+                self._seal_warned = True
+                log.error(
+                    "memory: cannot seal message text (%s); storing search words only",
+                    type(exc).__name__,
+                )
+            return None
+        return [(s.key_id, s.nonce, s.ciphertext) for s in sealed]
+
     def unseal(self, row: Any) -> str | None:
         if row.sealed_text is None or row.sealed_key_id is None:
             return None
@@ -140,7 +155,10 @@ class MemoryService:
                 ).digest()
             except Exception:
                 return None
-        return hmac.new(self._hash_key, f"{guild_id}\0{text}".encode(), hashlib.sha256).hexdigest()
+        # Keyed BLAKE2b: a MAC by its design (RFC 7693), one pass, a quarter of HMAC-SHA256's
+        # cost; 32 bytes, so the 64 hex characters the column holds.
+        data = f"{guild_id}\0{text}".encode()
+        return hashlib.blake2b(data, key=self._hash_key, digest_size=32).hexdigest()
 
 
 def _associated(guild_id: str, message_id: str) -> str:

@@ -433,8 +433,10 @@ async def test_content_made_ahead_is_used_only_under_the_rules_it_was_made_with(
     svc = service_of(kernel)
     await settle(kernel)
     made = []
-    real = svc.writer._content
-    monkeypatch.setattr(svc.writer, "_content", lambda *a: made.append(a[0]) or real(*a))
+    real = svc.writer._contents
+    monkeypatch.setattr(
+        svc.writer, "_contents", lambda items: made.extend(i[0] for i in items) or real(items)
+    )
 
     def queued(text: str) -> Op:
         event = message(text)
@@ -462,3 +464,40 @@ async def test_content_made_ahead_is_used_only_under_the_rules_it_was_made_with(
     assert made == [kept, stale, stale]  # only the stale one was made again
     stored = await dump_text(kernel)
     assert "canaryplain" in stored and "prj" not in stored.lower().replace("[redacted]", "")
+
+
+async def test_a_burst_is_sealed_in_batches_that_the_kernels_sealer_opens(kernel) -> None:
+    """The writer seals a batch with one nonce range: every row opens with the kernel's own
+    sealer under its message's associated data, no nonce repeats, equal texts hash equal."""
+    from gigi_core.store.sealing import Sealed
+
+    await enable(kernel)
+    texts = [f"burst message {i % 40} mail a{i}@example.com" for i in range(300)]
+    await publish(kernel, *(message(t) for t in texts))
+    stored = await rows(
+        kernel,
+        "SELECT guild_id, message_id, search_text, sealed_key_id, sealed_nonce, sealed_text, "
+        "content_hash FROM memory_messages ORDER BY id",
+    )
+    assert len(stored) == 300
+    sealer = kernel.state_sealer
+    opened = [
+        sealer.open(
+            Sealed(r.sealed_key_id, bytes(r.sealed_nonce), bytes(r.sealed_text), ""),
+            f"gigi-memory:{r.guild_id}:{r.message_id}",
+        )
+        for r in stored
+    ]
+    assert opened == [t.split(" mail ")[0] + " mail [email]" for t in texts]
+    assert len({bytes(r.sealed_nonce) for r in stored}) == 300
+    by_text: dict[str, set[str]] = {}
+    for r, text in zip(stored, opened, strict=True):
+        by_text.setdefault(text, set()).add(r.content_hash)
+    assert all(len(h) == 1 for h in by_text.values()) and len(by_text) == 40
+    hashes = {next(iter(h)) for h in by_text.values()}
+    assert len(hashes) == 40 and all(len(h) == 64 for h in hashes)
+    import hashlib
+
+    assert not hashes & {
+        hashlib.blake2b(f"g1\0{t}".encode(), digest_size=32).hexdigest() for t in opened
+    }

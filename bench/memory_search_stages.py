@@ -22,11 +22,11 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 STATEMENTS = (  # (a piece of the SQL, the stage's name): the first that matches names it
-    ("SET ", "SQL: SET hnsw GUCs"),
+    ("WITH near", "SQL: vector statement (+ rows)"),
+    ("ts_rank_cd", "SQL: FTS statement (+ rows)"),
+    ("hnsw.", "SQL: set hnsw.* settings"),
     ("FROM memory_segments s WHERE", "SQL: vector scope size probe"),
     ("plainto_tsquery('simple', :w) LIMIT", "SQL: common-word probe"),
-    ("ts_rank_cd", "SQL: FTS statement (+ rows)"),
-    ("WITH near", "SQL: vector statement (+ rows)"),
 )
 
 
@@ -142,6 +142,12 @@ def instrument(svc: Any, stages: Stages) -> Iterator[None]:
         "query_vector",
         _wrap_async(stages, "embed the query", svc.vectors.query_vector),
     )
+    patch(
+        svc.vectors,
+        "embedder",
+        _wrap_async(stages, "  of which resolving the embedder", svc.vectors.embedder),
+    )
+    patch(svc.vectors, "embed", _wrap_async(stages, "  of which the embedding", svc.vectors.embed))
     patch(tools, "_ready", _wrap_async(stages, "policy check + writer flush", tools._ready))
     patch(tools, "resolve_scope", _wrap_async(stages, "resolve the scope", tools.resolve_scope))
     patch(

@@ -437,3 +437,29 @@ async def test_hnsw_settings_never_outlive_a_transaction_or_a_mark(kernel) -> No
         assert await conn.scalar(sa.text("SELECT current_setting('hnsw.iterative_scan')")) == (
             "relaxed_order"
         )
+
+
+async def test_a_query_embedding_does_not_wait_for_its_usage_row_but_records_it(
+    kernel, monkeypatch
+) -> None:
+    """The usage row of a search query's embedding is queued behind the search (no commit
+    per query on the search's path), and lands: metadata only, never the query text."""
+    await enable(kernel)
+    await publish(kernel, message("we ship the new version on friday"))
+    await embed_all(kernel)
+    await kernel.db.writer.drain()
+    before = {(u.provider, u.purpose): u for u in await kernel.llm.usage("g1")}
+    awaited: list[object] = []
+    real = kernel.db.writer.write
+
+    async def counting(fn):
+        awaited.append(fn)
+        return await real(fn)
+
+    monkeypatch.setattr(kernel.db.writer, "write", counting)
+    hits = (await call(kernel, "search", query="canary-q7 shipping plans"))["hits"]
+    assert hits and awaited == []  # nothing awaited a commit for the query's embedding
+    await kernel.db.writer.drain()
+    after = {(u.provider, u.purpose): u for u in await kernel.llm.usage("g1")}
+    assert after[("local", "embedding")].calls == before[("local", "embedding")].calls + 1
+    assert "canary-q7" not in repr(await kernel.llm.usage("g1"))

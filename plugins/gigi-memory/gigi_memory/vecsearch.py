@@ -34,6 +34,10 @@ if TYPE_CHECKING:
 EXACT_MAX = 20_000  # segments; exact search over this many takes ~15 ms on PostgreSQL
 INDEXED_DIMS = frozenset({256})  # partial HNSW indexes (migrations/memory_0002)
 EF_SEARCH = 100
+# Nearest segments read first per message wanted (most messages are one segment; widened
+# x4 while filters or long messages leave too few): search's 40 candidates read 80, within
+# EF_SEARCH, so HNSW needs no iterative extension for them.
+FETCH_FACTOR = 2
 THREAD_ROWS = 20_000  # a bigger NumPy scan runs on a worker thread, not the event loop
 WIDEN_MAX = 20_000  # nearest segments read at most when the read filters reject many
 RECHECK_SECONDS = 2.0  # how stale another process's new vectors may be (never a deleted one)
@@ -87,7 +91,7 @@ async def _postgres(conn: Any, f: reads.Filters, model: str, vector: Any, limit:
         "model": model,
         "dims": dims,
         "q": "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]",
-        "k": limit * 4,  # a message may have several segments
+        "k": limit * FETCH_FACTOR,  # a message may have several segments
         "cap": EXACT_MAX + 1,
     }
     seg = f"s.guild_id = :guild AND s.model = :model AND s.dims = :dims AND {_scope(f)}"
@@ -124,7 +128,7 @@ async def _postgres(conn: Any, f: reads.Filters, model: str, vector: Any, limit:
         "ORDER BY near.distance LIMIT :k"
     )
     floor = 1.0 - min_similarity()
-    fetch = limit * 4
+    fetch = limit * FETCH_FACTOR
     while True:
         params["fetch"] = fetch
         rows = (await conn.execute(sa.text(sql).bindparams(*binds), params)).all()

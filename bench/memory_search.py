@@ -2,6 +2,9 @@
 
     python bench/memory_search.py [N] [QUERIES] [sqlite|postgresql]  # default 100,000, 60, both
 
+About 1.5-2 minutes per backend at 100,000 (most of it loading; the data set is built
+each run). ``GIGI_BENCH_SHARED_BUFFERS`` (default 1GB) sizes the embedded PostgreSQL.
+
 Messages are generated from a fixed seed: each picks one of 24 topics (release planning,
 databases, CI, lunch, pets, music, ...), a sentence template, 2-4 of that topic's words and
 some chat filler, so neighbours by meaning exist and share only some words. Queries are
@@ -21,7 +24,8 @@ Timed, per backend, interleaved per query:
   ``ORDER BY embedding <=> q`` over the channel, in a pass of its own after the others, as
   it evicts their pages) and on PostgreSQL an HNSW top-10.
 Recall@10 of memory's vector path against exact search (NumPy over every vector, the same
-similarity floor) is reported for each backend.
+similarity floor) is reported for each backend. Then the handler's stages, timed by
+perf counters over the same queries (``bench/memory_search_stages.py``).
 """
 
 from __future__ import annotations
@@ -210,6 +214,18 @@ async def load(kernel, texts: list[str], vectors) -> None:
             )
             await conn.exec_driver_sql("ANALYZE memory_segments")
             await conn.exec_driver_sql("ANALYZE memory_messages")
+            # What a running deployment's server already did: autovacuum merged the GIN
+            # index's pending list (a manual ANALYZE does not), and the tables its searches
+            # read sit in shared buffers (a bulk load's writes go through a small ring and
+            # leave them in the OS cache only).
+            await conn.exec_driver_sql("SELECT gin_clean_pending_list('ix_memory_messages_tsv')")
+            await conn.exec_driver_sql("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+            await conn.exec_driver_sql(
+                "SELECT pg_prewarm(c.oid) FROM pg_class c WHERE c.oid IN "
+                "(SELECT 'memory_messages'::regclass UNION SELECT 'memory_segments'::regclass "
+                "UNION SELECT indexrelid FROM pg_index WHERE indrelid IN "
+                "('memory_messages'::regclass, 'memory_segments'::regclass))"
+            )
         print(f"  (HNSW index built in {time.perf_counter() - started:.0f} s)")
         async with svc.engine.connect() as conn:
             sizes = await conn.execute(
@@ -337,8 +353,9 @@ async def run_backend(url: str | None, label: str, texts, vectors, qs, qvecs) ->
         for row in await profile(svc, handler, qs):
             print(row)
         # The exact scans in a pass of their own: on PostgreSQL each reads all 100 MB of
-        # vectors through 128 MB of shared buffers, evicting the pages the others need (run
-        # between them, it made whichever ran next ~20 ms slower at p50).
+        # vectors; with the default 128 MB of shared buffers that evicted the pages the
+        # others need (run between them, it made whichever ran next ~20 ms slower at p50),
+        # and a smaller GIGI_BENCH_SHARED_BUFFERS would again.
         for qv in qvecs:
             t = time.perf_counter()
             await base_exact(qv)

@@ -144,9 +144,10 @@ async def _hnsw_settings(conn: Any) -> None:
     """``hnsw.iterative_scan`` and ``hnsw.ef_search`` for the statement that follows.
 
     On an autocommit connection (``reads.connection``) they are set for the session, once
-    per database connection (marked in the pool's ``info`` for it): nothing else reads
-    ``hnsw.*``, and a setting made outside a transaction cannot be rolled back behind the
-    mark. In a transaction, for that transaction only. One round trip either way.
+    per database connection (marked in the pool's ``info`` for it; a setting made outside
+    a transaction cannot be rolled back behind the mark, and gigi-knowledge's HNSW search
+    sets its own with ``SET LOCAL``). In a transaction, for that transaction only. One
+    round trip either way.
     """
     options = conn.sync_connection.get_execution_options()
     local = options.get("isolation_level") != "AUTOCOMMIT"

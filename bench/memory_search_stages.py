@@ -24,6 +24,8 @@ from typing import Any
 STATEMENTS = (  # (a piece of the SQL, the stage's name): the first that matches names it
     ("WITH near", "SQL: vector statement (+ rows)"),
     ("ts_rank_cd", "SQL: FTS statement (+ rows)"),
+    ("bm25(", "SQL: FTS statement (+ rows)"),
+    ("json_each(:ids)", "SQL: vector hits' rows by id (SQLite)"),
     ("hnsw.", "SQL: set hnsw.* settings"),
     ("FROM memory_segments s WHERE", "SQL: vector scope size probe"),
     ("plainto_tsquery('simple', :w) LIMIT", "SQL: common-word probe"),

@@ -25,10 +25,12 @@ STATEMENTS = (  # (a piece of the SQL, the stage's name): the first that matches
     ("WITH near", "SQL: vector statement (+ rows)"),
     ("ts_rank_cd", "SQL: FTS statement (+ rows)"),
     ("bm25(", "SQL: FTS statement (+ rows)"),
-    ("json_each(:ids)", "SQL: vector hits' rows by id (SQLite)"),
+    ("json_each(", "SQL: vector hits' rows by id (SQLite)"),
+    ("GROUP BY s.channel_id", "SQL: vector cache check (SQLite)"),
     ("hnsw.", "SQL: set hnsw.* settings"),
     ("FROM memory_segments s WHERE", "SQL: vector scope size probe"),
-    ("plainto_tsquery('simple', :w) LIMIT", "SQL: common-word probe"),
+    ("SELECT 1 FROM memory_messages m WHERE m.search_tsv", "SQL: common-word probe"),
+    ("SELECT 1 FROM memory_fts WHERE", "SQL: common-word probe"),
 )
 
 

@@ -67,6 +67,32 @@ async def test_the_model_loads_once_and_off_the_event_loop(monkeypatch) -> None:
     assert len(loads) == 1 and loads[0] != threading.main_thread().name
 
 
+async def test_a_short_text_embeds_on_the_loop_once_loaded_a_batch_on_a_thread(
+    monkeypatch,
+) -> None:
+    """A search query (short, model loaded) skips the thread hop; the vectors are the same."""
+    import asyncio
+
+    from gigi_local_embed import provider as module
+
+    provider = LocalEmbedProvider()
+    query = EmbeddingRequest(model=MODEL_ID, inputs=["what did we decide about the release"])
+    threaded = await provider.embed(query, api_key="")  # loads the model (on a thread)
+    hops: list[int] = []
+    real = asyncio.to_thread
+
+    async def counting(fn, *args):
+        hops.append(len(args[0]))
+        return await real(fn, *args)
+
+    monkeypatch.setattr(module.asyncio, "to_thread", counting)
+    inline = await provider.embed(query, api_key="")
+    assert hops == [] and inline.vectors == threaded.vectors
+    batch = EmbeddingRequest(model=MODEL_ID, inputs=["x" * 600, "y" * 600])
+    await provider.embed(batch, api_key="")
+    assert hops == [2]  # over INLINE_CHARS: off the loop
+
+
 async def test_a_text_without_known_tokens_embeds_to_zeros_not_nan() -> None:
     reply = await LocalEmbedProvider().embed(
         EmbeddingRequest(model=MODEL_ID, inputs=["", "x" * 50_000]), api_key=""

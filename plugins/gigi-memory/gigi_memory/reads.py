@@ -13,7 +13,9 @@ the retention job deletes it.
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +30,17 @@ MESSAGE_COLUMNS = (
     "m.surface, m.created_ms, m.edited_ms, m.search_text, m.sealed_key_id, m.sealed_nonce, "
     "m.sealed_text"
 )
+
+
+@contextlib.asynccontextmanager
+async def connection(engine: Any, dialect: str) -> AsyncIterator[Any]:
+    """A connection for search's statements. On PostgreSQL in autocommit: each statement is
+    one round trip, with no ``BEGIN`` before it and no ``ROLLBACK`` when the pool takes the
+    connection back; every search statement reads one consistent snapshot on its own."""
+    async with engine.connect() as conn:
+        if dialect == "postgresql":
+            await conn.execution_options(isolation_level="AUTOCOMMIT")
+        yield conn
 
 
 @dataclass(frozen=True)

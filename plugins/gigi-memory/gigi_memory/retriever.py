@@ -30,8 +30,6 @@ class MemoryRetriever:
         self.kernel = kernel
 
     async def retrieve(self, query: str, scope: Scope, limit: int) -> list[Hit]:
-        import asyncio
-
         from gigi_memory import reads, tools
         from gigi_memory.policy import now_ms
 
@@ -46,16 +44,7 @@ class MemoryRetriever:
             since_ms=_ms(scope.since),
             until_ms=_ms(scope.until),
         )
-        paths = dict(tools.PATHS)
-        if await svc.vectors.query_vector(scope.guild_id, query) is None:
-            paths.pop("vector")  # embedded before any connection is taken, as search does
-
-        async def run(path: Any) -> list[Any]:
-            async with svc.engine.connect() as conn:
-                return await path(conn, svc, f, query, limit * 4)
-
-        found = await asyncio.gather(*(run(p) for p in paths.values()))
-        fused = tools.fuse(dict(zip(paths, found, strict=True)), limit)
+        fused, _ = await tools.hybrid(svc, f, query, limit)
         return [h for row, _, names in fused if (h := _hit(svc, row, names)) is not None]
 
     async def lookup(self, source_ids: Sequence[str], scope: Scope) -> list[Hit]:

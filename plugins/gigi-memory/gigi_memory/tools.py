@@ -8,7 +8,7 @@ cannot tell (the console, a shell) it is the same channel plus its threads, and 
 says so in ``scope.note``. Nothing outside the channels reported in ``scope.channel_ids``
 is ever read, counted or shown.
 
-Search merges the full-text and vector paths (``PATHS``) by reciprocal rank fusion with a
+Search merges the full-text and vector paths (``hybrid``) by reciprocal rank fusion with a
 recency prior; ``paths`` on each hit names the paths that found it. The query is embedded
 before a connection is taken; when there is no embedder, or it fails, search is full text.
 """
@@ -195,8 +195,6 @@ async def count(
 
 # -- memory.search -------------------------------------------------------------------------------
 
-Path = Callable[[Any, MemoryService, reads.Filters, str, int], Awaitable[list[Any]]]
-
 
 async def fulltext_path(
     conn: Any, svc: MemoryService, f: reads.Filters, query: str, limit: int
@@ -208,19 +206,40 @@ async def fulltext_path(
 
 
 async def vector_path(
-    conn: Any, svc: MemoryService, f: reads.Filters, query: str, limit: int
+    conn: Any, svc: MemoryService, f: reads.Filters, embedded: tuple[str, Any], limit: int
 ) -> list[Any]:
-    """Nearest messages by meaning (the query vector is usually cached by ``search``)."""
+    """Nearest messages by meaning to the query's ``(model, vector)``."""
     if not f.channel_ids or svc.cache.guild(f.guild_id).storage == "metadata_only":
-        return []
-    embedded = await svc.vectors.query_vector(f.guild_id, query)
-    if embedded is None:
         return []
     model, vector = embedded
     return await vecsearch.search(conn, svc, f, model, vector, limit)
 
 
-PATHS: dict[str, Path] = {"fulltext": fulltext_path, "vector": vector_path}
+async def hybrid(
+    svc: MemoryService, f: reads.Filters, query: str, limit: int, actor: Any = None
+) -> tuple[list[tuple[Any, float, list[str]]], list[str]]:
+    """(fused hits, the paths that ran): the query embedded once, before any connection is
+    taken (no connection waits on the embedder; without a vector, full text only), then
+    each path on its own connection at once (FTS in the database, NumPy or pgvector beside
+    it). Only the rows the reads' filters let through come back; nothing is unsealed here."""
+    embedded = None
+    if f.channel_ids:
+        embedded = await svc.vectors.query_vector(f.guild_id, query, actor)
+
+    async def fulltext() -> list[Any]:
+        async with reads.connection(svc.engine, svc.dialect) as conn:
+            return await fulltext_path(conn, svc, f, query, limit * 4)
+
+    async def vector() -> list[Any]:
+        assert embedded is not None
+        async with reads.connection(svc.engine, svc.dialect) as conn:
+            return await vector_path(conn, svc, f, embedded, limit * 4)
+
+    runs: dict[str, Callable[[], Awaitable[list[Any]]]] = {"fulltext": fulltext}
+    if embedded is not None:
+        runs["vector"] = vector
+    found = await asyncio.gather(*(run() for run in runs.values()))
+    return fuse(dict(zip(runs, found, strict=True)), limit), sorted(runs)
 
 
 def fuse(ranked: dict[str, list[Any]], limit: int) -> list[tuple[Any, float, list[str]]]:
@@ -263,29 +282,12 @@ async def search(
         )
     where = await resolve_scope(ctx, scope, channel)
     f = _filters(ctx, where, author=author, since=since, until=until)
-    paths = dict(PATHS)
-    # Embed now, so no connection waits on the embedder; without a vector, full text only.
-    if (
-        not where.channel_ids
-        or await svc.vectors.query_vector(ctx.guild_id, query, ctx.actor.id) is None
-    ):
-        paths.pop("vector")
-
-    async def run(path: Path) -> list[Any]:
-        async with svc.engine.connect() as conn:
-            return await path(conn, svc, f, query, limit * 4)
-
-    # Each path on its own connection, at once: FTS in the database, NumPy or pgvector beside it.
-    found = await asyncio.gather(*(run(path) for path in paths.values()))
-    ranked = dict(zip(paths, found, strict=True))
-    hits = [
-        render(svc, row) | {"score": score, "paths": names}
-        for row, score, names in fuse(ranked, limit)
-    ]
+    fused, paths = await hybrid(svc, f, query, limit, ctx.actor.id)
+    hits = [render(svc, row) | {"score": score, "paths": names} for row, score, names in fused]
     return {
         "hits": hits,
         "scope": where.as_dict(f) | {"remembered_channel_ids": _remembered(svc, ctx, where)},
-        "paths": sorted(paths),  # the paths that ran
+        "paths": paths,  # the paths that ran
     }
 
 

@@ -34,10 +34,17 @@ if TYPE_CHECKING:
 EXACT_MAX = 20_000  # segments; exact search over this many takes ~15 ms on PostgreSQL
 INDEXED_DIMS = frozenset({256})  # partial HNSW indexes (migrations/memory_0002)
 EF_SEARCH = 100
+# Nearest segments read first per message wanted (most messages are one segment; widened
+# x4 while filters or long messages leave too few): search's 40 candidates read 80, within
+# EF_SEARCH, so HNSW needs no iterative extension for them.
+FETCH_FACTOR = 2
 THREAD_ROWS = 20_000  # a bigger NumPy scan runs on a worker thread, not the event loop
 WIDEN_MAX = 20_000  # nearest segments read at most when the read filters reject many
 RECHECK_SECONDS = 2.0  # how stale another process's new vectors may be (never a deleted one)
-SIZE_SECONDS = 30.0  # how long a scope's size (exact or HNSW) is trusted
+SIZE_SECONDS = 300.0  # how long a scope's size (exact or HNSW) is trusted: a probe costs
+# a count of up to EXACT_MAX segments (~3-10 ms); a stale answer only picks the other,
+# equally correct, way to search for a while
+HNSW_MARK = "gigi_memory.hnsw"  # pool connection info: the ef_search its session has
 _sizes: dict[tuple[Any, ...], tuple[float, bool]] = {}  # scope -> (checked at, exact)
 
 
@@ -84,7 +91,7 @@ async def _postgres(conn: Any, f: reads.Filters, model: str, vector: Any, limit:
         "model": model,
         "dims": dims,
         "q": "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]",
-        "k": limit * 4,  # a message may have several segments
+        "k": limit * FETCH_FACTOR,  # a message may have several segments
         "cap": EXACT_MAX + 1,
     }
     seg = f"s.guild_id = :guild AND s.model = :model AND s.dims = :dims AND {_scope(f)}"
@@ -109,8 +116,7 @@ async def _postgres(conn: Any, f: reads.Filters, model: str, vector: Any, limit:
         order = f"{distance} + 0"  # not the HNSW expression: the btree and an exact sort
     else:
         order = distance
-        await conn.exec_driver_sql("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        await conn.exec_driver_sql(f"SET LOCAL hnsw.ef_search = {EF_SEARCH}")
+        await _hnsw_settings(conn)
     # The nearest segments first, on their own (so the planner keeps to the index it was
     # meant to use), then their messages through every read filter; widened when those
     # filters (author, period, deleted) left too few.
@@ -122,7 +128,7 @@ async def _postgres(conn: Any, f: reads.Filters, model: str, vector: Any, limit:
         "ORDER BY near.distance LIMIT :k"
     )
     floor = 1.0 - min_similarity()
-    fetch = limit * 4
+    fetch = limit * FETCH_FACTOR
     while True:
         params["fetch"] = fetch
         rows = (await conn.execute(sa.text(sql).bindparams(*binds), params)).all()
@@ -132,6 +138,30 @@ async def _postgres(conn: Any, f: reads.Filters, model: str, vector: Any, limit:
         if len(best) >= limit or not widen or fetch >= WIDEN_MAX:
             return best
         fetch *= 4
+
+
+async def _hnsw_settings(conn: Any) -> None:
+    """``hnsw.iterative_scan`` and ``hnsw.ef_search`` for the statement that follows.
+
+    On an autocommit connection (``reads.connection``) they are set for the session, once
+    per database connection (marked in the pool's ``info`` for it; a setting made outside
+    a transaction cannot be rolled back behind the mark, and gigi-knowledge's HNSW search
+    sets its own with ``SET LOCAL``). In a transaction, for that transaction only. One
+    round trip either way.
+    """
+    options = conn.sync_connection.get_execution_options()
+    local = options.get("isolation_level") != "AUTOCOMMIT"
+    if not local and conn.info.get(HNSW_MARK) == EF_SEARCH:
+        return
+    await conn.execute(
+        sa.text(
+            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', :local), "
+            "set_config('hnsw.ef_search', :ef, :local)"
+        ),
+        {"local": local, "ef": str(EF_SEARCH)},
+    )
+    if not local:
+        conn.info[HNSW_MARK] = EF_SEARCH
 
 
 def _best_per_message(rows: list[Any], limit: int) -> list[Any]:

@@ -156,9 +156,16 @@ class VectorService:
         return None
 
     async def embed(
-        self, embedder: Embedder, guild_id: str, texts: list[str], actor: Any = None
+        self,
+        embedder: Embedder,
+        guild_id: str,
+        texts: list[str],
+        actor: Any = None,
+        durability: str | None = None,
     ) -> tuple[str, list[Any]]:
-        """(model key, unit vectors) for ``texts``; the key is what the provider answered."""
+        """(model key, unit vectors) for ``texts``; the key is what the provider answered.
+        ``durability`` is the usage row's (``gigi_core.llm``'s caller): committed first by
+        default."""
         llm = self.service.kernel.llm
         if embedder.direct:
             from gigi_core.llm import EmbeddingRequest
@@ -168,7 +175,9 @@ class VectorService:
                 api_key="",
             )
         else:
-            reply = await llm.embed(texts, guild_id=guild_id, actor=actor, billing="server")
+            reply = await llm.embed(
+                texts, guild_id=guild_id, actor=actor, billing="server", durability=durability
+            )
         if len(reply.vectors) != len(texts):
             raise ValueError("the embedder returned a different number of vectors")
         key = f"{reply.provider}:{reply.model or embedder.model}"
@@ -191,7 +200,9 @@ class VectorService:
             return hit  # type: ignore[no-any-return]
         text = redact(query, self.service.cache.guild(guild_id).redaction)[0]
         try:
-            key, (vector,) = await self.embed(embedder, guild_id, [text], actor)
+            # The usage row (metadata only) is queued behind the search: a commit per query
+            # would be most of the embedding's wait on PostgreSQL.
+            key, (vector,) = await self.embed(embedder, guild_id, [text], actor, "deferred")
         except Exception as exc:  # search goes on with full text only
             log.warning("memory: query embedding failed: %s", type(exc).__name__)
             return None

@@ -369,3 +369,97 @@ async def test_a_second_job_for_a_guild_embedding_here_steps_aside_and_is_not_lo
     done = await vectors.embed_job(Ctx("embed:g1"), guild_id="g1")
     assert done["messages"] == 1 and len(claims) == 3  # empty, looked again, then nothing
     assert "g1" not in svc.vectors.again and "g1" not in svc.vectors.running
+
+
+async def test_search_statements_run_outside_a_transaction_and_hnsw_is_set_once(
+    kernel, monkeypatch
+) -> None:
+    """PostgreSQL: search reads on autocommit connections (no BEGIN/ROLLBACK round trips)
+    and sets ``hnsw.*`` once per pooled connection, not per query; every result stays the
+    same. SQLite: the same searches through plain connections."""
+    import sqlalchemy as sa
+    from gigi_memory import vecsearch
+
+    monkeypatch.setattr(vecsearch, "EXACT_MAX", 0)  # the HNSW path on PostgreSQL
+    await enable(kernel)
+    texts = ["we ship the new version on friday", "my cat likes fish", "lunch at noon"]
+    await publish(kernel, *[message(t) for t in texts])
+    await embed_all(kernel)
+    svc = service_of(kernel)
+    seen: list[tuple[str, bool]] = []
+
+    def before(conn, cursor, statement, *args) -> None:
+        seen.append((statement, conn.in_transaction() and not _autocommit(conn)))
+
+    sa.event.listen(svc.engine.sync_engine, "before_cursor_execute", before)
+    try:
+        for _ in range(6):
+            hits = (await call(kernel, "search", query="shipping release", limit=1))["hits"]
+            assert [h["snippet"] for h in hits] == [texts[0]]
+    finally:
+        sa.event.remove(svc.engine.sync_engine, "before_cursor_execute", before)
+    assert len([s for s, _ in seen if "ts_rank_cd" in s or "bm25(" in s]) == 6
+    if svc.dialect != "postgresql":
+        return  # the vector path is NumPy over cached matrices: no statement per query
+    assert len([s for s, _ in seen if "WITH near" in s]) == 6
+    assert not [s for s, in_tx in seen if in_tx and ("WITH near" in s or "ts_rank_cd" in s)]
+    settings = [s for s, _ in seen if "set_config('hnsw" in s]
+    # At most once per pooled connection (the pool holds at most pool_size + overflow).
+    assert 1 <= len(settings) <= 2, settings
+
+
+def _autocommit(conn) -> bool:
+    return conn.get_execution_options().get("isolation_level") == "AUTOCOMMIT"
+
+
+async def test_hnsw_settings_never_outlive_a_transaction_or_a_mark(kernel) -> None:
+    """In a transaction the settings are local (gone after it, the connection unmarked); on
+    an autocommit connection they are the session's, and the mark says so truthfully."""
+    import sqlalchemy as sa
+    from gigi_memory import reads, vecsearch
+
+    svc = service_of(kernel)
+    if svc.dialect != "postgresql":
+        pytest.skip("hnsw.* settings exist on PostgreSQL only (SQLite searches in NumPy)")
+    show = sa.text("SELECT current_setting('hnsw.ef_search', true)")
+    async with svc.engine.connect() as conn:
+        await vecsearch._hnsw_settings(conn)
+        assert await conn.scalar(show) == str(vecsearch.EF_SEARCH)
+        await conn.rollback()
+        assert await conn.scalar(show) != str(vecsearch.EF_SEARCH)
+        assert vecsearch.HNSW_MARK not in conn.info
+        await conn.rollback()
+    async with reads.connection(svc.engine, svc.dialect) as conn:
+        conn.info.pop(vecsearch.HNSW_MARK, None)
+        await vecsearch._hnsw_settings(conn)
+        assert conn.info[vecsearch.HNSW_MARK] == vecsearch.EF_SEARCH
+        assert await conn.scalar(show) == str(vecsearch.EF_SEARCH)
+        assert await conn.scalar(sa.text("SELECT current_setting('hnsw.iterative_scan')")) == (
+            "relaxed_order"
+        )
+
+
+async def test_a_query_embedding_does_not_wait_for_its_usage_row_but_records_it(
+    kernel, monkeypatch
+) -> None:
+    """The usage row of a search query's embedding is queued behind the search (no commit
+    per query on the search's path), and lands: metadata only, never the query text."""
+    await enable(kernel)
+    await publish(kernel, message("we ship the new version on friday"))
+    await embed_all(kernel)
+    await kernel.db.writer.drain()
+    before = {(u.provider, u.purpose): u for u in await kernel.llm.usage("g1")}
+    awaited: list[object] = []
+    real = kernel.db.writer.write
+
+    async def counting(fn):
+        awaited.append(fn)
+        return await real(fn)
+
+    monkeypatch.setattr(kernel.db.writer, "write", counting)
+    hits = (await call(kernel, "search", query="canary-q7 shipping plans"))["hits"]
+    assert hits and awaited == []  # nothing awaited a commit for the query's embedding
+    await kernel.db.writer.drain()
+    after = {(u.provider, u.purpose): u for u in await kernel.llm.usage("g1")}
+    assert after[("local", "embedding")].calls == before[("local", "embedding")].calls + 1
+    assert "canary-q7" not in repr(await kernel.llm.usage("g1"))

@@ -20,12 +20,14 @@ c=10. The kernels are opened, then start-up's heap is frozen as ``gigi run`` doe
 (``freeze_startup_heap``), so a full collection does not rescan it. Needs `pip install pydantic-ai-slim` (the `bench` extra) for the baseline and the
 embedded PostgreSQL of the test extras for the load table on PostgreSQL.
 ``--count`` prints SQL statements and commits per turn instead; ``--no-load`` and
-``--load-only`` run one part. The runtime passes its run durability on to ``kernel.llm``,
+``--load-only`` run one part; ``--only scripted`` runs the scripted rows beside
+pydantic-ai and nothing else (about 15 s; ``--help`` lists the rest). The runtime passes its run durability on to ``kernel.llm``,
 so in ``turn`` a call's usage rows ride in the journal's write the reply waits for.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import itertools
 import statistics
@@ -276,10 +278,11 @@ actions:
 """
 
 
-async def side_by_side() -> None:
+async def side_by_side(only: set[str] | None = None) -> None:
     med = statistics.median
+    configs = [c for c in CONFIGS if only is None or c[2] in only]
     async with AsyncExitStack() as stack:
-        benches = [await open_gigi(stack, d, m) for _, d, m, _ in CONFIGS]
+        benches = [await open_gigi(stack, d, m) for _, d, m, _ in configs]
         try:
             baseline: Baseline | None = await open_pydantic_ai()
         except ImportError:
@@ -293,7 +296,7 @@ async def side_by_side() -> None:
         base = med(baseline.times) if baseline else None
         if base is not None:
             print(f"  pydantic-ai FunctionModel (async, yields once): {base * 1000:.2f} ms")
-        for (label, durability, _, target), bench in zip(CONFIGS, benches, strict=True):
+        for (label, durability, _, target), bench in zip(configs, benches, strict=True):
             runs, usage = await bench.stored()
             assert runs == bench.turns, (label, runs, bench.turns)  # nothing was dropped
             assert usage == (2 * bench.turns if bench.llm else 0), (label, usage)
@@ -418,13 +421,46 @@ async def count() -> None:
             )
 
 
+MODELS = ("scripted", "yield", "fresh", "llm")
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description="One agent turn (3 tool calls + answer) beside pydantic-ai, then a load table."
+    )
+    part = parser.add_mutually_exclusive_group()
+    part.add_argument(
+        "--count", action="store_true", help="SQL statements and commits per turn instead"
+    )
+    part.add_argument("--no-load", action="store_true", help="the side-by-side table only")
+    part.add_argument("--load-only", action="store_true", help="the load table only")
+    part.add_argument(
+        "--only",
+        action="append",
+        choices=MODELS,
+        metavar="MODEL",
+        help=(
+            "side by side with pydantic-ai for these contenders only, no load table "
+            f"(repeatable; one of {', '.join(MODELS)}; 'scripted' is the deferred, turn and "
+            "step rows, about 15 s)"
+        ),
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=ROUNDS, help=f"rounds per contender (default {ROUNDS})"
+    )
+    return parser.parse_args(argv)
+
+
 def main() -> None:
-    if "--count" in sys.argv:
+    global ROUNDS
+    args = parse_args(sys.argv[1:])
+    ROUNDS = args.rounds
+    if args.count:
         asyncio.run(count())
         return
-    if "--load-only" not in sys.argv:
-        asyncio.run(side_by_side())
-    if "--no-load" not in sys.argv:
+    if not args.load_only:
+        asyncio.run(side_by_side(set(args.only) if args.only else None))
+    if not args.no_load and not args.only:
         asyncio.run(load("llm"))
 
 

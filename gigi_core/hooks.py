@@ -122,6 +122,10 @@ class HookRunner:
             )
         return found
 
+    def implemented(self, hook: str) -> bool:
+        """Whether any plugin implements ``hook`` (a caller can skip building its arguments)."""
+        return bool(self._impls(hook))
+
     async def _call(self, hook: str, impl: Any, kwargs: dict[str, Any]) -> Any:
         result = impl.function(**{a: kwargs[a] for a in impl.argnames})
         if not inspect.isawaitable(result):

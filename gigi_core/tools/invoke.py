@@ -225,12 +225,13 @@ async def execute(
             await on_outcome(record, None if failure else result, failure)
     finally:  # observers hear of every call that ran, even when recording it stopped the run
         await _track(kernel, record)
-        call = {"action": spec.name, "run_id": run_id, "call_id": call_id}
-        # Each observer has its deadline (GIGI_HOOK_TIMEOUT_AFTER_TOOL_CALL_SECONDS): the
-        # call's effect already happened, so a hanging observer is cut off, not waited for.
-        await kernel.hooks.notify(
-            "after_tool_call", call=call, actor=actor, outcome=record, kernel=kernel
-        )
+        if kernel.hooks.implemented("after_tool_call"):
+            call = {"action": spec.name, "run_id": run_id, "call_id": call_id}
+            # Each observer has its deadline (GIGI_HOOK_TIMEOUT_AFTER_TOOL_CALL_SECONDS): the
+            # call's effect already happened, so a hanging observer is cut off, not waited for.
+            await kernel.hooks.notify(
+                "after_tool_call", call=call, actor=actor, outcome=record, kernel=kernel
+            )
     if failure is not None:
         raise failure
     return ToolOutcome(spec.name, "ok", result, decision.outcome.value, elapsed, record)
@@ -272,6 +273,8 @@ async def _audit(kernel: Kernel, record: AuditRecord) -> None:
 
 
 async def _track(kernel: Kernel, record: AuditRecord) -> None:
+    if not kernel.hooks.implemented("track_event"):
+        return
     await kernel.track(
         record.kind,
         action=record.action,

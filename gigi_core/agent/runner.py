@@ -74,6 +74,9 @@ class Runner:
         self._view: GuildView | None = view
         self._typed: list[Message] = []
         self._current: tuple[int, StepRecord] | None = None
+        self.limits = bounds.limits()  # read once per run, not at every call
+        # call id -> the arguments object that passed bounds.problem in this runner
+        self._bounded: dict[str, Any] = {}
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -169,7 +172,10 @@ class Runner:
                 index, StepRecord("llm", "error", duration_ms=ms(started)), "agent.plan"
             )
             raise Stop("no_provider", str(exc), "failed") from None
-        response = _bounded(response)
+        response = _bounded(response, self.limits)
+        for c in response.tool_calls:
+            if c.parse_error is None and c.arguments is not None:
+                self._bounded[c.id] = c.arguments
         tin, tout = response.usage.input_tokens or 0, response.usage.output_tokens or 0
         s.tokens += tin + tout
         s.tokens_in += tin
@@ -317,6 +323,10 @@ class Runner:
             raise
         self._current = None
 
+    def bounded(self, call_id: Any, arguments: Any) -> bool:
+        """Whether these very arguments passed the bounds when their response came in."""
+        return call_id is not None and self._bounded.get(call_id) is arguments
+
     def next_step(self) -> int:
         self.state.step += 1
         return self.state.step
@@ -440,7 +450,7 @@ class Runner:
         )
 
 
-def _bounded(response: ChatResponse) -> ChatResponse:
+def _bounded(response: ChatResponse, limits: bounds.ArgumentLimits) -> ChatResponse:
     """Calls whose arguments break the depth or size limit become parse errors at once.
 
     Arguments that arrive as objects (Anthropic, Gemini) skip the text-size cap of parsing;
@@ -449,7 +459,6 @@ def _bounded(response: ChatResponse) -> ChatResponse:
     """
     if not response.tool_calls:
         return response
-    limits = bounds.limits()
     calls, changed = [], False
     for c in response.tool_calls:
         problem = bounds.problem(c.arguments, limits) if c.arguments is not None else None

@@ -344,12 +344,19 @@ class CallHandler:
             if is_error:
                 s.citations.append({"tool": call.get("action") or call["name"], "result": payload})
             return
-        message = ToolResultMessage(
-            tool_call_id=call["id"],
-            name=call["name"],
-            is_error=is_error,
-            content=text
+        dumped = {
+            "role": "tool",
+            "tool_call_id": call["id"],
+            "content": text
             if text is not None
             else json.dumps(payload, ensure_ascii=False, sort_keys=True),
-        )
-        self.runner.add_message(message)
+            "name": call["name"],
+            "is_error": is_error is True,
+        }
+        if isinstance(dumped["tool_call_id"], str) and isinstance(dumped["name"], str | None):
+            # What validation would check, checked: the message and its dump built directly.
+            message = ToolResultMessage.model_construct(**dumped)
+        else:
+            message = ToolResultMessage(**dumped)
+            dumped = message.model_dump(mode="json")
+        self.runner.add_message(message, dumped)

@@ -203,10 +203,14 @@ class Runner:
             return await self.finish("failed", "invalid_output", f"The answer {checked.problem}.")
         return await self.finish("done", "completed", response.text or "", output=checked.value)
 
-    def add_message(self, message: Message) -> None:
-        """Append to the stored conversation, and to the parsed copy when that is in step."""
+    def add_message(self, message: Message, dumped: dict[str, Any] | None = None) -> None:
+        """Append to the stored conversation, and to the parsed copy when that is in step.
+
+        ``dumped``: the message's ``model_dump(mode="json")``, when the caller built both."""
         in_step = len(self._typed) == len(self.state.messages)
-        self.state.messages.append(message.model_dump(mode="json"))
+        self.state.messages.append(
+            dumped if dumped is not None else message.model_dump(mode="json")
+        )
         if in_step:
             self._typed.append(message)
 
@@ -267,10 +271,10 @@ class Runner:
     async def base_denial(self, spec: Any) -> Any:
         """The kernel's own deny for this actor and action, before any argument is read."""
         from gigi_core.policy.decision import Outcome
-        from gigi_core.policy.engine import base_decision, facts_from
+        from gigi_core.policy.engine import cached_base_decision
 
         view = await self.view()
-        decision = base_decision(self.request.actor, facts_from(view, self.kernel, spec, None))
+        decision = cached_base_decision(view, self.kernel, self.request.actor, spec, None)
         return decision if decision.outcome is Outcome.deny else None
 
     async def plugin_config(self, plugin: str) -> Any:

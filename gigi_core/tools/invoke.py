@@ -128,11 +128,11 @@ async def call_tool(
     # the kernel, and on PostgreSQL by other processes' changes too): one read, not three.
     view = None
     try:
-        from gigi_core.policy.engine import base_decision, facts_from
+        from gigi_core.policy.engine import cached_base_decision
         from gigi_core.policy.view import guild_view
 
         view = await guild_view(kernel, actor, guild_id)
-        early = base_decision(actor, facts_from(view, kernel, spec, None))
+        early = cached_base_decision(view, kernel, actor, spec, None)
     except Exception:  # decide() below fails closed with its own reason
         early = None
     if early is not None and early.outcome is Outcome.deny:

@@ -354,9 +354,9 @@ class CallHandler:
             "is_error": is_error is True,
         }
         if isinstance(dumped["tool_call_id"], str) and isinstance(dumped["name"], str | None):
-            # What validation would check, checked: the message and its dump built directly.
-            message = ToolResultMessage.model_construct(**dumped)
+            # What validation would check, checked: the stored form built directly; the next
+            # model call parses the turn's tool results together (``Runner._typed_messages``).
+            self.runner.add_message(None, dumped)
         else:
             message = ToolResultMessage(**dumped)
-            dumped = message.model_dump(mode="json")
-        self.runner.add_message(message, dumped)
+            self.runner.add_message(message, message.model_dump(mode="json"))

@@ -203,15 +203,17 @@ class Runner:
             return await self.finish("failed", "invalid_output", f"The answer {checked.problem}.")
         return await self.finish("done", "completed", response.text or "", output=checked.value)
 
-    def add_message(self, message: Message, dumped: dict[str, Any] | None = None) -> None:
+    def add_message(self, message: Message | None, dumped: dict[str, Any] | None = None) -> None:
         """Append to the stored conversation, and to the parsed copy when that is in step.
 
-        ``dumped``: the message's ``model_dump(mode="json")``, when the caller built both."""
+        ``dumped``: the message's ``model_dump(mode="json")``; with no ``message`` it is
+        parsed when the next request is built (several at once, with one validation)."""
         in_step = len(self._typed) == len(self.state.messages)
-        self.state.messages.append(
-            dumped if dumped is not None else message.model_dump(mode="json")
-        )
-        if in_step:
+        if dumped is None:
+            assert message is not None
+            dumped = message.model_dump(mode="json")
+        self.state.messages.append(dumped)
+        if in_step and message is not None:
             self._typed.append(message)
 
     def _typed_messages(self) -> list[Message]:

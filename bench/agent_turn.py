@@ -9,7 +9,11 @@ model yields once to the event loop (every real provider call does); a new membe
 turn (the policy-facts cache misses); and the turn whose model is reached through
 ``kernel.llm.chat`` with an in-process provider (profile resolution, the credential's
 key, a usage row per call: what every production turn pays). pydantic-ai runs the same
-turn with FunctionModel over an async function that yields once, and three tools.
+turn with FunctionModel over an async function that yields once, and three tools. The
+scripted contenders' model builds its ``ChatResponse`` directly, new each call, as
+FunctionModel's function builds its ``ModelResponse`` (``--parsed-model``: through the
+providers' JSON parser instead, as every run did before 2026-12-01 20:10 UTC); the
+in-process provider behind ``kernel.llm`` always goes through that parser.
 
 Then a load table on the real path (through ``kernel.llm``), SQLite and PostgreSQL: 1,
 10 and 100 concurrent turns; turns/s, p50, p99, and the runs and usage rows stored
@@ -58,7 +62,40 @@ CONFIGS = [  # label, durability, model, target ratio; every run ends up in the 
 ]
 
 
+CALLS = (
+    ("bench__add", {"a": 2, "b": 3}),
+    ("bench__upper", {"text": "gigi"}),
+    ("bench__count", {"items": ["a", "b", "c"]}),
+)
+_ids = itertools.count(1)
+PARSED = False  # --parsed-model: the scripted model goes through the providers' parser
+
+
+def _direct(tool_messages: int) -> Any:
+    """The scripted model's response built with the public types, new each call, as
+    pydantic-ai's FunctionModel builds its ModelResponse (arguments as objects, no JSON
+    text to parse: that is a provider's work, which the kernel.llm rows include)."""
+    from gigi_core.llm import ChatResponse, ToolCall, Usage
+
+    usage = Usage(input_tokens=10, output_tokens=5)
+    if tool_messages == 0:
+        return ChatResponse(
+            provider="scripted",
+            model="scripted",
+            tool_calls=[
+                ToolCall(id=f"call_{next(_ids)}", name=name, arguments=dict(args))
+                for name, args in CALLS
+            ],
+            finish_reason="tool_calls",
+            usage=usage,
+        )
+    return ChatResponse(
+        provider="scripted", model="scripted", text=ANSWER, finish_reason="stop", usage=usage
+    )
+
+
 def _script(tool_messages: int) -> Any:
+    """What a provider returns: tool calls parsed from JSON text (``gigi_core.testing``)."""
     from gigi_core.testing.scripted import call, say
 
     if tool_messages == 0:
@@ -168,10 +205,12 @@ async def open_gigi(
     async def count(ctx: Any, items: list[str]) -> dict[str, int]:
         return {"count": len(items)}
 
+    respond = _script if PARSED else _direct
+
     async def script(request: Any, origin: Any, run_id: str) -> Any:
         if model == "yield":
             await asyncio.sleep(0)
-        return _script(sum(1 for m in request.messages if m.role == "tool"))
+        return respond(sum(1 for m in request.messages if m.role == "tool"))
 
     kernel = await stack.enter_async_context(
         open_test_kernel(
@@ -446,15 +485,23 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         ),
     )
     parser.add_argument(
+        "--parsed-model",
+        action="store_true",
+        help=(
+            "the scripted model parses its tool calls from JSON text as a provider does "
+            "(before 2026-12-01 20:10 UTC it always did); the kernel.llm rows always do"
+        ),
+    )
+    parser.add_argument(
         "--rounds", type=int, default=ROUNDS, help=f"rounds per contender (default {ROUNDS})"
     )
     return parser.parse_args(argv)
 
 
 def main() -> None:
-    global ROUNDS
+    global ROUNDS, PARSED
     args = parse_args(sys.argv[1:])
-    ROUNDS = args.rounds
+    ROUNDS, PARSED = args.rounds, args.parsed_model
     if args.count:
         asyncio.run(count())
         return

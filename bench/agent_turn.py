@@ -75,7 +75,7 @@ def _direct(tool_messages: int) -> Any:
     """The scripted model's response built with the public types, new each call, as
     pydantic-ai's FunctionModel builds its ModelResponse (arguments as objects, no JSON
     text to parse: that is a provider's work, which the kernel.llm rows include)."""
-    from gigi_core.llm import ChatResponse, ToolCall, Usage
+    from gigi_core.llm.types import ChatResponse, ToolCall, Usage
 
     usage = Usage(input_tokens=10, output_tokens=5)
     if tool_messages == 0:

@@ -8,11 +8,10 @@ leaves the run resumable from its last write and a call with effects never runs 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
@@ -316,18 +315,10 @@ class Runner:
 
     # -- writes --------------------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def in_progress(self, index: int, step: StepRecord) -> Iterator[None]:
+    def in_progress(self, index: int, step: StepRecord) -> _InProgress:
         """The step awaited now, as it is recorded if the run's task is cancelled there."""
         self._current = (index, step)
-        try:
-            yield
-        except asyncio.CancelledError:
-            raise  # kept for run()'s handler, which records it
-        except BaseException:
-            self._current = None
-            raise
-        self._current = None
+        return _InProgress(self)
 
     def bounded(self, call_id: Any, arguments: Any) -> bool:
         """Whether these very arguments passed the bounds when their response came in."""
@@ -454,6 +445,24 @@ class Runner:
             tokens_in=s.tokens_in,
             tokens_out=s.tokens_out,
         )
+
+
+class _InProgress:
+    """``Runner.in_progress``'s context: a cancel keeps the step for ``run()``'s handler,
+    which records it; any other way out clears it (a class: cheaper than a generator)."""
+
+    __slots__ = ("runner",)
+
+    def __init__(self, runner: Runner) -> None:
+        self.runner = runner
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, value: Any, traceback: Any) -> bool:
+        if kind is None or not issubclass(kind, asyncio.CancelledError):
+            self.runner._current = None
+        return False
 
 
 def _bounded(response: ChatResponse, limits: bounds.ArgumentLimits) -> ChatResponse:

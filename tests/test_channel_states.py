@@ -369,7 +369,10 @@ async def test_a_channel_outside_a_public_answers_audience_cannot_be_named(env) 
         channel_visible=sees_all,
         visible_channels=audience,
     )
-    with pytest.raises(PolicyDenied, match="cannot view that channel"):
+    with pytest.raises(PolicyDenied, match="not everyone who will see this answer"):
         await kernel.agent.direct(public, "gigi.channel.status", {"channel": "mods"})
+    rows = await kernel.audit.recent("g1", limit=5)
+    denial = next(r for r in rows if r["action"] == "gigi.channel.status")
+    assert (denial["status"], denial["reason_code"]) == ("denied", "channel_outside_audience")
     reply = await kernel.agent.direct(public, "gigi.channel.status", {"channel": "general"})
     assert result_of(reply)["state"] == "active"

@@ -13,7 +13,7 @@ from gigi_core.events import GuildJoined, GuildLeft
 from gigi_core.privacy.service import PURGE_JOB, purge_after_days
 from gigi_core.store.tables import CapabilityGrant, GuildPlugin
 from gigi_core.testing import open_test_kernel
-from tests.test_privacy import Notes
+from tests.privacy.plugins import Notes
 
 VARIABLE = "GIGI_GUILD_PURGE_AFTER_DAYS"
 

@@ -24,8 +24,10 @@ async def test_decisions_follow_what_the_view_does_not_hold(tmp_path) -> None:
         echo = kernel.registry.actions["box.echo"]
         admin_only = kernel.registry.actions["box.secret_op"]
 
-        def decide(actor, spec, channel_visible=None):
-            return cached_base_decision(view, kernel, actor, spec, channel_visible)
+        def decide(actor, spec, channel_visible=None, channel_audience=None):
+            return cached_base_decision(
+                view, kernel, actor, spec, channel_visible, channel_audience
+            )
 
         assert decide(USER, echo).outcome is Outcome.allow
         assert decide(USER, echo) is decide(USER, echo)  # kept
@@ -34,6 +36,9 @@ async def test_decisions_follow_what_the_view_does_not_hold(tmp_path) -> None:
         kernel.reinstate_action("box.echo")
         assert decide(USER, echo).outcome is Outcome.allow
         assert decide(USER, echo, channel_visible=False).code == "channel_hidden"
+        assert decide(USER, echo, channel_visible=True).outcome is Outcome.allow
+        outside = decide(USER, echo, channel_visible=True, channel_audience=False)
+        assert outside.code == "channel_outside_audience"
         assert decide(USER, echo, channel_visible=True).outcome is Outcome.allow
         assert decide(USER, admin_only).code == "missing_capability"
         assert decide(ADMIN, admin_only).outcome is Outcome.allow

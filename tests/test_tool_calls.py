@@ -346,5 +346,38 @@ async def test_a_failed_audit_write_is_logged_for_a_read_and_raised_for_a_change
     assert outcome.result["text"] == "hi"  # the read ran; losing its row is logged
     await kernel.db.writer.drain()
     assert "a queued database write failed" in caplog.text
+    assert kernel.audit.failed_rows == 1
     with pytest.raises(RuntimeError, match="audit table"):  # it ran: not reported as done
         await kernel.call_tool("box.fetch", {}, actor=USER, guild_id="g1")
+
+
+async def test_reads_fail_closed_while_their_audit_rows_fail_and_recover_after(
+    box, monkeypatch
+) -> None:
+    """After a queued row failed, the next read waits for its row: no data goes out while
+    the log cannot be written; once a row lands again, reads queue their rows again."""
+    from gigi_core.store import audit
+
+    kernel, _ = box
+    real = audit.AuditWrite.__call__
+
+    def broken(self, conn) -> None:
+        raise RuntimeError("the audit table is gone")
+
+    monkeypatch.setattr(audit.AuditWrite, "__call__", broken)
+    await kernel.call_tool("box.echo", {"text": "one"}, actor=USER, guild_id="g1")
+    await kernel.db.writer.drain()
+    for _ in range(2):  # still failing: each read raises instead of answering
+        with pytest.raises(RuntimeError, match="audit table"):
+            await kernel.call_tool("box.echo", {"text": "two"}, actor=USER, guild_id="g1")
+    assert kernel.audit.failed_rows == 1  # awaited rows raise to their caller instead
+    monkeypatch.setattr(audit.AuditWrite, "__call__", real)
+    back = await kernel.call_tool("box.echo", {"text": "three"}, actor=USER, guild_id="g1")
+    assert back.result["text"] == "three"
+    rows = await kernel.audit.recent("g1", limit=1)  # this one waited for its commit
+    assert (rows[0]["action"], rows[0]["status"]) == ("box.echo", "ok")
+    seen: list[int] = []
+    monkeypatch.setattr(kernel.audit, "record", lambda record: seen.append(1))
+    await kernel.call_tool("box.echo", {"text": "four"}, actor=USER, guild_id="g1")
+    assert seen == []  # queued again, not awaited
+    assert len(await kernel.audit.recent("g1", limit=5)) >= 2

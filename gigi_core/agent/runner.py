@@ -254,7 +254,7 @@ class Runner:
         return self._view
 
     async def policy_decision(self, spec: Any, args: dict[str, Any]) -> Any:
-        visible = await self._channels_visible(spec, args)
+        visible, audience = await self._channels_visible(spec, args)
         return await self.kernel.policy.decide(
             self.request.actor,
             spec,
@@ -266,6 +266,7 @@ class Runner:
                 "channel_id": self.request.channel_id,
             },
             channel_visible=visible,
+            channel_audience=audience,
             view=await self.view(),
         )
 
@@ -286,9 +287,12 @@ class Runner:
             )
         return self._configs[plugin]
 
-    async def _channels_visible(self, spec: Any, args: dict[str, Any]) -> bool | None:
+    async def _channels_visible(
+        self, spec: Any, args: dict[str, Any]
+    ) -> tuple[bool | None, bool | None]:
         """Arguments marked ``x-gigi-channel`` (or typed ``x-gigi-type: channel``) name
-        channels the actor must be able to view."""
+        channels the actor must be able to view, and the answer's audience too: (actor may,
+        audience may), None where nothing was asked."""
         props = spec.args.get("properties") or {}
         channels = [
             str(args[k])
@@ -298,20 +302,20 @@ class Runner:
             and k in args
         ]
         if not channels:
-            return None
+            return None, None
         check = self.request.channel_visible
         if check is None:
-            return all(c == self.request.channel_id for c in channels)
+            return all(c == self.request.channel_id for c in channels), None
         # The request's own channel is checked too: seeing a channel is not reading its
         # history (Discord's Read Message History), and a tool may read back through it.
         for channel in dict.fromkeys(channels):
             if not await check(channel):
-                return False
+                return False, None
         # An answer shown publicly lists only what its whole audience may read: a moderator
         # asking in #general must not have a tool read #mods into it (the surface narrows
         # ``visible_channels`` to that audience; ``channel_visible`` is the actor's own).
         listed = await self.request.visible_channels() if self.request.visible_channels else None
-        return listed is None or all(c in listed for c in channels)
+        return True, listed is None or all(c in listed for c in channels)
 
     # -- writes --------------------------------------------------------------------------
 

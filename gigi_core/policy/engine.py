@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from gigi_core.hooks import HookTimeout, read_only
@@ -33,6 +33,8 @@ class PolicyFacts:
     hook_capabilities: frozenset[str] = frozenset()
     external_consent: bool = False
     channel_visible: bool | None = None
+    # the actor may view the channels named, but not everyone the answer is shown to may
+    channel_audience: bool | None = None
     hook_failure: str | None = None  # a capabilities_for hook raised or timed out
     withdrawn: str | None = None  # why its plugin withdrew the action in this process
 
@@ -71,6 +73,11 @@ def base_decision(actor: Actor, facts: PolicyFacts) -> Decision:
         )
     if facts.channel_visible is False:
         return Decision.deny("you cannot view that channel", "channel_hidden")
+    if facts.channel_audience is False:
+        return Decision.deny(
+            "not everyone who will see this answer can read that channel (ask inside it)",
+            "channel_outside_audience",
+        )
     held, why = holds_capability(actor, facts)
     if not held:
         return Decision.deny(why, "missing_capability")
@@ -134,13 +141,18 @@ class PolicyEngine:
         *,
         call: Any = None,
         channel_visible: bool | None = None,
+        channel_audience: bool | None = None,
         view: GuildView | None = None,
     ) -> Decision:
         try:
             if view is not None:
-                base = cached_base_decision(view, self.kernel, actor, action, channel_visible)
+                base = cached_base_decision(
+                    view, self.kernel, actor, action, channel_visible, channel_audience
+                )
             else:
                 facts = await self.facts(actor, action, guild_id, channel_visible=channel_visible)
+                if channel_audience is not None:
+                    facts = replace(facts, channel_audience=channel_audience)
                 base = base_decision(actor, facts)
             if base.outcome is Outcome.deny or not self.kernel.hooks.implemented(
                 "check_tool_call"
@@ -241,19 +253,21 @@ def cached_base_decision(
     actor: Actor,
     action: ActionSpec,
     channel_visible: bool | None,
+    channel_audience: bool | None = None,
 ) -> Decision:
     """``base_decision`` on the view's facts, kept in the view.
 
     The view already holds the actor's grants and hook capabilities and is replaced
     whenever the stored facts change (a change through the kernel clears it at once, the
     TTL bounds others); what is not in it — the admin flag, the channel check, whether
-    the plugin is loaded, the capability's default, a withdrawal — is in the key, so a
-    cached decision is exactly the one ``base_decision`` would make now.
+    the plugin is loaded, the capability's default, a withdrawal, the answer's audience —
+    is in the key, so a cached decision is exactly the one ``base_decision`` would make now.
     """
     key = (
         action.name,
         actor.is_admin,
         channel_visible,
+        channel_audience,
         kernel.registry.plugin_loaded(action.plugin),
         kernel.registry.capability_default(action.capability),
         kernel.withdrawn.get(action.name),
@@ -261,7 +275,10 @@ def cached_base_decision(
     found = view.decisions.get(key)
     if found is not None and found[0] is action:  # the very spec (a reload makes new ones)
         return found[1]  # type: ignore[no-any-return]
-    decision = base_decision(actor, facts_from(view, kernel, action, channel_visible))
+    facts = facts_from(view, kernel, action, channel_visible)
+    if channel_audience is not None:
+        facts = replace(facts, channel_audience=channel_audience)
+    decision = base_decision(actor, facts)
     if len(view.decisions) < 4096:  # bounded: a view lives for seconds
         view.decisions[key] = (action, decision)
     return decision

@@ -4,11 +4,14 @@ Rows go through the database's batching writer (``gigi_core.store.writer``), so 
 concurrent calls share a commit. ``record`` waits for the commit; ``queue`` does not (the
 tool path uses it for read-only calls and refusals, which changed nothing: their row
 commits with the writer's next batch, a few milliseconds later). Readers drain the writer
-first, so they see every row queued before they asked.
+first, so they see every row queued before they asked. A queued row that fails turns the
+next ones into awaited writes until one lands: reads fail closed while the log cannot be
+written, rather than returning data nobody can later account for.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 from datetime import datetime
@@ -63,20 +66,35 @@ def audit_row(record: AuditRecord) -> dict[str, Any]:
 class AuditLog:
     def __init__(self, db: Database) -> None:
         self.db = db
+        self.failed_rows = 0  # queued rows the writer could not store since start-up
+        self._failing = False  # the last queued row failed: the next ones are awaited
 
     async def record(self, record: AuditRecord) -> None:
         """Store one row and wait for its commit; a failed write raises."""
         await self.db.writer.write(AuditWrite([audit_row(record)]))
 
-    def queue(self, record: AuditRecord) -> None:
+    async def queue(self, record: AuditRecord) -> None:
         """Store one row with the writer's next batch, without waiting for it.
 
         A failed write is logged by the writer with its exception (the engines hide
-        statement values, so no row's values);
-        after the database was closed the row cannot be written and that is logged too.
+        statement values, so no row's values) and counted in ``failed_rows``; until a row
+        lands again, rows are awaited like ``record``'s, so the caller sees the failure.
+        After the database was closed the row cannot be written and that is logged.
         """
-        if self.db.writer.submit(AuditWrite([audit_row(record)])) is None:
+        if self._failing:
+            await self.record(record)  # raises while the log still cannot be written
+            self._failing = False
+            return
+        future = self.db.writer.submit(AuditWrite([audit_row(record)]))
+        if future is None:
             log.warning("an audit row (%s) arrived after the database was closed", record.kind)
+        else:
+            future.add_done_callback(self._settled)
+
+    def _settled(self, future: asyncio.Future[None]) -> None:
+        if not future.cancelled() and future.exception() is not None:
+            self.failed_rows += 1
+            self._failing = True
 
     async def recent(self, guild_id: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         await self.db.writer.drain()  # rows queued before this read are in it

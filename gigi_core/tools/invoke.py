@@ -245,7 +245,7 @@ async def execute(
         failure.audit = record  # type: ignore[attr-defined]
     if write_audit:
         if spec.safety is Safety.read_only:  # it changed nothing: the row rides the next batch
-            kernel.audit.queue(record)
+            await kernel.audit.queue(record)
         else:  # a change is not reported done before its row is committed
             await kernel.audit.record(record)
     try:
@@ -321,7 +321,7 @@ def _string_keys(value: Any) -> bool:
 async def _audit(kernel: Kernel, record: AuditRecord) -> None:
     """Every refusal is audited and tracked; both carry metadata only. Nothing ran, so the
     row is queued for the writer's next batch rather than waited for."""
-    kernel.audit.queue(record)
+    await kernel.audit.queue(record)
     await _track(kernel, record)
 
 

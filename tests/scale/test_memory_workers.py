@@ -34,19 +34,33 @@ FAST = {
 ADMIN = Actor(id="admin", is_admin=True)
 
 
-async def start_module(module: str, *args: str) -> asyncio.subprocess.Process:
-    """``python -m module args`` with the fast job settings, once it has printed "ready"."""
+async def start_module(
+    module: str, *args: str, env: dict[str, str] | None = None, stderr: Path | None = None
+) -> asyncio.subprocess.Process:
+    """``python -m module args`` with the fast job settings, once it has printed "ready";
+    ``stderr`` keeps the process's log in a file (read after it ends) instead of a pipe."""
+    err = await asyncio.to_thread(stderr.open, "w") if stderr else asyncio.subprocess.PIPE
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         module,
         *args,
-        env={**os.environ, **FAST, "PYTHONPATH": os.pathsep.join([str(ROOT), *sys.path])},
+        env={
+            **os.environ,
+            **FAST,
+            **(env or {}),
+            "PYTHONPATH": os.pathsep.join([str(ROOT), *sys.path]),
+        },
         stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
+        stderr=err,
     )
     line = await asyncio.wait_for(proc.stdout.readline(), 60)
-    assert line.startswith(b"ready"), (await proc.stderr.read()).decode()[-3000:]
+    if not line.startswith(b"ready"):
+        if stderr:
+            said = await asyncio.to_thread(stderr.read_text)
+        else:
+            said = (await proc.stderr.read()).decode()
+        raise AssertionError(f"{module} did not start: {said[-3000:]}")
     return proc
 
 

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import signal
-import sys
 import time
 from collections import Counter
 from datetime import UTC, datetime
@@ -27,7 +25,7 @@ from gigi_core.testing import open_test_kernel
 from gigi_core.testing.backends import fresh_postgres_database
 from tests.agent.fenced import Adaptive, Fx, ask
 from tests.scale.memory_worker import GUILD, KEY, HashEmbedder, Plugin
-from tests.scale.test_memory_workers import FAST, scalar
+from tests.scale.test_memory_workers import FAST, scalar, start_module
 from tests.scale.test_postgres_restart import own_server, restart
 
 __all__ = ["own_server"]  # the fixture, imported for pytest
@@ -49,23 +47,9 @@ def warnings_of(err: Path) -> list[str]:
 
 async def start_worker(url: str, home: Path, err: Path) -> asyncio.subprocess.Process:
     await asyncio.to_thread(home.mkdir)
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "tests.scale.memory_worker",
-        *(url, str(home), "-", "0", "0", "0"),
-        env={
-            **os.environ,
-            **FAST,
-            "SCALE_WORKER_LOGS": "1",
-            "PYTHONPATH": os.pathsep.join([str(ROOT), *sys.path]),
-        },
-        stdout=asyncio.subprocess.PIPE,
-        stderr=await asyncio.to_thread(err.open, "w"),
-    )
-    line = await asyncio.wait_for(proc.stdout.readline(), 60)
-    assert line.startswith(b"ready"), tail(err)
-    return proc
+    args = (url, str(home), "-", "0", "0", "0")
+    logs = {"SCALE_WORKER_LOGS": "1"}
+    return await start_module("tests.scale.memory_worker", *args, env=logs, stderr=err)
 
 
 async def test_a_restart_under_two_processes_loses_nothing_and_nothing_spins(

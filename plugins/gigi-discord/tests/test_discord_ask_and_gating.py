@@ -86,7 +86,8 @@ async def test_channel_visibility_comes_from_discord(tmp_path) -> None:
         w.model.turns.extend([call(("notes.peek", {"channel": str(secret.id)})), say("No.")])
         await w.mention(sam, "peek at staff")
         assert w.notes.ran == []
-        assert "you cannot view that channel" in w.model.requests[-1].messages[-1].content
+        said = w.model.requests[-1].messages[-1].content
+        assert "not everyone who will see this answer can read that channel" in said
 
         w.model.turns.extend([call(("notes.peek", {"channel": str(secret.id)})), say("Peeked.")])
         await w.mention(sam, "peek at staff", channel=secret)  # asked inside #staff: fine

@@ -9,7 +9,11 @@ model yields once to the event loop (every real provider call does); a new membe
 turn (the policy-facts cache misses); and the turn whose model is reached through
 ``kernel.llm.chat`` with an in-process provider (profile resolution, the credential's
 key, a usage row per call: what every production turn pays). pydantic-ai runs the same
-turn with FunctionModel over an async function that yields once, and three tools.
+turn with FunctionModel over an async function that yields once, and three tools. The
+scripted contenders' model builds its ``ChatResponse`` directly, new each call, as
+FunctionModel's function builds its ``ModelResponse`` (``--parsed-model``: through the
+providers' JSON parser instead, as every run did before 2026-12-01 20:10 UTC); the
+in-process provider behind ``kernel.llm`` always goes through that parser.
 
 Then a load table on the real path (through ``kernel.llm``), SQLite and PostgreSQL: 1,
 10 and 100 concurrent turns; turns/s, p50, p99, and the runs and usage rows stored
@@ -20,12 +24,14 @@ c=10. The kernels are opened, then start-up's heap is frozen as ``gigi run`` doe
 (``freeze_startup_heap``), so a full collection does not rescan it. Needs `pip install pydantic-ai-slim` (the `bench` extra) for the baseline and the
 embedded PostgreSQL of the test extras for the load table on PostgreSQL.
 ``--count`` prints SQL statements and commits per turn instead; ``--no-load`` and
-``--load-only`` run one part. The runtime passes its run durability on to ``kernel.llm``,
+``--load-only`` run one part; ``--only scripted`` runs the scripted rows beside
+pydantic-ai and nothing else (about 15 s; ``--help`` lists the rest). The runtime passes its run durability on to ``kernel.llm``,
 so in ``turn`` a call's usage rows ride in the journal's write the reply waits for.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import itertools
 import statistics
@@ -56,7 +62,40 @@ CONFIGS = [  # label, durability, model, target ratio; every run ends up in the 
 ]
 
 
+CALLS = (
+    ("bench__add", {"a": 2, "b": 3}),
+    ("bench__upper", {"text": "gigi"}),
+    ("bench__count", {"items": ["a", "b", "c"]}),
+)
+_ids = itertools.count(1)
+PARSED = False  # --parsed-model: the scripted model goes through the providers' parser
+
+
+def _direct(tool_messages: int) -> Any:
+    """The scripted model's response built with the public types, new each call, as
+    pydantic-ai's FunctionModel builds its ModelResponse (arguments as objects, no JSON
+    text to parse: that is a provider's work, which the kernel.llm rows include)."""
+    from gigi_core.llm.types import ChatResponse, ToolCall, Usage
+
+    usage = Usage(input_tokens=10, output_tokens=5)
+    if tool_messages == 0:
+        return ChatResponse(
+            provider="scripted",
+            model="scripted",
+            tool_calls=[
+                ToolCall(id=f"call_{next(_ids)}", name=name, arguments=dict(args))
+                for name, args in CALLS
+            ],
+            finish_reason="tool_calls",
+            usage=usage,
+        )
+    return ChatResponse(
+        provider="scripted", model="scripted", text=ANSWER, finish_reason="stop", usage=usage
+    )
+
+
 def _script(tool_messages: int) -> Any:
+    """What a provider returns: tool calls parsed from JSON text (``gigi_core.testing``)."""
     from gigi_core.testing.scripted import call, say
 
     if tool_messages == 0:
@@ -166,10 +205,12 @@ async def open_gigi(
     async def count(ctx: Any, items: list[str]) -> dict[str, int]:
         return {"count": len(items)}
 
+    respond = _script if PARSED else _direct
+
     async def script(request: Any, origin: Any, run_id: str) -> Any:
         if model == "yield":
             await asyncio.sleep(0)
-        return _script(sum(1 for m in request.messages if m.role == "tool"))
+        return respond(sum(1 for m in request.messages if m.role == "tool"))
 
     kernel = await stack.enter_async_context(
         open_test_kernel(
@@ -276,10 +317,11 @@ actions:
 """
 
 
-async def side_by_side() -> None:
+async def side_by_side(only: set[str] | None = None) -> None:
     med = statistics.median
+    configs = [c for c in CONFIGS if only is None or c[2] in only]
     async with AsyncExitStack() as stack:
-        benches = [await open_gigi(stack, d, m) for _, d, m, _ in CONFIGS]
+        benches = [await open_gigi(stack, d, m) for _, d, m, _ in configs]
         try:
             baseline: Baseline | None = await open_pydantic_ai()
         except ImportError:
@@ -293,7 +335,7 @@ async def side_by_side() -> None:
         base = med(baseline.times) if baseline else None
         if base is not None:
             print(f"  pydantic-ai FunctionModel (async, yields once): {base * 1000:.2f} ms")
-        for (label, durability, _, target), bench in zip(CONFIGS, benches, strict=True):
+        for (label, durability, _, target), bench in zip(configs, benches, strict=True):
             runs, usage = await bench.stored()
             assert runs == bench.turns, (label, runs, bench.turns)  # nothing was dropped
             assert usage == (2 * bench.turns if bench.llm else 0), (label, usage)
@@ -418,13 +460,54 @@ async def count() -> None:
             )
 
 
+MODELS = ("scripted", "yield", "fresh", "llm")
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description="One agent turn (3 tool calls + answer) beside pydantic-ai, then a load table."
+    )
+    part = parser.add_mutually_exclusive_group()
+    part.add_argument(
+        "--count", action="store_true", help="SQL statements and commits per turn instead"
+    )
+    part.add_argument("--no-load", action="store_true", help="the side-by-side table only")
+    part.add_argument("--load-only", action="store_true", help="the load table only")
+    part.add_argument(
+        "--only",
+        action="append",
+        choices=MODELS,
+        metavar="MODEL",
+        help=(
+            "side by side with pydantic-ai for these contenders only, no load table "
+            f"(repeatable; one of {', '.join(MODELS)}; 'scripted' is the deferred, turn and "
+            "step rows, about 15 s)"
+        ),
+    )
+    parser.add_argument(
+        "--parsed-model",
+        action="store_true",
+        help=(
+            "the scripted model parses its tool calls from JSON text as a provider does "
+            "(before 2026-12-01 20:10 UTC it always did); the kernel.llm rows always do"
+        ),
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=ROUNDS, help=f"rounds per contender (default {ROUNDS})"
+    )
+    return parser.parse_args(argv)
+
+
 def main() -> None:
-    if "--count" in sys.argv:
+    global ROUNDS, PARSED
+    args = parse_args(sys.argv[1:])
+    ROUNDS, PARSED = args.rounds, args.parsed_model
+    if args.count:
         asyncio.run(count())
         return
-    if "--load-only" not in sys.argv:
-        asyncio.run(side_by_side())
-    if "--no-load" not in sys.argv:
+    if not args.load_only:
+        asyncio.run(side_by_side(set(args.only) if args.only else None))
+    if not args.no_load and not args.only:
         asyncio.run(load("llm"))
 
 

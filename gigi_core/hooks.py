@@ -100,9 +100,31 @@ class HookRunner:
     def __init__(self, pm: pluggy.PluginManager, deadlines: HookDeadlines | None = None) -> None:
         self.pm = pm
         self.deadlines = deadlines or HookDeadlines()
+        self._cached: dict[str, tuple[Any, ...]] = {}
+        self._generation: int | None = None
 
-    def _impls(self, hook: str) -> list[Any]:
-        return list(reversed(getattr(self.pm.hook, hook).get_hookimpls()))
+    def _impls(self, hook: str) -> tuple[Any, ...]:
+        """The hook's implementations in call order, kept until the manager next changes.
+
+        ``gigi_core.plugins.PluginManager`` counts every register/unregister; a plain
+        pluggy manager (no ``generation``) is asked every time.
+        """
+        generation = getattr(self.pm, "generation", None)
+        if generation is None:
+            return tuple(reversed(getattr(self.pm.hook, hook).get_hookimpls()))
+        if generation != self._generation:
+            self._cached.clear()
+            self._generation = generation
+        found = self._cached.get(hook)
+        if found is None:
+            found = self._cached[hook] = tuple(
+                reversed(getattr(self.pm.hook, hook).get_hookimpls())
+            )
+        return found
+
+    def implemented(self, hook: str) -> bool:
+        """Whether any plugin implements ``hook`` (a caller can skip building its arguments)."""
+        return bool(self._impls(hook))
 
     async def _call(self, hook: str, impl: Any, kwargs: dict[str, Any]) -> Any:
         result = impl.function(**{a: kwargs[a] for a in impl.argnames})

@@ -77,8 +77,40 @@ class LoadedPlugins:
         return [r for r in self.registry.records.values() if r.status == "failed"]
 
 
-def new_plugin_manager() -> pluggy.PluginManager:
-    pm = pluggy.PluginManager("gigi")
+class PluginManager(pluggy.PluginManager):
+    """pluggy's manager, counting every change to who implements what.
+
+    ``generation`` moves on every ``register``, ``unregister`` (``set_blocked`` goes through
+    it too) and ``add_hookspecs``, even one that raised part-way, so
+    :class:`gigi_core.hooks.HookRunner` can keep each hook's implementation list until the
+    next change without any caller having to remember to clear it.
+    """
+
+    def __init__(self, project_name: str) -> None:
+        super().__init__(project_name)
+        self.generation = 0
+
+    def register(self, plugin: object, name: str | None = None) -> str | None:
+        try:
+            return super().register(plugin, name)
+        finally:
+            self.generation += 1
+
+    def unregister(self, plugin: object | None = None, name: str | None = None) -> Any:
+        try:
+            return super().unregister(plugin, name)
+        finally:
+            self.generation += 1
+
+    def add_hookspecs(self, module_or_class: object) -> None:
+        try:
+            super().add_hookspecs(module_or_class)
+        finally:
+            self.generation += 1
+
+
+def new_plugin_manager() -> PluginManager:
+    pm = PluginManager("gigi")
     pm.add_hookspecs(hookspecs)
     return pm
 

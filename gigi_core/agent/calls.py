@@ -65,7 +65,14 @@ class CallHandler:
             await r.commit(r.next_step(), step, "agent.tool", reason_code=denial.code)
             raise PolicyDenied(spec.name, denial.reason)
         try:
-            args = validate_args(r.kernel, spec, call.get("arguments") or {})
+            arguments = call.get("arguments") or {}
+            args = validate_args(
+                r.kernel,
+                spec,
+                arguments,
+                limits=r.limits,
+                bounded=r.bounded(call.get("id"), arguments),
+            )
         except InvalidArguments as exc:
             if direct:  # the caller gets the typed error; the audit still gets its row
                 step = StepRecord("tool", "invalid", tool=spec.name, capability=spec.capability)
@@ -129,7 +136,9 @@ class CallHandler:
         )
         cancelled = StepRecord("tool", "cancelled", tool=spec.name, capability=spec.capability)
 
-        async def record(row: Any, result: Any, failure: ToolExecutionError | None) -> None:
+        async def record(
+            row: Any, result: Any, failure: ToolExecutionError | None, text: str | None
+        ) -> None:
             """The outcome, checkpointed before any after_tool_call observer runs."""
             r._current = None  # the step is answered: a cancel from here on must not undo it
             s.in_flight = None
@@ -139,7 +148,7 @@ class CallHandler:
                 self.tool_result(call, {"error": truncate(str(failure))}, is_error=True)
             else:
                 s.citations.append({"tool": spec.name, "result": result})
-                self.tool_result(call, result)
+                self.tool_result(call, result, text=text)
             await r.commit(index, step, extra_audits=(row,), durable=effects)
 
         self.executed = True
@@ -318,18 +327,36 @@ class CallHandler:
             outcome_state = "done" if self.executed else "failed"
             await confirmations.move(claim.confirmation_id, "executing", outcome_state, owner=owner)
 
-    def tool_result(self, call: dict[str, Any], payload: Any, *, is_error: bool = False) -> None:
-        """Answer a call; from here on it is no longer pending (even after a crash)."""
+    def tool_result(
+        self,
+        call: dict[str, Any],
+        payload: Any,
+        *,
+        is_error: bool = False,
+        text: str | None = None,
+    ) -> None:
+        """Answer a call; from here on it is no longer pending (even after a crash).
+
+        ``text``: ``payload`` already dumped with sorted keys (the tool path's own dump)."""
         s = self.runner.state
         s.pending = [c for c in s.pending if c.get("id") != call.get("id")]
         if s.mode != "agent":
             if is_error:
                 s.citations.append({"tool": call.get("action") or call["name"], "result": payload})
             return
-        message = ToolResultMessage(
-            tool_call_id=call["id"],
-            name=call["name"],
-            is_error=is_error,
-            content=json.dumps(payload, ensure_ascii=False, sort_keys=True),
-        )
-        self.runner.add_message(message)
+        dumped = {
+            "role": "tool",
+            "tool_call_id": call["id"],
+            "content": text
+            if text is not None
+            else json.dumps(payload, ensure_ascii=False, sort_keys=True),
+            "name": call["name"],
+            "is_error": is_error is True,
+        }
+        if isinstance(dumped["tool_call_id"], str) and isinstance(dumped["name"], str | None):
+            # What validation would check, checked: the stored form built directly; the next
+            # model call parses the turn's tool results together (``Runner._typed_messages``).
+            self.runner.add_message(None, dumped)
+        else:
+            message = ToolResultMessage(**dumped)
+            self.runner.add_message(message, message.model_dump(mode="json"))

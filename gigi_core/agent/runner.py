@@ -8,11 +8,10 @@ leaves the run resumable from its last write and a call with effects never runs 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
@@ -74,6 +73,9 @@ class Runner:
         self._view: GuildView | None = view
         self._typed: list[Message] = []
         self._current: tuple[int, StepRecord] | None = None
+        self.limits = bounds.limits()  # read once per run, not at every call
+        # call id -> the arguments object that passed bounds.problem in this runner
+        self._bounded: dict[str, Any] = {}
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -169,7 +171,10 @@ class Runner:
                 index, StepRecord("llm", "error", duration_ms=ms(started)), "agent.plan"
             )
             raise Stop("no_provider", str(exc), "failed") from None
-        response = _bounded(response)
+        response = _bounded(response, self.limits)
+        for c in response.tool_calls:
+            if c.parse_error is None and c.arguments is not None:
+                self._bounded[c.id] = c.arguments
         tin, tout = response.usage.input_tokens or 0, response.usage.output_tokens or 0
         s.tokens += tin + tout
         s.tokens_in += tin
@@ -197,11 +202,17 @@ class Runner:
             return await self.finish("failed", "invalid_output", f"The answer {checked.problem}.")
         return await self.finish("done", "completed", response.text or "", output=checked.value)
 
-    def add_message(self, message: Message) -> None:
-        """Append to the stored conversation, and to the parsed copy when that is in step."""
+    def add_message(self, message: Message | None, dumped: dict[str, Any] | None = None) -> None:
+        """Append to the stored conversation, and to the parsed copy when that is in step.
+
+        ``dumped``: the message's ``model_dump(mode="json")``; with no ``message`` it is
+        parsed when the next request is built (several at once, with one validation)."""
         in_step = len(self._typed) == len(self.state.messages)
-        self.state.messages.append(message.model_dump(mode="json"))
-        if in_step:
+        if dumped is None:
+            assert message is not None
+            dumped = message.model_dump(mode="json")
+        self.state.messages.append(dumped)
+        if in_step and message is not None:
             self._typed.append(message)
 
     def _typed_messages(self) -> list[Message]:
@@ -262,10 +273,10 @@ class Runner:
     async def base_denial(self, spec: Any) -> Any:
         """The kernel's own deny for this actor and action, before any argument is read."""
         from gigi_core.policy.decision import Outcome
-        from gigi_core.policy.engine import base_decision, facts_from
+        from gigi_core.policy.engine import cached_base_decision
 
         view = await self.view()
-        decision = base_decision(self.request.actor, facts_from(view, self.kernel, spec, None))
+        decision = cached_base_decision(view, self.kernel, self.request.actor, spec, None)
         return decision if decision.outcome is Outcome.deny else None
 
     async def plugin_config(self, plugin: str) -> Any:
@@ -308,18 +319,14 @@ class Runner:
 
     # -- writes --------------------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def in_progress(self, index: int, step: StepRecord) -> Iterator[None]:
+    def in_progress(self, index: int, step: StepRecord) -> _InProgress:
         """The step awaited now, as it is recorded if the run's task is cancelled there."""
         self._current = (index, step)
-        try:
-            yield
-        except asyncio.CancelledError:
-            raise  # kept for run()'s handler, which records it
-        except BaseException:
-            self._current = None
-            raise
-        self._current = None
+        return _InProgress(self)
+
+    def bounded(self, call_id: Any, arguments: Any) -> bool:
+        """Whether these very arguments passed the bounds when their response came in."""
+        return call_id is not None and self._bounded.get(call_id) is arguments
 
     def next_step(self) -> int:
         self.state.step += 1
@@ -444,7 +451,25 @@ class Runner:
         )
 
 
-def _bounded(response: ChatResponse) -> ChatResponse:
+class _InProgress:
+    """``Runner.in_progress``'s context: a cancel keeps the step for ``run()``'s handler,
+    which records it; any other way out clears it (a class: cheaper than a generator)."""
+
+    __slots__ = ("runner",)
+
+    def __init__(self, runner: Runner) -> None:
+        self.runner = runner
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, value: Any, traceback: Any) -> bool:
+        if kind is None or not issubclass(kind, asyncio.CancelledError):
+            self.runner._current = None
+        return False
+
+
+def _bounded(response: ChatResponse, limits: bounds.ArgumentLimits) -> ChatResponse:
     """Calls whose arguments break the depth or size limit become parse errors at once.
 
     Arguments that arrive as objects (Anthropic, Gemini) skip the text-size cap of parsing;
@@ -453,7 +478,6 @@ def _bounded(response: ChatResponse) -> ChatResponse:
     """
     if not response.tool_calls:
         return response
-    limits = bounds.limits()
     calls, changed = [], False
     for c in response.tool_calls:
         problem = bounds.problem(c.arguments, limits) if c.arguments is not None else None

@@ -146,13 +146,17 @@ class PolicyEngine:
     ) -> Decision:
         try:
             if view is not None:
-                facts = facts_from(view, self.kernel, action, channel_visible)
+                base = cached_base_decision(
+                    view, self.kernel, actor, action, channel_visible, channel_audience
+                )
             else:
                 facts = await self.facts(actor, action, guild_id, channel_visible=channel_visible)
-            if channel_audience is not None:
-                facts = replace(facts, channel_audience=channel_audience)
-            base = base_decision(actor, facts)
-            if base.outcome is Outcome.deny:
+                if channel_audience is not None:
+                    facts = replace(facts, channel_audience=channel_audience)
+                base = base_decision(actor, facts)
+            if base.outcome is Outcome.deny or not self.kernel.hooks.implemented(
+                "check_tool_call"
+            ):  # nobody to ask: no read-only copy of the arguments to make
                 return base
             vetoes = await self.kernel.hooks.call_all(
                 "check_tool_call",
@@ -241,6 +245,43 @@ class PolicyEngine:
         except Exception:
             log.exception("could not compute offerable tools; offering none")
             return ()
+
+
+def cached_base_decision(
+    view: GuildView,
+    kernel: Kernel,
+    actor: Actor,
+    action: ActionSpec,
+    channel_visible: bool | None,
+    channel_audience: bool | None = None,
+) -> Decision:
+    """``base_decision`` on the view's facts, kept in the view.
+
+    The view already holds the actor's grants and hook capabilities and is replaced
+    whenever the stored facts change (a change through the kernel clears it at once, the
+    TTL bounds others); what is not in it — the admin flag, the channel check, whether
+    the plugin is loaded, the capability's default, a withdrawal, the answer's audience —
+    is in the key, so a cached decision is exactly the one ``base_decision`` would make now.
+    """
+    key = (
+        action.name,
+        actor.is_admin,
+        channel_visible,
+        channel_audience,
+        kernel.registry.plugin_loaded(action.plugin),
+        kernel.registry.capability_default(action.capability),
+        kernel.withdrawn.get(action.name),
+    )
+    found = view.decisions.get(key)
+    if found is not None and found[0] is action:  # the very spec (a reload makes new ones)
+        return found[1]  # type: ignore[no-any-return]
+    facts = facts_from(view, kernel, action, channel_visible)
+    if channel_audience is not None:
+        facts = replace(facts, channel_audience=channel_audience)
+    decision = base_decision(actor, facts)
+    if len(view.decisions) < 4096:  # bounded: a view lives for seconds
+        view.decisions[key] = (action, decision)
+    return decision
 
 
 def facts_from(

@@ -48,6 +48,9 @@ class GuildView:
     # of the guild read from the same guild facts, so a new member with the same grants as
     # another reuses the offer instead of deciding every action again.
     offers: dict[Any, tuple[Any, ...]] = field(default_factory=dict, compare=False, repr=False)
+    # The kernel's own decision per (action, admin flag, channel check, registry facts) on
+    # these facts (``engine.cached_base_decision``): gone with the view when facts change.
+    decisions: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 log = logging.getLogger(__name__)
@@ -172,7 +175,9 @@ async def guild_view(kernel: Kernel, actor: Actor, guild_id: str) -> GuildView:
         kernel.views.put(key, stored, generation)
     hook_caps, failure = await hook_capabilities(kernel, actor, guild_id)
     if hook_caps or failure:
-        return replace(stored, hook_capabilities=hook_caps, hook_failure=failure, offers={})
+        return replace(
+            stored, hook_capabilities=hook_caps, hook_failure=failure, offers={}, decisions={}
+        )
     return stored
 
 

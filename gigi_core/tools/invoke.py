@@ -41,18 +41,29 @@ def lookup(kernel: Kernel, action: str) -> ActionSpec:
     return spec
 
 
-def validate_args(kernel: Kernel, spec: ActionSpec, args: Any) -> dict[str, Any]:
+def validate_args(
+    kernel: Kernel,
+    spec: ActionSpec,
+    args: Any,
+    *,
+    limits: bounds.ArgumentLimits | None = None,
+    bounded: bool = False,
+) -> dict[str, Any]:
     """Check ``args`` against the depth and size limits and the compiled validator.
 
     Returns them with top-level defaults filled and integer-typed values as ``int``; every
     error detail is truncated (``gigi_core.tools.bounds``), since it may quote the value.
+    ``bounded``: this very object already passed ``bounds.problem`` under ``limits`` (the
+    runner checks a model's calls as they arrive), so the walk is not repeated.
     """
     if not isinstance(args, dict):
         raise InvalidArguments(spec.name, "", f"expected a JSON object, got {type(args).__name__}")
-    limits = bounds.limits()
-    too_big = bounds.problem(args, limits)
-    if too_big is not None:
-        raise InvalidArguments(spec.name, "", too_big)
+    if limits is None:
+        limits, bounded = bounds.limits(), False
+    if not bounded:
+        too_big = bounds.problem(args, limits)
+        if too_big is not None:
+            raise InvalidArguments(spec.name, "", too_big)
     validator = kernel.registry.validator(spec.name)
     if not validator.is_valid(args):
         error = min(validator.iter_errors(args), key=lambda e: list(map(str, e.instance_path)))
@@ -64,11 +75,26 @@ def validate_args(kernel: Kernel, spec: ActionSpec, args: Any) -> dict[str, Any]
             bounds.truncate(field, limits.error_chars // 4),
             bounds.truncate(error.message, limits.error_chars),
         )
-    filled = dict(bounds.integers_as_int(spec.args, args))
+    filled = dict(bounds.integers_as_int(spec.args, args) if _has_integers(spec) else args)
     for name, prop in (spec.args.get("properties") or {}).items():
         if name not in filled and isinstance(prop, dict) and "default" in prop:
             filled[name] = prop["default"]
     return filled
+
+
+_INTEGERS: dict[str, tuple[Any, bool]] = {}  # action -> (its args schema, mentions integer)
+
+
+def _has_integers(spec: ActionSpec) -> bool:
+    """Whether the args schema says ``integer`` anywhere (else no ``2.0`` becomes ``2``).
+
+    Kept per action with the schema object it was computed from, so a reloaded manifest
+    is looked at afresh.
+    """
+    found = _INTEGERS.get(spec.name)
+    if found is None or found[0] is not spec.args:
+        found = _INTEGERS[spec.name] = (spec.args, "integer" in json.dumps(spec.args))
+    return found[1]
 
 
 async def call_tool(
@@ -102,11 +128,11 @@ async def call_tool(
     # the kernel, and on PostgreSQL by other processes' changes too): one read, not three.
     view = None
     try:
-        from gigi_core.policy.engine import base_decision, facts_from
+        from gigi_core.policy.engine import cached_base_decision
         from gigi_core.policy.view import guild_view
 
         view = await guild_view(kernel, actor, guild_id)
-        early = base_decision(actor, facts_from(view, kernel, spec, None))
+        early = cached_base_decision(view, kernel, actor, spec, None)
     except Exception:  # decide() below fails closed with its own reason
         early = None
     if early is not None and early.outcome is Outcome.deny:
@@ -166,7 +192,7 @@ async def execute(
     call_id: str | None = None,
     config: Any = _LOAD,
     write_audit: bool = True,
-    on_outcome: Callable[[AuditRecord, Any, ToolExecutionError | None], Awaitable[None]]
+    on_outcome: Callable[[AuditRecord, Any, ToolExecutionError | None, str | None], Awaitable[None]]
     | None = None,
     channel_lister: ChannelLister | None = None,
 ) -> ToolOutcome:
@@ -175,9 +201,10 @@ async def execute(
     A caller that stores the audit row itself (the agent runner, in its checkpoint
     transaction) passes ``write_audit=False`` and reads ``ToolOutcome.audit``; on failure
     the row rides on the raised error's ``audit`` attribute. ``on_outcome(record, result,
-    failure)`` is awaited once the outcome is known and before ``after_tool_call``
+    failure, text)`` is awaited once the outcome is known and before ``after_tool_call``
     observers run, so a caller can make the outcome durable first: a crash inside an
-    observer then never makes a completed call look interrupted.
+    observer then never makes a completed call look interrupted. ``text`` is the result
+    as JSON with sorted keys (what a model is shown), when producing it was free.
     """
     ctx = ToolContext(
         actor=actor,
@@ -198,9 +225,10 @@ async def execute(
     status = "ok"
     failure: ToolExecutionError | None = None
     result: Any = None
+    text: str | None = None
     try:
         result = await _run(handler, ctx, args, spec.timeout_seconds)
-        result = _as_json(kernel, spec, result)
+        result, text = _as_json(kernel, spec, result)
     except TimeoutError:
         status = "timeout"
         failure = ToolExecutionError(f"{spec.name} did not finish within {spec.timeout_seconds:g}s")
@@ -222,15 +250,16 @@ async def execute(
             await kernel.audit.record(record)
     try:
         if on_outcome is not None:
-            await on_outcome(record, None if failure else result, failure)
+            await on_outcome(record, None if failure else result, failure, text)
     finally:  # observers hear of every call that ran, even when recording it stopped the run
         await _track(kernel, record)
-        call = {"action": spec.name, "run_id": run_id, "call_id": call_id}
-        # Each observer has its deadline (GIGI_HOOK_TIMEOUT_AFTER_TOOL_CALL_SECONDS): the
-        # call's effect already happened, so a hanging observer is cut off, not waited for.
-        await kernel.hooks.notify(
-            "after_tool_call", call=call, actor=actor, outcome=record, kernel=kernel
-        )
+        if kernel.hooks.implemented("after_tool_call"):
+            call = {"action": spec.name, "run_id": run_id, "call_id": call_id}
+            # Each observer has its deadline (GIGI_HOOK_TIMEOUT_AFTER_TOOL_CALL_SECONDS): the
+            # call's effect already happened, so a hanging observer is cut off, not waited for.
+            await kernel.hooks.notify(
+                "after_tool_call", call=call, actor=actor, outcome=record, kernel=kernel
+            )
     if failure is not None:
         raise failure
     return ToolOutcome(spec.name, "ok", result, decision.outcome.value, elapsed, record)
@@ -247,9 +276,18 @@ async def _run(handler: Any, ctx: ToolContext, args: dict[str, Any], seconds: fl
         return result
 
 
-def _as_json(kernel: Kernel, spec: ActionSpec, result: Any) -> Any:
+def _as_json(kernel: Kernel, spec: ActionSpec, result: Any) -> tuple[Any, str | None]:
+    """The result as plain JSON data (a copy the handler cannot change afterwards), and its
+    text with sorted keys when every key is a string (then that text is exactly the plain
+    copy's: one dump serves both; keys of other types sort and collide differently)."""
     try:
-        plain = json.loads(json.dumps(result, allow_nan=False))
+        if _string_keys(result):
+            text: str | None = json.dumps(
+                result, allow_nan=False, ensure_ascii=False, sort_keys=True
+            )
+            plain = json.loads(text)  # type: ignore[arg-type]
+        else:
+            text, plain = None, json.loads(json.dumps(result, allow_nan=False))
     except (TypeError, ValueError) as exc:
         raise ToolExecutionError(f"{spec.name} returned data that is not JSON ({exc})") from None
     if spec.result is not None:
@@ -261,7 +299,23 @@ def _as_json(kernel: Kernel, spec: ActionSpec, result: Any) -> Any:
             raise ToolExecutionError(
                 f"{spec.name} returned a result that does not match its manifest"
             )
-    return plain
+    return plain, text
+
+
+def _string_keys(value: Any) -> bool:
+    """Whether every mapping key in ``value`` is a ``str`` (iterative: results are unbounded)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, inner in item.items():
+                if not isinstance(key, str):
+                    return False
+                if isinstance(inner, dict | list | tuple):
+                    stack.append(inner)
+        elif isinstance(item, list | tuple):
+            stack.extend(v for v in item if isinstance(v, dict | list | tuple))
+    return True
 
 
 async def _audit(kernel: Kernel, record: AuditRecord) -> None:
@@ -272,6 +326,8 @@ async def _audit(kernel: Kernel, record: AuditRecord) -> None:
 
 
 async def _track(kernel: Kernel, record: AuditRecord) -> None:
+    if not kernel.hooks.implemented("track_event"):
+        return
     await kernel.track(
         record.kind,
         action=record.action,

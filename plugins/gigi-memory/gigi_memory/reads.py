@@ -33,12 +33,15 @@ MESSAGE_COLUMNS = (
 
 
 @contextlib.asynccontextmanager
-async def connection(engine: Any, dialect: str) -> AsyncIterator[Any]:
-    """A connection for search's statements. On PostgreSQL in autocommit: each statement is
-    one round trip, with no ``BEGIN`` before it and no ``ROLLBACK`` when the pool takes the
-    connection back; every search statement reads one consistent snapshot on its own."""
+async def connection(engine: Any, dialect: str, *, transaction: bool = False) -> AsyncIterator[Any]:
+    """A connection for search's statements. On PostgreSQL in autocommit unless
+    ``transaction``: each statement is one round trip, with no ``BEGIN`` before it and no
+    ``ROLLBACK`` when the pool takes the connection back; every search statement reads one
+    consistent snapshot on its own. The vector path asks for a transaction: its ``hnsw.*``
+    settings are ``SET LOCAL``, so they never stay on a pooled connection (nor, behind a
+    transaction-pooling PgBouncer, on a server connection another client gets next)."""
     async with engine.connect() as conn:
-        if dialect == "postgresql":
+        if dialect == "postgresql" and not transaction:
             await conn.execution_options(isolation_level="AUTOCOMMIT")
         yield conn
 

@@ -232,7 +232,7 @@ async def hybrid(
 
     async def vector() -> list[Any]:
         assert embedded is not None
-        async with reads.connection(svc.engine, svc.dialect) as conn:
+        async with reads.connection(svc.engine, svc.dialect, transaction=True) as conn:
             return await vector_path(conn, svc, f, embedded, limit * 4)
 
     runs: dict[str, Callable[[], Awaitable[list[Any]]]] = {"fulltext": fulltext}

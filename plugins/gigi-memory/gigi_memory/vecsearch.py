@@ -44,7 +44,6 @@ RECHECK_SECONDS = 2.0  # how stale another process's new vectors may be (never a
 SIZE_SECONDS = 300.0  # how long a scope's size (exact or HNSW) is trusted: a probe costs
 # a count of up to EXACT_MAX segments (~3-10 ms); a stale answer only picks the other,
 # equally correct, way to search for a while
-HNSW_MARK = "gigi_memory.hnsw"  # pool connection info: the ef_search its session has
 _sizes: dict[tuple[Any, ...], tuple[float, bool]] = {}  # scope -> (checked at, exact)
 
 
@@ -141,27 +140,16 @@ async def _postgres(conn: Any, f: reads.Filters, model: str, vector: Any, limit:
 
 
 async def _hnsw_settings(conn: Any) -> None:
-    """``hnsw.iterative_scan`` and ``hnsw.ef_search`` for the statement that follows.
-
-    On an autocommit connection (``reads.connection``) they are set for the session, once
-    per database connection (marked in the pool's ``info`` for it; a setting made outside
-    a transaction cannot be rolled back behind the mark, and gigi-knowledge's HNSW search
-    sets its own with ``SET LOCAL``). In a transaction, for that transaction only. One
-    round trip either way.
-    """
-    options = conn.sync_connection.get_execution_options()
-    local = options.get("isolation_level") != "AUTOCOMMIT"
-    if not local and conn.info.get(HNSW_MARK) == EF_SEARCH:
-        return
+    """``hnsw.iterative_scan`` and ``hnsw.ef_search`` for this transaction only (one round
+    trip): a session setting would stay with the pooled connection for every later user of
+    the kernel's engine, and behind PgBouncer might not reach the statement at all."""
     await conn.execute(
         sa.text(
-            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', :local), "
-            "set_config('hnsw.ef_search', :ef, :local)"
+            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+            "set_config('hnsw.ef_search', :ef, true)"
         ),
-        {"local": local, "ef": str(EF_SEARCH)},
+        {"ef": str(EF_SEARCH)},
     )
-    if not local:
-        conn.info[HNSW_MARK] = EF_SEARCH
 
 
 def _best_per_message(rows: list[Any], limit: int) -> list[Any]:

@@ -371,12 +371,13 @@ async def test_a_second_job_for_a_guild_embedding_here_steps_aside_and_is_not_lo
     assert "g1" not in svc.vectors.again and "g1" not in svc.vectors.running
 
 
-async def test_search_statements_run_outside_a_transaction_and_hnsw_is_set_once(
+async def test_search_settings_stay_in_their_transaction_and_results_are_unchanged(
     kernel, monkeypatch
 ) -> None:
-    """PostgreSQL: search reads on autocommit connections (no BEGIN/ROLLBACK round trips)
-    and sets ``hnsw.*`` once per pooled connection, not per query; every result stays the
-    same. SQLite: the same searches through plain connections."""
+    """PostgreSQL: full-text search reads on autocommit connections (no BEGIN/ROLLBACK round
+    trips); the HNSW path sets ``hnsw.*`` with SET LOCAL inside its own transaction, once a
+    query, so no pooled connection keeps them for the next user of the engine. SQLite: the
+    same searches through plain connections; every result stays the same."""
     import sqlalchemy as sa
     from gigi_memory import vecsearch
 
@@ -401,42 +402,26 @@ async def test_search_statements_run_outside_a_transaction_and_hnsw_is_set_once(
     assert len([s for s, _ in seen if "ts_rank_cd" in s or "bm25(" in s]) == 6
     if svc.dialect != "postgresql":
         return  # the vector path is NumPy over cached matrices: no statement per query
-    assert len([s for s, _ in seen if "WITH near" in s]) == 6
-    assert not [s for s, in_tx in seen if in_tx and ("WITH near" in s or "ts_rank_cd" in s)]
-    settings = [s for s, _ in seen if "set_config('hnsw" in s]
-    # At most once per pooled connection (the pool holds at most pool_size + overflow).
-    assert 1 <= len(settings) <= 2, settings
+    assert not [s for s, in_tx in seen if in_tx and "ts_rank_cd" in s]
+    assert [in_tx for s, in_tx in seen if "WITH near" in s] == [True] * 6
+    settings = [s for s, in_tx in seen if "set_config('hnsw" in s and in_tx]
+    assert len(settings) == 6 and all("true)" in s for s in settings)  # local, each query
+    show = sa.text(
+        "SELECT current_setting('hnsw.iterative_scan', true), "
+        "current_setting('hnsw.ef_search', true)"
+    )
+    conns = [await svc.engine.connect() for _ in range(2)]  # the pooled ones search used
+    try:
+        for conn in conns:
+            scan, ef = (await conn.execute(show)).one()
+            assert scan in (None, "", "off") and ef != str(vecsearch.EF_SEARCH), (scan, ef)
+    finally:
+        for conn in conns:
+            await conn.close()
 
 
 def _autocommit(conn) -> bool:
     return conn.get_execution_options().get("isolation_level") == "AUTOCOMMIT"
-
-
-async def test_hnsw_settings_never_outlive_a_transaction_or_a_mark(kernel) -> None:
-    """In a transaction the settings are local (gone after it, the connection unmarked); on
-    an autocommit connection they are the session's, and the mark says so truthfully."""
-    import sqlalchemy as sa
-    from gigi_memory import reads, vecsearch
-
-    svc = service_of(kernel)
-    if svc.dialect != "postgresql":
-        pytest.skip("hnsw.* settings exist on PostgreSQL only (SQLite searches in NumPy)")
-    show = sa.text("SELECT current_setting('hnsw.ef_search', true)")
-    async with svc.engine.connect() as conn:
-        await vecsearch._hnsw_settings(conn)
-        assert await conn.scalar(show) == str(vecsearch.EF_SEARCH)
-        await conn.rollback()
-        assert await conn.scalar(show) != str(vecsearch.EF_SEARCH)
-        assert vecsearch.HNSW_MARK not in conn.info
-        await conn.rollback()
-    async with reads.connection(svc.engine, svc.dialect) as conn:
-        conn.info.pop(vecsearch.HNSW_MARK, None)
-        await vecsearch._hnsw_settings(conn)
-        assert conn.info[vecsearch.HNSW_MARK] == vecsearch.EF_SEARCH
-        assert await conn.scalar(show) == str(vecsearch.EF_SEARCH)
-        assert await conn.scalar(sa.text("SELECT current_setting('hnsw.iterative_scan')")) == (
-            "relaxed_order"
-        )
 
 
 async def test_a_query_embedding_does_not_wait_for_its_usage_row_but_records_it(

@@ -351,6 +351,25 @@ async def test_a_failed_audit_write_is_logged_for_a_read_and_raised_for_a_change
         await kernel.call_tool("box.fetch", {}, actor=USER, guild_id="g1")
 
 
+async def test_a_failed_awaited_audit_row_makes_the_next_read_fail_closed(box, monkeypatch) -> None:
+    """A change whose row could not be written tells the reads too: the next read waits for
+    its own row rather than answering while the log is known to be failing."""
+    from gigi_core.store import audit
+
+    kernel, _ = box
+    await kernel.enable_plugin("g1", "box", allow_external=True)
+
+    def broken(self, conn) -> None:
+        raise RuntimeError("the audit table is gone")
+
+    monkeypatch.setattr(audit.AuditWrite, "__call__", broken)
+    with pytest.raises(RuntimeError, match="audit table"):
+        await kernel.call_tool("box.fetch", {}, actor=USER, guild_id="g1")
+    with pytest.raises(RuntimeError, match="audit table"):
+        await kernel.call_tool("box.echo", {"text": "hi"}, actor=USER, guild_id="g1")
+    assert kernel.audit.failed_rows == 0  # both raised to their callers; none was queued
+
+
 async def test_reads_fail_closed_while_their_audit_rows_fail_and_recover_after(
     box, monkeypatch
 ) -> None:

@@ -5,8 +5,8 @@ concurrent calls share a commit. ``record`` waits for the commit; ``queue`` does
 tool path uses it for read-only calls and refusals, which changed nothing: their row
 commits with the writer's next batch, a few milliseconds later). Readers drain the writer
 first, so they see every row queued before they asked. A queued row that fails turns the
-next ones into awaited writes until one lands: reads fail closed while the log cannot be
-written, rather than returning data nobody can later account for.
+next ones into awaited writes until one lands (so does a failed awaited row): from the
+first failure the writer reports, reads fail closed while the log cannot be written.
 """
 
 from __future__ import annotations
@@ -70,8 +70,13 @@ class AuditLog:
         self._failing = False  # the last queued row failed: the next ones are awaited
 
     async def record(self, record: AuditRecord) -> None:
-        """Store one row and wait for its commit; a failed write raises."""
-        await self.db.writer.write(AuditWrite([audit_row(record)]))
+        """Store one row and wait for its commit; a failed write raises, and reads fail
+        closed from then on too, until a row lands."""
+        try:
+            await self.db.writer.write(AuditWrite([audit_row(record)]))
+        except Exception:
+            self._failing = True
+            raise
 
     async def queue(self, record: AuditRecord) -> None:
         """Store one row with the writer's next batch, without waiting for it.

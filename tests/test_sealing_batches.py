@@ -54,3 +54,42 @@ def test_a_new_prefix_before_the_counter_wraps_and_in_a_forked_child(monkeypatch
     assert c[0][:8] not in (a[0][:8], b[0][:8]) and c[0][8:] == (0).to_bytes(4, "big")
     with pytest.raises(ValueError, match="at most"):
         counter.take(NonceCounter.SPAN + 1)
+
+
+def test_a_real_fork_draws_a_new_prefix_even_with_the_lock_held() -> None:
+    """A child forked while another thread holds the counter's lock neither deadlocks nor
+    continues the parent's prefix (the at-fork hook resets every counter)."""
+    import os
+    import select
+    import signal
+    import threading
+
+    counter = sealing.NonceCounter()
+    parent = counter.take(1)[0]
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with counter._lock:
+            held.set()
+            release.wait(10)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    held.wait(10)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: one nonce, written to the parent, then gone
+        try:
+            os.write(write, counter.take(1)[0])
+        finally:
+            os._exit(0)
+    release.set()
+    thread.join()
+    os.close(write)
+    ready, _, _ = select.select([read], [], [], 10)
+    if not ready:  # the child is stuck on the copied lock
+        os.kill(pid, signal.SIGKILL)
+    child = os.read(read, 12) if ready else b""
+    os.close(read)
+    os.waitpid(pid, 0)
+    assert len(child) == 12 and child[:8] != parent[:8]

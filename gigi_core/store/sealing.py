@@ -16,6 +16,7 @@ import logging
 import os
 import secrets
 import threading
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +55,12 @@ class NonceCounter:
     SPAN = 1 << 32
 
     def __init__(self) -> None:
+        self._reset()
+        _counters.add(self)
+
+    def _reset(self) -> None:
+        """A fresh lock and no prefix: the next take draws one (also in a forked child,
+        whose copied lock may be held by a thread that does not exist there)."""
         self._lock = threading.Lock()
         self._pid = -1
         self._prefix = b""
@@ -68,6 +75,10 @@ class NonceCounter:
             start, self._next = self._next, self._next + n
             prefix = self._prefix
         return [prefix + i.to_bytes(4, "big") for i in range(start, start + n)]
+
+
+_counters: weakref.WeakSet[NonceCounter] = weakref.WeakSet()
+os.register_at_fork(after_in_child=lambda: [c._reset() for c in list(_counters)])
 
 
 def generate_key() -> str:

@@ -190,3 +190,22 @@ def test_every_keyword_and_its_upper_case_sends_the_text_to_the_pattern() -> Non
         for text in (f"x {word} y", f"x {word.upper()} y"):
             assert not _nothing_to_mask(text, RedactionRules()), text
     assert _nothing_to_mask("a passport and a pass", RedactionRules())
+
+
+def test_every_keyword_of_the_assigned_rule_is_redacted_through_the_pre_check() -> None:
+    """The keywords are read from the ``assigned`` pattern itself, so a keyword added there
+    but not to the pre-check fails here instead of being stored unmasked."""
+    import re
+
+    from gigi_memory.text import _ASSIGNED, redact, redact_full
+
+    [alternation] = re.findall(r"\\b\(\?:([^)]*)\)", _ASSIGNED)
+    keywords = []
+    for word in alternation.split("|"):
+        keywords += [word.replace("[_-]?", sep) for sep in ("", "_", "-")]
+    assert {"password", "api_key", "access-key", "bearer"} <= set(keywords)
+    for word in dict.fromkeys(keywords):
+        for text in (f"my {word}: hunter22xyz", f"{word.upper()}=hunter22xyz"):
+            masked, count = redact(text, RedactionRules())
+            assert (masked, count) == redact_full(text, RedactionRules()), text
+            assert count == 1 and "hunter22xyz" not in masked, text

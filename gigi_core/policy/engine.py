@@ -151,8 +151,7 @@ class PolicyEngine:
                 )
             else:
                 facts = await self.facts(actor, action, guild_id, channel_visible=channel_visible)
-                if channel_audience is not None:
-                    facts = replace(facts, channel_audience=channel_audience)
+                facts = replace(facts, channel_audience=channel_audience)
                 base = base_decision(actor, facts)
             if base.outcome is Outcome.deny or not self.kernel.hooks.implemented(
                 "check_tool_call"
@@ -275,9 +274,7 @@ def cached_base_decision(
     found = view.decisions.get(key)
     if found is not None and found[0] is action:  # the very spec (a reload makes new ones)
         return found[1]  # type: ignore[no-any-return]
-    facts = facts_from(view, kernel, action, channel_visible)
-    if channel_audience is not None:
-        facts = replace(facts, channel_audience=channel_audience)
+    facts = facts_from(view, kernel, action, channel_visible, channel_audience)
     decision = base_decision(actor, facts)
     if len(view.decisions) < 4096:  # bounded: a view lives for seconds
         view.decisions[key] = (action, decision)
@@ -285,7 +282,11 @@ def cached_base_decision(
 
 
 def facts_from(
-    view: GuildView, kernel: Kernel, action: ActionSpec, channel_visible: bool | None
+    view: GuildView,
+    kernel: Kernel,
+    action: ActionSpec,
+    channel_visible: bool | None,
+    channel_audience: bool | None = None,
 ) -> PolicyFacts:
     return PolicyFacts(
         action=action,
@@ -296,6 +297,7 @@ def facts_from(
         hook_capabilities=view.hook_capabilities,
         external_consent=action.plugin in view.external,
         channel_visible=channel_visible,
+        channel_audience=channel_audience,
         hook_failure=view.hook_failure,
         withdrawn=kernel.withdrawn.get(action.name),
     )

@@ -67,7 +67,9 @@ def expected(handler: Any) -> list[tuple[str, Any, bool]] | None:
     return [(p.name, p.kind, p.default is not p.empty) for p in params]
 
 
-@pytest.mark.parametrize("handler", HANDLERS, ids=lambda h: getattr(h, "__name__", type(h).__name__))
+@pytest.mark.parametrize(
+    "handler", HANDLERS, ids=lambda h: getattr(h, "__name__", type(h).__name__)
+)
 def test_parameters_match_inspect(handler: Any) -> None:
     assert _parameters(handler) == expected(handler)
 

@@ -308,12 +308,12 @@ async def test_a_connection_lost_during_copy_is_retried_not_dropped(kernel, monk
     real = ledger._copy
     failures = 2
 
-    async def flaky(driver, table, rows):
+    async def flaky(driver, table, names, rows):
         nonlocal failures
         if failures:
             failures -= 1
             raise psycopg.OperationalError("server closed the connection unexpectedly")
-        await real(driver, table, rows)
+        await real(driver, table, names, rows)
 
     monkeypatch.setattr(ledger, "_copy", flaky)
     await publish(kernel, message("copied eventually", mentioned_user_ids=("42",)))

@@ -414,7 +414,7 @@ class Writer:
                 storage = "metadata_only"  # the channel is off now: drop the old text, keep none
             rules = policy.redaction
             ahead, op.ahead = op.ahead, None
-            if ahead is not None and ahead[0] == rules and ahead[1] == storage:
+            if ahead is not None and (ahead[0] is rules or ahead[0] == rules) and ahead[1] == storage:
                 out.append((op, ahead[2]))  # made while the batch before it committed
                 continue
             todo.append((len(out), op, d, storage, rules))

@@ -37,11 +37,12 @@ COLUMNS = (
 MENTION_COLUMNS = ("guild_id", "message_id", "user_id", "channel_id", "author_id", "created_ms")
 
 
-async def creates(svc: Any, conn: Any, prepared: list[Any]) -> int:
-    """Rows as tuples in ``COLUMNS`` order, built in one pass: ``COPY`` takes them as they
-    are, the ``unnest`` fallback transposes them, SQLite gets them as parameter dicts."""
-    m = tables.messages
-    prepared = await tombstones.drop_blocked(conn, prepared)
+def _rows(
+    prepared: list[Any],
+) -> tuple[list[tuple[Any, ...]], dict[tuple[str, str], list[tuple[Any, ...]]]]:
+    """Ledger rows as tuples in ``COLUMNS`` order and each message's mention rows, in one
+    pass: ``COPY`` takes the tuples as they are, the ``unnest`` fallback transposes them,
+    SQLite gets them as parameter dicts."""
     rows: list[tuple[Any, ...]] = []
     row = rows.append
     mentions: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
@@ -70,20 +71,59 @@ async def creates(svc: Any, conn: Any, prepared: list[Any]) -> int:
                 (guild, mid, user, channel, author, created)
                 for user in dict.fromkeys(d["mentions"])
             ]
+    return rows, mentions
+
+
+async def copy_creates(svc: Any, prepared: list[Any]) -> int | None:
+    """PostgreSQL, live messages: ``COPY`` the rows and their mentions in a transaction of
+    their own, the bulk path of the raw benchmark (psycopg formats the rows in C, the server
+    skips the planner). None when the caller must take ``creates`` instead: copies from
+    history (tombstones to check), or an id already stored (a redelivery: the transaction,
+    which held nothing else, is rolled back whole; ``creates`` then deduplicates).
+
+    No savepoint: a run of creates is all its transaction holds, so rolling it back loses
+    nothing, and the two round trips (``SAVEPOINT``, ``RELEASE``) each waited for the event
+    loop's next turn while the server sat idle (bench/memory_ingest.py).
+    """
+    import psycopg
+
+    if any(op.data.get("copy_ms") is not None for op, _ in prepared):
+        return None
+    rows, mentions = _rows(prepared)
+    if not rows:
+        return 0
+    mention_rows = [r for found in mentions.values() for r in found]
+    try:
+        async with svc.engine.begin() as conn:
+            driver = (await conn.get_raw_connection()).driver_connection
+            await _copy(driver, tables.messages.name, COLUMNS, rows)
+            if mention_rows:
+                await _copy(driver, tables.mentions.name, MENTION_COLUMNS, mention_rows)
+    except psycopg.Error as exc:  # raised by psycopg itself, outside SQLAlchemy's wrapping
+        if exc.sqlstate == "23505":  # unique_violation: an id already stored
+            return None
+        # As SQLAlchemy's class (OperationalError, DataError, ...), so the writer tells a
+        # lost connection (retried) from a bad row (dropped) as for its other statements.
+        raise sa.exc.DBAPIError.instance("COPY", None, exc, psycopg.Error) from exc
+    return len(rows)
+
+
+async def creates(svc: Any, conn: Any, prepared: list[Any]) -> int:
+    """Creates that deduplicate: ``INSERT … ON CONFLICT DO NOTHING`` (after the copies from
+    history a mark forbids are dropped), mentions for the rows actually inserted."""
+    m = tables.messages
+    prepared = await tombstones.drop_blocked(conn, prepared)
+    rows, mentions = _rows(prepared)
     if not rows:
         return 0
     if svc.dialect == "postgresql":
-        copies = any(op.data.get("copy_ms") is not None for op, _ in prepared)
-        if not copies and await _copy_new(conn, m, rows, mentions):
-            return len(rows)
         inserted = await _insert_arrays(
             conn, m, COLUMNS, rows, returning=("guild_id", "message_id")
         )
     else:
         stmt = tables.insert_for(svc.dialect, m).returning(m.c.guild_id, m.c.message_id)
-        inserted = (
-            await conn.execute(stmt, [dict(zip(COLUMNS, r, strict=True)) for r in rows])
-        ).all()
+        params = [dict(zip(COLUMNS, r, strict=True)) for r in rows]
+        inserted = (await conn.execute(stmt, params)).all()
     mention_rows = [r for key in inserted for r in mentions.get((key[0], key[1]), ())]
     if mention_rows:
         if svc.dialect == "postgresql":
@@ -94,31 +134,6 @@ async def creates(svc: Any, conn: Any, prepared: list[Any]) -> int:
                 [dict(zip(MENTION_COLUMNS, r, strict=True)) for r in mention_rows],
             )
     return len(inserted)
-
-
-async def _copy_new(
-    conn: Any, m: sa.Table, rows: list[tuple[Any, ...]], mentions: dict[Any, list[Any]]
-) -> bool:
-    """PostgreSQL, live messages (new ids): ``COPY`` the rows and their mentions under a
-    savepoint, the bulk path of the raw benchmark (psycopg formats the rows in C, the server
-    skips the planner); False when an id was already stored (a redelivery), rolled back so
-    the caller takes the deduplicating ``INSERT … ON CONFLICT DO NOTHING``."""
-    import psycopg
-
-    mention_rows = [r for found in mentions.values() for r in found]
-    try:
-        async with conn.begin_nested():
-            driver = (await conn.get_raw_connection()).driver_connection
-            await _copy(driver, m.name, COLUMNS, rows)
-            if mention_rows:
-                await _copy(driver, tables.mentions.name, MENTION_COLUMNS, mention_rows)
-    except psycopg.Error as exc:  # raised by psycopg itself, outside SQLAlchemy's wrapping
-        if exc.sqlstate == "23505":  # unique_violation: an id already stored
-            return False
-        # As SQLAlchemy's class (OperationalError, DataError, ...), so the writer tells a
-        # lost connection (retried) from a bad row (dropped) as for its other statements.
-        raise sa.exc.DBAPIError.instance("COPY", None, exc, psycopg.Error) from exc
-    return True
 
 
 async def _copy(

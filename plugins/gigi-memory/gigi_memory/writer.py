@@ -376,6 +376,12 @@ class Writer:
                 if start:
                     await asyncio.sleep(0)
                 prepared.extend(self._prepare(run[start : start + PREPARE_SLICE]))
+            if kind == "create" and svc.dialect == "postgresql":
+                written = await ledger.copy_creates(svc, prepared)
+                if written is not None:
+                    self.stats.written += written
+                    svc.vectors.kick({op.guild_id for op in run if op.guild_id})
+                    return [None] * len(run)
         async with svc.engine.begin() as conn:
             if kind == "create":
                 self.stats.written += await ledger.creates(svc, conn, prepared)
@@ -414,7 +420,11 @@ class Writer:
                 storage = "metadata_only"  # the channel is off now: drop the old text, keep none
             rules = policy.redaction
             ahead, op.ahead = op.ahead, None
-            if ahead is not None and (ahead[0] is rules or ahead[0] == rules) and ahead[1] == storage:
+            if (
+                ahead is not None
+                and (ahead[0] is rules or ahead[0] == rules)
+                and ahead[1] == storage
+            ):
                 out.append((op, ahead[2]))  # made while the batch before it committed
                 continue
             todo.append((len(out), op, d, storage, rules))

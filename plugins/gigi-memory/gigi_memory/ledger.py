@@ -17,92 +17,135 @@ from gigi_memory.policy import DAY_MS, now_ms
 IN_LIMIT = 500  # ids per IN (...) list
 
 
-async def creates(svc: Any, conn: Any, prepared: list[Any]) -> int:
-    m = tables.messages
-    prepared = await tombstones.drop_blocked(conn, prepared)
-    rows = []
-    mentions: dict[tuple[str, str], list[dict[str, Any]]] = {}
+# The ledger's columns a create writes, in the order of the rows ``creates`` builds; the
+# last five are the writer's ``Content`` (``writer._contents``), appended as they are.
+CONTENT = ("search_text", "content_hash", "sealed_key_id", "sealed_nonce", "sealed_text")
+COLUMNS = (
+    "guild_id",
+    "message_id",
+    "channel_id",
+    "parent_channel_id",
+    "author_id",
+    "surface",
+    "reply_to_id",
+    "created_ms",
+    "edited_ms",
+    "deleted_ms",
+    "retention_until_ms",
+    *CONTENT,
+)
+MENTION_COLUMNS = ("guild_id", "message_id", "user_id", "channel_id", "author_id", "created_ms")
+
+
+def _rows(
+    prepared: list[Any],
+) -> tuple[list[tuple[Any, ...]], dict[tuple[str, str], list[tuple[Any, ...]]]]:
+    """Ledger rows as tuples in ``COLUMNS`` order and each message's mention rows, in one
+    pass: ``COPY`` takes the tuples as they are, the ``unnest`` fallback transposes them,
+    SQLite gets them as parameter dicts."""
+    rows: list[tuple[Any, ...]] = []
+    row = rows.append
+    mentions: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
     for op, content in prepared:
         d = op.data
-        rows.append(
-            {
-                "guild_id": op.guild_id,
-                "message_id": d["message_id"],
-                "channel_id": d["channel_id"],
-                "parent_channel_id": d.get("parent_id"),
-                "author_id": d["author_id"],
-                "surface": d.get("surface") or "discord",
-                "reply_to_id": d.get("reply_to_id"),
-                "created_ms": d["created_ms"],
-                "edited_ms": d.get("edited_ms"),
-                "deleted_ms": None,
-                "retention_until_ms": d["created_ms"] + d["retention_days"] * DAY_MS,
-                **content,
-            }
+        guild, mid, channel, author = op.guild_id, d["message_id"], d["channel_id"], d["author_id"]
+        created = d["created_ms"]
+        row(
+            (
+                guild,
+                mid,
+                channel,
+                d.get("parent_id"),
+                author,
+                d.get("surface") or "discord",
+                d.get("reply_to_id"),
+                created,
+                d.get("edited_ms"),
+                None,
+                created + d["retention_days"] * DAY_MS,
+                *content,
+            )
         )
-        if not d.get("mentions"):
-            continue  # most messages mention nobody: no key, no list
-        mentions[(op.guild_id, d["message_id"])] = [
-            {
-                "guild_id": op.guild_id,
-                "message_id": d["message_id"],
-                "user_id": user,
-                "channel_id": d["channel_id"],
-                "author_id": d["author_id"],
-                "created_ms": d["created_ms"],
-            }
-            for user in dict.fromkeys(d.get("mentions") or ())
-        ]
-    if not rows:
-        return 0
-    if svc.dialect == "postgresql":
-        copies = any(op.data.get("copy_ms") is not None for op, _ in prepared)
-        if not copies and await _copy_new(conn, m, rows, mentions):
-            return len(rows)
-        inserted = await _insert_arrays(conn, m, rows, returning=("guild_id", "message_id"))
-    else:
-        stmt = tables.insert_for(svc.dialect, m).returning(m.c.guild_id, m.c.message_id)
-        inserted = (await conn.execute(stmt, rows)).all()
-    mention_rows = [r for key in inserted for r in mentions.get((key[0], key[1]), ())]
-    if mention_rows:
-        if svc.dialect == "postgresql":
-            await _insert_arrays(conn, tables.mentions, mention_rows)
-        else:
-            await conn.execute(tables.insert_for(svc.dialect, tables.mentions), mention_rows)
-    return len(inserted)
+        if d.get("mentions"):  # most messages mention nobody: no key, no list
+            mentions[(guild, mid)] = [
+                (guild, mid, user, channel, author, created)
+                for user in dict.fromkeys(d["mentions"])
+            ]
+    return rows, mentions
 
 
-async def _copy_new(
-    conn: Any, m: sa.Table, rows: list[dict[str, Any]], mentions: dict[Any, list[Any]]
-) -> bool:
-    """PostgreSQL, live messages (new ids): ``COPY`` the rows and their mentions under a
-    savepoint, the bulk path of the raw benchmark (psycopg formats the rows in C, the server
-    skips the planner); False when an id was already stored (a redelivery), rolled back so
-    the caller takes the deduplicating ``INSERT … ON CONFLICT DO NOTHING``."""
+async def copy_creates(svc: Any, prepared: list[Any]) -> int | None:
+    """PostgreSQL, live messages: ``COPY`` the rows and their mentions in a transaction of
+    their own, the bulk path of the raw benchmark (psycopg formats the rows in C, the server
+    skips the planner). None when the caller must take ``creates`` instead: copies from
+    history (tombstones to check), or an id already stored (a redelivery: the transaction,
+    which held nothing else, is rolled back whole; ``creates`` then deduplicates).
+
+    No savepoint: a run of creates is all its transaction holds, so rolling it back loses
+    nothing, and the two round trips (``SAVEPOINT``, ``RELEASE``) each waited for the event
+    loop's next turn while the server sat idle (bench/memory_ingest.py).
+    """
     import psycopg
 
+    if any(op.data.get("copy_ms") is not None for op, _ in prepared):
+        return None
+    rows, mentions = _rows(prepared)
+    if not rows:
+        return 0
     mention_rows = [r for found in mentions.values() for r in found]
     try:
-        async with conn.begin_nested():
+        async with svc.engine.begin() as conn:
             driver = (await conn.get_raw_connection()).driver_connection
-            await _copy(driver, m, rows)
+            await _copy(driver, tables.messages.name, COLUMNS, rows)
             if mention_rows:
-                await _copy(driver, tables.mentions, mention_rows)
+                await _copy(driver, tables.mentions.name, MENTION_COLUMNS, mention_rows)
     except psycopg.Error as exc:  # raised by psycopg itself, outside SQLAlchemy's wrapping
         if exc.sqlstate == "23505":  # unique_violation: an id already stored
-            return False
+            return None
         # As SQLAlchemy's class (OperationalError, DataError, ...), so the writer tells a
         # lost connection (retried) from a bad row (dropped) as for its other statements.
         raise sa.exc.DBAPIError.instance("COPY", None, exc, psycopg.Error) from exc
-    return True
+    return len(rows)
 
 
-async def _copy(driver: Any, table: sa.Table, rows: list[dict[str, Any]]) -> None:
-    names = list(rows[0])
+async def creates(svc: Any, conn: Any, prepared: list[Any]) -> int:
+    """Creates that deduplicate: ``INSERT … ON CONFLICT DO NOTHING`` (after the copies from
+    history a mark forbids are dropped), mentions for the rows actually inserted."""
+    m = tables.messages
+    prepared = await tombstones.drop_blocked(conn, prepared)
+    rows, mentions = _rows(prepared)
+    if not rows:
+        return 0
+    if svc.dialect == "postgresql":
+        inserted = await _insert_arrays(
+            conn, m, COLUMNS, rows, returning=("guild_id", "message_id")
+        )
+    else:
+        stmt = tables.insert_for(svc.dialect, m).returning(m.c.guild_id, m.c.message_id)
+        params = [dict(zip(COLUMNS, r, strict=True)) for r in rows]
+        inserted = (await conn.execute(stmt, params)).all()
+    mention_rows = [r for key in inserted for r in mentions.get((key[0], key[1]), ())]
+    if mention_rows:
+        if svc.dialect == "postgresql":
+            await _insert_arrays(conn, tables.mentions, MENTION_COLUMNS, mention_rows)
+        else:
+            await conn.execute(
+                tables.insert_for(svc.dialect, tables.mentions),
+                [dict(zip(MENTION_COLUMNS, r, strict=True)) for r in mention_rows],
+            )
+    return len(inserted)
+
+
+async def _copy(
+    driver: Any, table: str, names: tuple[str, ...], rows: list[tuple[Any, ...]]
+) -> None:
+    """``write_row`` per tuple: psycopg formats each in C into its buffer and awaits only
+    when a buffer is full (measured: as fast as formatting one buffer ourselves)."""
     async with driver.cursor() as cur:
-        async with cur.copy(f"COPY {table.name} ({', '.join(names)}) FROM STDIN") as copy:
+        async with cur.copy(f"COPY {table} ({', '.join(names)}) FROM STDIN") as copy:
+            write = copy.write_row
             for row in rows:
-                await copy.write_row([row[name] for name in names])
+                await write(row)
 
 
 def _array_type(column: sa.Column) -> str:
@@ -116,7 +159,8 @@ def _array_type(column: sa.Column) -> str:
 async def _insert_arrays(
     conn: Any,
     table: sa.Table,
-    rows: list[dict[str, Any]],
+    names: tuple[str, ...],
+    rows: list[tuple[Any, ...]],
     returning: tuple[str, ...] = (),
     *,
     conflict: bool = True,
@@ -127,7 +171,6 @@ async def _insert_arrays(
     so psycopg prepares it once per connection instead of parsing a 13,000-parameter INSERT
     each batch (the writer's throughput on PostgreSQL, bench/memory_ingest.py).
     """
-    names = list(rows[0])
     casts = ", ".join(
         f"CAST(:a{i} AS {_array_type(table.c[name])})" for i, name in enumerate(names)
     )
@@ -136,7 +179,7 @@ async def _insert_arrays(
         sql += " ON CONFLICT DO NOTHING"
     if returning:
         sql += f" RETURNING {', '.join(returning)}"
-    params = {f"a{i}": [row[name] for row in rows] for i, name in enumerate(names)}
+    params = {f"a{i}": list(column) for i, column in enumerate(zip(*rows, strict=True))}
     result = await conn.execute(sa.text(sql), params)
     return list(result.all()) if returning else []
 
@@ -168,11 +211,11 @@ async def edits(svc: Any, conn: Any, prepared: list[Any]) -> int:
             "b_guild": op.guild_id,
             "b_message": op.data["message_id"],
             "b_channel": op.data["channel_id"],
-            "b_search": c["search_text"],
-            "b_key": c["sealed_key_id"],
-            "b_nonce": c["sealed_nonce"],
-            "b_sealed": c["sealed_text"],
-            "b_hash": c["content_hash"],
+            "b_search": c[0],
+            "b_hash": c[1],
+            "b_key": c[2],
+            "b_nonce": c[3],
+            "b_sealed": c[4],
             "b_edited": op.data["edited_ms"],
         }
         for op, c in prepared

@@ -308,12 +308,12 @@ async def test_a_connection_lost_during_copy_is_retried_not_dropped(kernel, monk
     real = ledger._copy
     failures = 2
 
-    async def flaky(driver, table, rows):
+    async def flaky(driver, table, names, rows):
         nonlocal failures
         if failures:
             failures -= 1
             raise psycopg.OperationalError("server closed the connection unexpectedly")
-        await real(driver, table, rows)
+        await real(driver, table, names, rows)
 
     monkeypatch.setattr(ledger, "_copy", flaky)
     await publish(kernel, message("copied eventually", mentioned_user_ids=("42",)))
@@ -501,3 +501,56 @@ async def test_a_burst_is_sealed_in_batches_that_the_kernels_sealer_opens(kernel
     assert not hashes & {
         hashlib.blake2b(f"g1\0{t}".encode(), digest_size=32).hexdigest() for t in opened
     }
+
+
+@pytest.mark.parametrize("redelivered", [False, True], ids=["copy", "dedupe-fallback"])
+async def test_every_ledger_column_is_stored_from_its_message(kernel, redelivered) -> None:
+    """The writer builds each row as a tuple in ``ledger.COLUMNS`` order: every column holds
+    its own field, on the bulk path and on the deduplicating one a redelivery takes."""
+    from gigi_memory.policy import DAY_MS, millis
+
+    await enable(kernel, days=30)
+    svc = service_of(kernel)
+    seen = message("seen before")
+    if redelivered:
+        await publish(kernel, seen)
+    event = message(
+        "Thread reply about Postgres",
+        channel_id="t7",
+        parent_channel_id="c1",
+        channel_kind="thread",
+        author_id="u9",
+        reply_to_id="555",
+        mentioned_user_ids=("42", "43", "42"),
+    )
+    await publish(kernel, *([seen] if redelivered else []), event)
+    [row] = await rows(
+        kernel,
+        "SELECT * FROM memory_messages WHERE message_id = :m",
+        m=event.message_id,
+    )
+    created = millis(event.created_at)
+    assert (row.guild_id, row.message_id, row.channel_id, row.parent_channel_id) == (
+        "g1",
+        event.message_id,
+        "t7",
+        "c1",
+    )
+    assert (row.author_id, row.surface, row.reply_to_id) == ("u9", "discord", "555")
+    assert (row.created_ms, row.edited_ms, row.deleted_ms) == (created, None, None)
+    assert row.retention_until_ms == created + 30 * DAY_MS
+    assert row.search_text == "thread reply about postgres"
+    assert row.content_hash == svc.text_hash("g1", "Thread reply about Postgres")
+    assert svc.unseal(row) == "Thread reply about Postgres"
+    mentioned = await rows(
+        kernel,
+        "SELECT user_id, channel_id, author_id, created_ms FROM memory_mentions "
+        "WHERE message_id = :m ORDER BY user_id",
+        m=event.message_id,
+    )
+    assert [tuple(r) for r in mentioned] == [
+        ("42", "t7", "u9", created),
+        ("43", "t7", "u9", created),
+    ]
+    assert await count(kernel, text="seen") == (1 if redelivered else 0)
+    assert svc.writer.stats.failed == 0

@@ -106,17 +106,8 @@ class MemoryService:
         return self._sealer
 
     def seal(self, text: str, guild_id: str, message_id: str) -> tuple[str, bytes, bytes] | None:
-        try:
-            sealed = self.sealer().seal(text, _associated(guild_id, message_id), fingerprint=False)
-        except Exception as exc:
-            if not self._seal_warned:
-                self._seal_warned = True
-                log.error(
-                    "memory: cannot seal message text (%s); storing search words only",
-                    type(exc).__name__,
-                )
-            return None
-        return sealed.key_id, sealed.nonce, sealed.ciphertext
+        sealed = self.seal_many([(text, guild_id, message_id)])
+        return sealed[0] if sealed else None
 
     def seal_many(self, items: list[tuple[str, str, str]]) -> list[tuple[str, bytes, bytes]] | None:
         """``seal`` for ``(text, guild_id, message_id)`` triples: one nonce range per batch."""

@@ -49,12 +49,14 @@ async def test_a_standby_takes_over_the_shards_of_a_member_that_stopped(
         first = ShardLeases(db, 2, lease=LEASE)
         assert (await first.join(settle=0)).held == (0, 1)  # alone: every shard
         stopped = time.monotonic()  # `first` dies after its last beat: no more beats
-        late = ShardLeases(db, 2, lease=LEASE)
+        # The standby's own lease is long: on a loaded machine a pause between its last beat
+        # and the frozen member's return must not hand the shards back (only `first` dies).
+        late = ShardLeases(db, 2, lease=30)
         standby = await late.join(settle=0)
         assert standby.held == () and standby.members == 2  # nothing free: it stands by
         while not (beat := await late.beat()).held:
             assert time.monotonic() - stopped < LEASE + 2, "no takeover within the lease"
-            await asyncio.sleep(late.every)
+            await asyncio.sleep(LEASE / 3)
         assert time.monotonic() - stopped >= LEASE * 0.9  # not before the lease ran out
         while len(beat.held) < 2:  # the dead member no longer counts: the whole share
             beat = await late.beat()

@@ -26,7 +26,7 @@ from gigi_core.events import (
 from gigi_core.store.outbox_tables import OutboxButton
 from gigi_core.store.tables import utcnow
 from gigi_core.testing import RecordingPoster, open_test_kernel
-from tests.test_commands import CommandPlugin, action
+from tests.commands.plugins import CommandPlugin, action
 
 ALICE = Actor(id="alice", is_admin=True)
 BOB = Actor(id="bob")  # a plain member

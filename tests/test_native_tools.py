@@ -11,10 +11,10 @@ from gigi_core import Actor
 from gigi_core.agent import Request
 from gigi_core.agent.runtime import AgentRuntime
 from gigi_core.errors import InvalidArguments, PolicyDenied, ToolExecutionError
-from gigi_core.llm.usage import UsageRecord
 from gigi_core.store.tables import AuditEvent
 from gigi_core.testing import open_test_kernel
 from gigi_core.testing.scripted import ScriptedModel, call, say
+from tests.llm.service_helpers import guild_usage
 from tests.toolbox import Toolbox
 
 USER = Actor(id="u1")
@@ -200,20 +200,7 @@ async def test_permissions_check_through_the_model(env) -> None:
 
 
 async def record_usage(kernel, guild: str, tokens: int) -> None:
-    await kernel.llm.usage_log.record(
-        UsageRecord(
-            request_id=f"r-{guild}-{tokens}",
-            provider="fakeai",
-            model="m1",
-            purpose="chat",
-            billing_owner_type="guild",
-            billing_owner_id=guild,
-            status="ok",
-            guild_id=guild,
-            input_tokens=tokens,
-            output_tokens=1,
-        )
-    )
+    await kernel.llm.usage_log.record(guild_usage(guild, tokens, provider="fakeai"))
 
 
 async def test_llm_usage_guild_for_admins(env) -> None:

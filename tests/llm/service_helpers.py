@@ -12,6 +12,7 @@ from sqlalchemy import inspect, text
 
 from gigi_core.kernel import Kernel
 from gigi_core.llm import LlmHttpClient, RetryPolicy
+from gigi_core.llm.usage import UsageRecord
 from gigi_core.testing import open_test_kernel
 from gigi_core.testing.fake_providers import RecordingSleep
 
@@ -19,6 +20,23 @@ from gigi_core.testing.fake_providers import RecordingSleep
 GUILD_KEY = "sk-guild-CANARY-7f3a9c1e5b"
 TENANT_KEY = "sk-tenant-CANARY-2d8e4b6a0c"
 USER_KEY = "sk-user-CANARY-9b1c3e5f7a"
+
+
+def guild_usage(guild: str, tokens: int | None = 1, **fields: Any) -> UsageRecord:
+    """A successful chat call billed to ``guild``; ``fields`` override any other column."""
+    record: dict[str, Any] = {
+        "request_id": f"r-{guild}-{tokens}",
+        "provider": "openai",
+        "model": "m1",
+        "purpose": "chat",
+        "billing_owner_type": "guild",
+        "billing_owner_id": guild,
+        "status": "ok",
+        "guild_id": guild,
+        "input_tokens": tokens,
+        "output_tokens": 1,
+    }
+    return UsageRecord(**(record | fields))
 
 
 @asynccontextmanager

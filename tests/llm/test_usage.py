@@ -12,7 +12,7 @@ from gigi_core.llm.records import LlmConfigError
 from gigi_core.llm.usage import UsageRecord, parse_since
 from gigi_core.store.llm_tables import LlmUsageEvent
 from gigi_core.testing.fake_providers import FakeOpenAI
-from tests.llm.service_helpers import GUILD_KEY, leaks, llm_kernel
+from tests.llm.service_helpers import GUILD_KEY, guild_usage, leaks, llm_kernel
 
 # No 8-character run in common with the keys ("-CANARY-"): key fragments are scrubbed.
 PROMPT_CANARY = "PROMPT_CANARY_41c7d"
@@ -80,18 +80,16 @@ async def test_embeddings_resolve_their_own_profile_and_record_usage(
 
 async def test_usage_aggregates_by_provider_model_purpose_status(database_url, tmp_path) -> None:
     def event(model: str, status: str, tokens: int | None, **kw) -> UsageRecord:
-        return UsageRecord(
+        return guild_usage(
+            kw.pop("guild", "g1"),
+            tokens,
             request_id="r",
-            provider=kw.get("provider", "openai"),
             model=model,
-            purpose=kw.get("purpose", "chat"),
-            billing_owner_type="guild",
-            billing_owner_id="g1",
             status=status,
-            guild_id=kw.get("guild", "g1"),
-            input_tokens=tokens,
             output_tokens=tokens,
+            billing_owner_id="g1",
             error_class=None if status == "ok" else "server",
+            **kw,
         )
 
     async with llm_kernel(tmp_path, database_url) as kernel:

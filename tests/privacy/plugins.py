@@ -8,8 +8,7 @@ from typing import Any
 from gigi_core import Actor, hookimpl
 from gigi_core.agent import Request
 from gigi_core.llm.records import Owner
-from gigi_core.llm.usage import UsageRecord
-from tests.llm.service_helpers import USER_KEY
+from tests.llm.service_helpers import USER_KEY, guild_usage
 
 USER = "u-CANARY-4242"  # distinctive, so a scan of every table finds any copy of it
 OTHER = "u-other-7"
@@ -141,21 +140,8 @@ def result_of(reply: Any) -> Any:
 
 
 async def usage(kernel: Any, actor: str, guild: str, n: int) -> None:
-    await kernel.llm.usage_log.record(
-        UsageRecord(
-            request_id=f"r-{guild}-{n}-{len(actor)}",
-            provider="openai",
-            model="m1",
-            purpose="chat",
-            billing_owner_type="guild",
-            billing_owner_id=guild,
-            status="ok",
-            actor_id=actor,
-            guild_id=guild,
-            input_tokens=n,
-            output_tokens=1,
-        )
-    )
+    record = guild_usage(guild, n, request_id=f"r-{guild}-{n}-{len(actor)}", actor_id=actor)
+    await kernel.llm.usage_log.record(record)
 
 
 async def seed(kernel: Any, notes: Notes) -> None:

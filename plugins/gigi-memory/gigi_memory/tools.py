@@ -24,6 +24,7 @@ from typing import Any
 
 from gigi_core import ToolExecutionError
 from gigi_memory import reads, vecsearch
+from gigi_memory.vectors import UsageNotRecorded
 from gigi_memory.policy import now_ms
 from gigi_memory.service import MemoryService, service_of
 from gigi_memory.text import query_words
@@ -222,9 +223,10 @@ async def hybrid(
     taken (no connection waits on the embedder; without a vector, full text only), then
     each path on its own connection at once (FTS in the database, NumPy or pgvector beside
     it). Only the rows the reads' filters let through come back; nothing is unsealed here."""
-    embedded = None
+    query_embedding = None
     if f.channel_ids:
-        embedded = await svc.vectors.query_vector(f.guild_id, query, actor)
+        query_embedding = await svc.vectors.query_vector(f.guild_id, query, actor)
+    embedded = query_embedding.vector if query_embedding is not None else None
 
     async def fulltext() -> list[Any]:
         async with reads.connection(svc.engine, svc.dialect) as conn:
@@ -238,7 +240,18 @@ async def hybrid(
     runs: dict[str, Callable[[], Awaitable[list[Any]]]] = {"fulltext": fulltext}
     if embedded is not None:
         runs["vector"] = vector
-    found = await asyncio.gather(*(run() for run in runs.values()))
+    try:
+        found = await asyncio.gather(*(run() for run in runs.values()))
+    finally:
+        if query_embedding is not None:  # its usage row, committed meanwhile: failed = said
+            try:
+                await query_embedding.recorded()
+            except UsageNotRecorded as exc:
+                raise ToolExecutionError(
+                    "the usage of this search's query embedding could not be recorded "
+                    f"({exc}), so its results were withheld; check that the database is "
+                    "reachable and has space"
+                ) from exc
     return fuse(dict(zip(runs, found, strict=True)), limit), sorted(runs)
 
 

@@ -46,6 +46,32 @@ QUERY_CACHE = 256
 m = tables.messages
 
 
+class UsageNotRecorded(Exception):
+    """A search query's embedding ran but its usage row could not be written."""
+
+
+@dataclass
+class QueryEmbedding:
+    """A query's ``(model key, vector)`` or ``None``, and the commit of its usage row."""
+
+    vector: tuple[str, Any] | None
+    usage: asyncio.Task[None] | None = None
+
+    async def recorded(self) -> None:
+        """Wait for the usage row (already in flight); raise ``UsageNotRecorded`` if it failed."""
+        if self.usage is None:
+            return
+        try:
+            await asyncio.shield(self.usage)
+        except Exception as exc:
+            log.error("memory: a query embedding's usage row failed: %s", type(exc).__name__)
+            raise UsageNotRecorded(type(exc).__name__) from exc
+
+
+def _nothing(conn: Any) -> None:
+    """The write that carries a query embedding's attached usage row (and nothing else)."""
+
+
 class EmbedderUnavailable(Exception):
     """The embedder failed for a batch: the job retries it (by class, no provider text)."""
 
@@ -183,35 +209,55 @@ class VectorService:
         key = f"{reply.provider}:{reply.model or embedder.model}"
         return key, segments.normalised_all(reply.vectors)
 
-    async def query_vector(
-        self, guild_id: str, query: str, actor: Any = None
-    ) -> tuple[str, Any] | None:
-        """(model key, vector) of a search query, or None when there is no embedder or it fails.
+    async def query_vector(self, guild_id: str, query: str, actor: Any = None) -> QueryEmbedding:
+        """A search query's ``(model key, vector)`` (``None`` when there is no embedder or it
+        fails) and its usage row's commit, which the search awaits when its own work is done.
 
         Kept in a small in-process cache so a search embeds once before it opens a connection.
+        The usage row (metadata only) is committed beside the search, not before it (a commit
+        per query would be most of the embedding's wait on PostgreSQL), and not left behind
+        it either: ``QueryEmbedding.recorded`` raises when it failed (issue 17: the turn
+        reports a failed usage write, nothing is silently dropped).
         """
         embedder = await self.embedder(guild_id)
         if embedder is None:
-            return None
+            return QueryEmbedding(None)
         cache_key = (guild_id, embedder.key, query)
         hit = self._queries.get(cache_key)
         if hit is not None:
             self._queries.move_to_end(cache_key)
-            return hit  # type: ignore[no-any-return]
+            return QueryEmbedding(hit)
         text = redact(query, self.service.cache.guild(guild_id).redaction)[0]
+        vector_ready: asyncio.Future[tuple[str, list[Any]]] = (
+            asyncio.get_running_loop().create_future()
+        )
+        writer = self.service.kernel.db.writer
+
+        async def embed_and_record() -> None:
+            # Its own task: the kernel attaches a ``turn`` usage row to the next write made
+            # from the task that called the model; this task makes that write at once (the
+            # row alone, committed while the search runs) and raises if it failed.
+            try:
+                vector_ready.set_result(
+                    await self.embed(embedder, guild_id, [text], actor, "turn")
+                )
+            except Exception as exc:
+                vector_ready.set_exception(exc)
+            if not embedder.direct:  # a direct (keyless, unmetered) call has no usage row
+                await writer.write(_nothing)
+
+        recorded = asyncio.create_task(embed_and_record())
         try:
-            # The usage row (metadata only) is queued behind the search: a commit per query
-            # would be most of the embedding's wait on PostgreSQL.
-            key, (vector,) = await self.embed(embedder, guild_id, [text], actor, "deferred")
+            key, (vector,) = await asyncio.shield(vector_ready)
         except Exception as exc:  # search goes on with full text only
             log.warning("memory: query embedding failed: %s", type(exc).__name__)
-            return None
+            return QueryEmbedding(None, recorded)
         if not vector.any():
-            return None
+            return QueryEmbedding(None, recorded)
         self._queries[cache_key] = (key, vector)
         while len(self._queries) > QUERY_CACHE:
             self._queries.popitem(last=False)
-        return key, vector
+        return QueryEmbedding((key, vector), recorded)
 
     # -- status ----------------------------------------------------------------------------
 

@@ -424,27 +424,42 @@ def _autocommit(conn) -> bool:
     return conn.get_execution_options().get("isolation_level") == "AUTOCOMMIT"
 
 
-async def test_a_query_embedding_does_not_wait_for_its_usage_row_but_records_it(
-    kernel, monkeypatch
+async def test_a_query_embedding_records_its_usage_row_before_the_search_returns(
+    kernel,
 ) -> None:
-    """The usage row of a search query's embedding is queued behind the search (no commit
-    per query on the search's path), and lands: metadata only, never the query text."""
+    """The usage row of a search query's embedding is committed beside the search (not
+    before it), and has landed when the search returns: metadata only, never the query."""
     await enable(kernel)
     await publish(kernel, message("we ship the new version on friday"))
     await embed_all(kernel)
     await kernel.db.writer.drain()
     before = {(u.provider, u.purpose): u for u in await kernel.llm.usage("g1")}
-    awaited: list[object] = []
-    real = kernel.db.writer.write
-
-    async def counting(fn):
-        awaited.append(fn)
-        return await real(fn)
-
-    monkeypatch.setattr(kernel.db.writer, "write", counting)
     hits = (await call(kernel, "search", query="canary-q7 shipping plans"))["hits"]
-    assert hits and awaited == []  # nothing awaited a commit for the query's embedding
-    await kernel.db.writer.drain()
-    after = {(u.provider, u.purpose): u for u in await kernel.llm.usage("g1")}
+    assert hits
+    after = {(u.provider, u.purpose): u for u in await kernel.llm.usage("g1")}  # no drain
     assert after[("local", "embedding")].calls == before[("local", "embedding")].calls + 1
     assert "canary-q7" not in repr(await kernel.llm.usage("g1"))
+
+
+async def test_a_failed_query_usage_write_fails_the_search(kernel) -> None:
+    """Issue 17's rule: a usage row that cannot be written is reported by the call that
+    caused it, never only logged. Here the usage table is gone when the search embeds."""
+    import sqlalchemy as sa
+
+    from gigi_core import ToolExecutionError
+
+    await enable(kernel)
+    await publish(kernel, message("we ship the new version on friday"))
+    await embed_all(kernel)
+    await kernel.db.writer.drain()
+    async with kernel.db.engine.begin() as conn:
+        await conn.execute(sa.text("ALTER TABLE llm_usage_events RENAME TO llm_usage_gone"))
+    try:
+        with pytest.raises(ToolExecutionError, match="usage of this search's query embedding"):
+            await call(kernel, "search", query="shipping plans")
+    finally:
+        async with kernel.db.engine.begin() as conn:
+            await conn.execute(sa.text("ALTER TABLE llm_usage_gone RENAME TO llm_usage_events"))
+    # The same query again, the table back: embedded again (the failed search cached its
+    # vector, so no usage row is owed) and answered.
+    assert (await call(kernel, "search", query="shipping plans"))["hits"]

@@ -24,10 +24,10 @@ from typing import Any
 
 from gigi_core import ToolExecutionError
 from gigi_memory import reads, vecsearch
-from gigi_memory.vectors import UsageNotRecorded
 from gigi_memory.policy import now_ms
 from gigi_memory.service import MemoryService, service_of
 from gigi_memory.text import query_words
+from gigi_memory.vectors import UsageNotRecorded
 
 RRF_K = 60
 RECENCY_WEIGHT = 0.25  # a recency rank counts a quarter of a retrieval path's rank

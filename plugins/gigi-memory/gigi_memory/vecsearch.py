@@ -4,7 +4,9 @@ PostgreSQL: a scope with at most ``EXACT_MAX`` segments is searched exactly thro
 channel btree (``ORDER BY (distance) + 0`` keeps the planner off HNSW: recall 1.0, a few
 ms); a bigger one through the partial HNSW index of its dimension with
 ``hnsw.iterative_scan = relaxed_order`` (a filtered HNSW scan would otherwise return too
-few rows). Dimensions without an index are always exact.
+few rows); when HNSW still brings back fewer than wanted above the similarity floor, the
+exact search through the channel btree answers instead (an approximate walk can end among
+rows that are all below the floor). Dimensions without an index are always exact.
 
 SQLite: exact cosine in NumPy over a per-channel matrix cached in process memory (bounded
 by ``GIGI_MEMORY_VECTOR_CACHE_MB``), checked against the table before each use; why not
@@ -34,6 +36,9 @@ if TYPE_CHECKING:
 EXACT_MAX = 20_000  # segments; exact search over this many takes ~15 ms on PostgreSQL
 INDEXED_DIMS = frozenset({256})  # partial HNSW indexes (migrations/memory_0002)
 EF_SEARCH = 100
+#: Set (``SET LOCAL``-like) before an HNSW search: a filtered scan goes on until enough rows
+#: pass (``relaxed_order``: the CTE re-sorts them).
+HNSW_SETTINGS = {"hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": str(EF_SEARCH)}
 # Nearest segments read first per message wanted (most messages are one segment; widened
 # x4 while filters or long messages leave too few): search's 40 candidates read 80, within
 # EF_SEARCH, so HNSW needs no iterative extension for them.
@@ -111,21 +116,37 @@ async def _postgres(conn: Any, f: reads.Filters, model: str, vector: Any, limit:
             _sizes.clear()
         _sizes[size_key] = (time.monotonic(), exact)
     distance = f"(s.embedding::vector({dims}) <=> CAST(:q AS vector({dims})))"
-    if exact:
-        order = f"{distance} + 0"  # not the HNSW expression: the btree and an exact sort
-    else:
-        order = distance
+    if not exact:
         await _hnsw_settings(conn)
-    # The nearest segments first, on their own (so the planner keeps to the index it was
-    # meant to use), then their messages through every read filter; widened when those
-    # filters (author, period, deleted) left too few.
-    sql = (
+        best = await _nearest(conn, _statement(f, where, distance, distance), params, binds, limit)
+        if len(best) >= limit:
+            return best
+        # Short: HNSW is approximate, and on clustered vectors its walk can end in a region
+        # whose nearest rows are all below the floor while the query's true neighbours sit
+        # in a part of the graph it never reached (seen: 0 rows where exact search had 10).
+        # Whether the channel really has fewer above the floor only an exact search knows.
+    order = f"{distance} + 0"  # not the HNSW expression: the btree and an exact sort
+    return await _nearest(conn, _statement(f, where, distance, order), params, binds, limit)
+
+
+def _statement(f: reads.Filters, where: str, distance: str, order: str) -> str:
+    """The nearest segments first, on their own (so the planner keeps to the index it was
+    meant to use), then their messages through every read filter."""
+    seg = f"s.guild_id = :guild AND s.model = :model AND s.dims = :dims AND {_scope(f)}"
+    return (
         f"WITH near AS MATERIALIZED (SELECT s.message_row_id, {distance} AS distance "
         f"FROM memory_segments s WHERE {seg} ORDER BY {order} LIMIT :fetch) "
         f"SELECT {reads.MESSAGE_COLUMNS}, near.distance FROM near "
         f"JOIN memory_messages m ON m.id = near.message_row_id WHERE {where} "
         "ORDER BY near.distance LIMIT :k"
     )
+
+
+async def _nearest(
+    conn: Any, sql: str, params: dict[str, Any], binds: list[Any], limit: int
+) -> list[Any]:
+    """Up to ``limit`` messages above the floor, best first; the segment window widened
+    while the read filters (author, period, deleted) or long messages left too few."""
     floor = 1.0 - min_similarity()
     fetch = limit * FETCH_FACTOR
     while True:
@@ -140,15 +161,15 @@ async def _postgres(conn: Any, f: reads.Filters, model: str, vector: Any, limit:
 
 
 async def _hnsw_settings(conn: Any) -> None:
-    """``hnsw.iterative_scan`` and ``hnsw.ef_search`` for this transaction only (one round
-    trip): a session setting would stay with the pooled connection for every later user of
-    the kernel's engine, and behind PgBouncer might not reach the statement at all."""
+    """``HNSW_SETTINGS`` for this transaction only (one round trip): a session setting would
+    stay with the pooled connection for every later user of the kernel's engine, and behind
+    PgBouncer might not reach the statement at all."""
+    names = list(HNSW_SETTINGS)  # the code's own names (quoted literally), values bound
     await conn.execute(
         sa.text(
-            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-            "set_config('hnsw.ef_search', :ef, true)"
+            "SELECT " + ", ".join(f"set_config('{n}', :v{i}, true)" for i, n in enumerate(names))
         ),
-        {"ef": str(EF_SEARCH)},
+        {f"v{i}": HNSW_SETTINGS[n] for i, n in enumerate(names)},
     )
 
 

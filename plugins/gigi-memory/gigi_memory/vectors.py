@@ -238,9 +238,7 @@ class VectorService:
             # from the task that called the model; this task makes that write at once (the
             # row alone, committed while the search runs) and raises if it failed.
             try:
-                vector_ready.set_result(
-                    await self.embed(embedder, guild_id, [text], actor, "turn")
-                )
+                vector_ready.set_result(await self.embed(embedder, guild_id, [text], actor, "turn"))
             except Exception as exc:
                 vector_ready.set_exception(exc)
             if not embedder.direct:  # a direct (keyless, unmetered) call has no usage row

@@ -131,7 +131,7 @@ def _wrap_sync(stages: Stages, stage: str, fn: Callable[..., Any]) -> Callable[.
 @contextlib.contextmanager
 def instrument(svc: Any, stages: Stages) -> Iterator[None]:
     """Install the timers on ``svc`` and memory's modules; undo them on exit."""
-    from gigi_memory import reads, tools, vecsearch
+    from gigi_memory import reads, tools, vecsearch, vectors
     from sqlalchemy import event
 
     patches: list[tuple[Any, str, Any]] = []
@@ -162,8 +162,21 @@ def instrument(svc: Any, stages: Stages) -> Iterator[None]:
         "fulltext_candidates",
         _wrap_async(stages, "FTS path (words + statement)", reads.fulltext_candidates),
     )
+    patch(vecsearch, "search", _wrap_async(stages, "vector path (all of it)", vecsearch.search))
     patch(
-        vecsearch, "_postgres", _wrap_async(stages, "vector path (all of it)", vecsearch._postgres)
+        vecsearch,
+        "_score",
+        _wrap_sync(stages, "  of which NumPy scoring (SQLite)", vecsearch._score),
+    )
+    patch(
+        vecsearch,
+        "_messages",
+        _wrap_async(stages, "  of which the hits' rows (SQLite)", vecsearch._messages),
+    )
+    patch(
+        vectors.QueryEmbedding,
+        "recorded",
+        _wrap_async(stages, "wait for the query's usage row", vectors.QueryEmbedding.recorded),
     )
     patch(tools, "fuse", _wrap_sync(stages, "fusion + recency prior", tools.fuse))
     patch(tools, "render", _wrap_sync(stages, "render hits (incl. unseal)", tools.render))

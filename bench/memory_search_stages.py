@@ -173,11 +173,12 @@ def instrument(svc: Any, stages: Stages) -> Iterator[None]:
         "_messages",
         _wrap_async(stages, "  of which the hits' rows (SQLite)", vecsearch._messages),
     )
-    patch(
-        vectors.QueryEmbedding,
-        "recorded",
-        _wrap_async(stages, "wait for the query's usage row", vectors.QueryEmbedding.recorded),
-    )
+    if hasattr(vectors, "QueryEmbedding"):  # not in code before it (a before/after run)
+        patch(
+            vectors.QueryEmbedding,
+            "recorded",
+            _wrap_async(stages, "wait for the query's usage row", vectors.QueryEmbedding.recorded),
+        )
     patch(tools, "fuse", _wrap_sync(stages, "fusion + recency prior", tools.fuse))
     patch(tools, "render", _wrap_sync(stages, "render hits (incl. unseal)", tools.render))
     patch(svc, "unseal", _wrap_sync(stages, "  of which unseal", svc.unseal))

@@ -199,11 +199,14 @@ class Block:
     row_ids: Any  # int64 (memory_messages.id)
     authors: Any  # object (str)
     created: Any  # int64
-    matrix: Any  # float32 (n, dims)
+    # float32 (dims, n): one row per dimension. The same vectors laid out this way score
+    # 2-2.5x faster (OpenBLAS's sgemv reads them in the order it multiplies: 5.5 against
+    # 13-15 ms for 100,000 x 256 here), and the scan was most of a SQLite search's vector path.
+    columns: Any
 
     @property
     def nbytes(self) -> int:
-        return int(self.matrix.nbytes + self.row_ids.nbytes * 3 + self.authors.size * 8)
+        return int(self.columns.nbytes + self.row_ids.nbytes * 3 + self.authors.size * 8)
 
 
 @dataclass
@@ -299,8 +302,10 @@ class VectorCache:
             row_ids=np.fromiter((r.message_row_id for r in got), np.int64, len(got)),
             authors=np.array([r.author_id for r in got], dtype=object),
             created=np.fromiter((r.created_ms for r in got), np.int64, len(got)),
-            matrix=np.frombuffer(b"".join(r.embedding for r in got), dtype="<f4").reshape(
-                len(got), key[3]
+            columns=np.ascontiguousarray(
+                np.frombuffer(b"".join(r.embedding for r in got), dtype="<f4")
+                .reshape(len(got), key[3])
+                .T
             ),
         )
         if after and old is not None:
@@ -312,7 +317,7 @@ class VectorCache:
                 row_ids=np.concatenate([old.row_ids, fresh.row_ids]),
                 authors=np.concatenate([old.authors, fresh.authors]),
                 created=np.concatenate([old.created, fresh.created]),
-                matrix=np.concatenate([old.matrix, fresh.matrix]),
+                columns=np.concatenate([old.columns, fresh.columns], axis=1),
             )
             if fresh.count != n:  # rows went away as others came: start over
                 return await self._load(conn, key, None, n, top)
@@ -341,7 +346,7 @@ def _score(blocks: list[Block], f: reads.Filters, vector: Any) -> tuple[Any, Any
     for block in blocks:
         if block.count == 0:
             continue
-        sims = block.matrix @ vector
+        sims = vector.astype(np.float32, copy=False) @ block.columns
         mask = sims >= floor
         if f.author is not None:
             mask &= block.authors == f.author

@@ -43,7 +43,7 @@ HNSW_SETTINGS = {"hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": str(E
 # x4 while filters or long messages leave too few): search's 40 candidates read 80, within
 # EF_SEARCH, so HNSW needs no iterative extension for them.
 FETCH_FACTOR = 2
-THREAD_ROWS = 20_000  # a bigger NumPy scan runs on a worker thread, not the event loop
+THREAD_ROWS = 120_000  # a bigger NumPy scan (> ~7 ms) runs on a worker thread, not the loop
 WIDEN_MAX = 20_000  # nearest segments read at most when the read filters reject many
 RECHECK_SECONDS = 2.0  # how stale another process's new vectors may be (never a deleted one)
 SIZE_SECONDS = 300.0  # how long a scope's size (exact or HNSW) is trusted: a probe costs
@@ -240,15 +240,16 @@ class VectorCache:
             self.scopes[scope] = (now, gen, [b.key for b in blocks])
         if not any(b.count for b in blocks):
             return []
-        if sum(b.count for b in blocks) > THREAD_ROWS:  # ~1 ms per 20k rows: off the loop
+        if sum(b.count for b in blocks) > THREAD_ROWS:  # ~1.2 ms per 20k rows: off the loop
             sims, row_ids = await asyncio.to_thread(_score, blocks, f, vector)
         else:
             sims, row_ids = _score(blocks, f, vector)
-        want = limit * 2
+        want, floor = limit * 2, min_similarity()
         while True:  # the database filters drop deleted or expired rows: widen until enough
             k = min(want, sims.size)
-            top = np.argpartition(-sims, k - 1)[:k] if k < sims.size else np.arange(sims.size)
-            top = top[np.isfinite(sims[top])]
+            n = sims.size
+            top = np.argpartition(sims, n - k)[n - k :] if k < n else np.arange(n)
+            top = top[sims[top] >= floor]  # below the floor, or -inf: a filter ruled it out
             top = top[np.argsort(-sims[top], kind="stable")]
             ordered = list(dict.fromkeys(int(r) for r in row_ids[top]))
             found = await _messages(conn, f, ordered)
@@ -338,25 +339,34 @@ class VectorCache:
 
 
 def _score(blocks: list[Block], f: reads.Filters, vector: Any) -> tuple[Any, Any]:
-    """Cosine of every segment in scope (-inf where a filter or the floor rules it out)."""
+    """Cosine of every segment in scope (-inf where the author or period rules it out; the
+    similarity floor is applied to the few selected, not to every score: no extra pass)."""
     import numpy as np
 
     scores, rows = [], []
-    floor = min_similarity()
+    vector = vector.astype(np.float32, copy=False)
     for block in blocks:
         if block.count == 0:
             continue
-        sims = vector.astype(np.float32, copy=False) @ block.columns
-        mask = sims >= floor
+        sims = vector @ block.columns
+        mask = None
         if f.author is not None:
-            mask &= block.authors == f.author
+            mask = block.authors == f.author
         if f.since_ms is not None:
-            mask &= block.created >= f.since_ms
+            mask = _and(mask, block.created >= f.since_ms)
         if f.until_ms is not None:
-            mask &= block.created < f.until_ms
-        scores.append(np.where(mask, sims, -np.inf))
+            mask = _and(mask, block.created < f.until_ms)
+        if mask is not None:
+            sims[~mask] = -np.inf
+        scores.append(sims)
         rows.append(block.row_ids)
+    if len(scores) == 1:
+        return scores[0], rows[0]
     return np.concatenate(scores), np.concatenate(rows)
+
+
+def _and(mask: Any, more: Any) -> Any:
+    return more if mask is None else mask & more
 
 
 async def _messages(conn: Any, f: reads.Filters, row_ids: list[int]) -> dict[int, Any]:

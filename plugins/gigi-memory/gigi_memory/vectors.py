@@ -55,7 +55,7 @@ class QueryEmbedding:
     """A query's ``(model key, vector)`` or ``None``, and the commit of its usage row."""
 
     vector: tuple[str, Any] | None
-    usage: asyncio.Task[None] | None = None
+    usage: asyncio.Future[Any] | None = None
 
     async def recorded(self) -> None:
         """Wait for the usage row (already in flight); raise ``UsageNotRecorded`` if it failed."""
@@ -228,34 +228,32 @@ class VectorService:
             self._queries.move_to_end(cache_key)
             return QueryEmbedding(hit)
         text = redact(query, self.service.cache.guild(guild_id).redaction)[0]
-        vector_ready: asyncio.Future[tuple[str, list[Any]]] = (
-            asyncio.get_running_loop().create_future()
-        )
-        writer = self.service.kernel.db.writer
-
-        async def embed_and_record() -> None:
-            # Its own task: the kernel attaches a ``turn`` usage row to the next write made
-            # from the task that called the model; this task makes that write at once (the
-            # row alone, committed while the search runs) and raises if it failed.
-            try:
-                vector_ready.set_result(await self.embed(embedder, guild_id, [text], actor, "turn"))
-            except Exception as exc:
-                vector_ready.set_exception(exc)
-            if not embedder.direct:  # a direct (keyless, unmetered) call has no usage row
-                await writer.write(_nothing)
-
-        recorded = asyncio.create_task(embed_and_record())
         try:
-            key, (vector,) = await asyncio.shield(vector_ready)
+            # ``turn``: the kernel attaches the usage row to the next write from this task;
+            # that write is queued at once below (the row alone, committed while the search
+            # runs), and its future is what ``recorded`` awaits.
+            key, (vector,) = await self.embed(embedder, guild_id, [text], actor, "turn")
         except Exception as exc:  # search goes on with full text only
             log.warning("memory: query embedding failed: %s", type(exc).__name__)
-            return QueryEmbedding(None, recorded)
+            return QueryEmbedding(None, self._record_usage(embedder))
+        recorded = self._record_usage(embedder)
         if not vector.any():
             return QueryEmbedding(None, recorded)
         self._queries[cache_key] = (key, vector)
         while len(self._queries) > QUERY_CACHE:
             self._queries.popitem(last=False)
         return QueryEmbedding((key, vector), recorded)
+
+    def _record_usage(self, embedder: Embedder) -> asyncio.Future[Any] | None:
+        """Queue the write that carries this task's attached usage row; None when a direct
+        (keyless, unmetered) embedder made no row."""
+        if embedder.direct:
+            return None
+        landed = self.service.kernel.db.writer.submit(_nothing)
+        if landed is None:  # the database is closed: the row cannot land
+            landed = asyncio.get_running_loop().create_future()
+            landed.set_exception(RuntimeError("the database is closed"))
+        return landed
 
     # -- status ----------------------------------------------------------------------------
 

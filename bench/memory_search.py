@@ -375,9 +375,9 @@ async def run_backend(url: str | None, label: str, texts, vectors, qs, qvecs) ->
         # texts repeat, so equal vectors tie at the 10th place: a hit counts when its exact
         # similarity reaches the 10th best one.
         recalls = []
-        worst: list[tuple[float, int, int, float]] = []
+        worst: list[tuple[float, int, int, float, str]] = []
         index = {row_id: i for i, row_id in enumerate(await _row_ids(svc))}
-        for qv in qvecs:
+        for q, qv in zip(qs, qvecs, strict=True):
             sims = matrix @ qv
             order = np.argsort(-sims)
             want = min(10, int((sims >= floor).sum()))
@@ -390,12 +390,12 @@ async def run_backend(url: str | None, label: str, texts, vectors, qs, qvecs) ->
                 )
             good = sum(1 for r in got if sims[index[r.id]] >= tenth - 1e-5)
             recalls.append(min(good, want) / want)
-            worst.append((min(good, want) / want, want, len(got), float(sims[order[0]])))
+            worst.append((min(good, want) / want, want, len(got), float(sims[order[0]]), q))
         low = min(worst)
         print(
             f"  recall@10 of the vector path vs exact: {statistics.mean(recalls):.3f} "
             f"(min {min(recalls):.2f}, {len(recalls)} queries; the worst had {low[1]} exact "
-            f"hits above the floor, got {low[2]} rows, best cosine {low[3]:.2f})"
+            f"hits above the floor, got {low[2]} rows, best cosine {low[3]:.2f}: {low[4]!r})"
         )
         p95 = pct(timings["gigi"], 0.95)
         print(f"  P6 target p95 <= 50 ms: {'met' if p95 <= 50 else 'NOT met'} ({p95:.1f} ms)")

@@ -127,6 +127,7 @@ class Writer:
     _inflight: deque[Op] = field(default_factory=deque)  # taken from the queue, not yet settled
     _closed: bool = False
     _limit: int = field(default_factory=queue_limit)
+    _conn: Any = None  # PostgreSQL: the connection held while work is queued (``_connection``)
 
     # -- queueing (no awaits: called from the event handler) -------------------------------------
 
@@ -208,6 +209,7 @@ class Writer:
             self._task.cancel()
             with contextlib.suppress(BaseException):
                 await self._task
+        await self._release()
         for op in self.queue:
             if op.future is not None and not op.future.done():
                 op.future.set_exception(RuntimeError("the memory writer closed"))
@@ -220,6 +222,7 @@ class Writer:
         backoff = 0.5
         while not self._closed:
             if not self.queue:
+                await self._release()  # idle: the connection goes back to the pool
                 assert self._wake is not None
                 self._wake.clear()
                 due = self.service.store.compact_due()
@@ -251,10 +254,41 @@ class Writer:
                 log.warning("memory: write failed (%s); retrying in %.1fs", error, backoff)
                 self.queue.extendleft(reversed(self._inflight))
                 self._inflight.clear()
+                await self._release(broken=True)  # the retry starts on a fresh connection
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 30.0)
                 continue
             backoff = 0.5
+
+    async def _connection(self) -> Any:
+        """PostgreSQL: one connection for every batch while work is queued, so a batch pays
+        no pool checkout and no pre-ping (a round trip each, waiting for the loop's turn:
+        1-5 ms a batch in bench/memory_ingest.py). Released when the queue runs dry or after
+        an error; the next batch checks out a fresh one, which the pool's pre-ping tests."""
+        conn = self._conn
+        if conn is None or conn.closed or conn.invalidated:
+            conn = self._conn = await self.service.engine.connect()
+        return conn
+
+    async def _release(self, *, broken: bool = False) -> None:
+        conn, self._conn = self._conn, None
+        if conn is None:
+            return
+        with contextlib.suppress(Exception):
+            if broken and not conn.invalidated:
+                await conn.invalidate()  # never back to the pool: it may be the lost one
+            await conn.close()
+
+    @contextlib.asynccontextmanager
+    async def _begin(self) -> Any:
+        """A transaction on the writer's held connection (PostgreSQL) or a pooled one."""
+        if self.service.dialect != "postgresql":
+            async with self.service.engine.begin() as conn:
+                yield conn
+            return
+        conn = await self._connection()
+        async with conn.begin():
+            yield conn
 
     async def _compact(self) -> None:
         try:
@@ -377,12 +411,12 @@ class Writer:
                     await asyncio.sleep(0)
                 prepared.extend(self._prepare(run[start : start + PREPARE_SLICE]))
             if kind == "create" and svc.dialect == "postgresql":
-                written = await ledger.copy_creates(svc, prepared)
+                written = await ledger.copy_creates(self._begin, prepared)
                 if written is not None:
                     self.stats.written += written
                     svc.vectors.kick({op.guild_id for op in run if op.guild_id})
                     return [None] * len(run)
-        async with svc.engine.begin() as conn:
+        async with self._begin() as conn:
             if kind == "create":
                 self.stats.written += await ledger.creates(svc, conn, prepared)
             elif kind == "edit":

@@ -39,6 +39,7 @@ BATCH = 2000
 CHUNK = 2000  # rows per statement or transaction in purges and rewrites
 LINGER_SECONDS = 0.005  # a write waits at most this long for others to share its commit
 PREPARE_SLICE = 100  # messages redacted and sealed between yields to the loop (~5 ms)
+YIELD_SECONDS = 0.002  # the writer's CPU between two turns it gives the loop
 HEAVY = frozenset(
     {"purge_channel", "purge_guild", "purge_user", "restrict", "retention", "drop_vectors"}
 )
@@ -405,10 +406,15 @@ class Writer:
         if kind in ("create", "edit"):
             # On the loop, a slice at a time: a worker thread would hold the GIL against the
             # surface's event handlers and the database I/O of this very task (bench P3/P4).
+            # A turn is ceded only after real work (~YIELD_SECONDS): content made ahead costs
+            # nothing, and each turn given away let the publisher run a slice while the
+            # database sat idle between two batches (bench/memory_ingest.py batches).
             prepared = []
+            since = time.perf_counter()
             for start in range(0, len(run), PREPARE_SLICE):
-                if start:
+                if time.perf_counter() - since > YIELD_SECONDS:
                     await asyncio.sleep(0)
+                    since = time.perf_counter()
                 prepared.extend(self._prepare(run[start : start + PREPARE_SLICE]))
             if kind == "create" and svc.dialect == "postgresql":
                 written = await ledger.copy_creates(self._begin, prepared)

@@ -629,3 +629,53 @@ async def test_the_server_dropping_the_writers_connection_loses_nothing(
     stored = await rows(kernel, "SELECT message_id FROM memory_messages WHERE guild_id = 'g1'")
     assert sorted(r[0] for r in stored) == sorted(ids)
     assert await count(kernel, text="held") == 35
+
+
+async def test_the_gates_memo_gives_the_full_gates_verdict(kernel) -> None:
+    """The memo of open channels never lets in what the full gate keeps out: a message from
+    before the channel was enabled, past retention, a bot's, a secured channel's, a channel
+    turned off, or after the cache was reloaded with other modes."""
+    from gigi_memory.observe import live_gate
+    from gigi_memory.policy import millis
+
+    from gigi_core.events import ChannelSecured
+
+    await enable(kernel)
+    svc = service_of(kernel)
+
+    def both(event):
+        created = millis(event.created_at)
+        full = svc.cache.gate(
+            guild_id=event.guild_id,
+            channel_id=event.channel_id,
+            parent_id=event.parent_channel_id,
+            kind=event.channel_kind,
+            is_bot=event.author_is_bot or event.author_is_webhook,
+            created_ms=created,
+            live=True,
+        )
+        return live_gate(svc, event, created), full
+
+    cases = [
+        message("open"),
+        message("thread", channel_id="t1", parent_channel_id="c1"),
+        message("before enabled", created_at=ago(days=1)),
+        message("past retention", created_at=ago(days=40)),
+        message("a bot", author_is_bot=True),
+        message("off", channel_id="c2"),
+    ]
+    for _ in range(2):  # the second round comes from the memo
+        for event in cases:
+            memo, full = both(event)
+            assert (memo.ingest, memo.reason) == (full.ingest, full.reason), event.text
+    assert [both(e)[0].ingest for e in cases] == [True, True, False, False, False, False]
+    gigi_memory.observe_event(ChannelSecured(guild_id="g1", channel_id="c1"), kernel)
+    assert both(message("secured"))[0].reason == "channel secured"
+    svc.cache.secured.clear()
+    assert both(message("open again"))[0].ingest
+    await call(kernel, "disable", channel="c1")
+    assert both(message("turned off"))[0].reason == "channel is off"
+    await enable(kernel)
+    assert both(message("on again"))[0].ingest
+    svc.cache.channels = {}  # what a reload with the channel gone swaps in
+    assert both(message("reloaded"))[0].reason == "channel is off"

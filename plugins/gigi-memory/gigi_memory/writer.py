@@ -39,6 +39,7 @@ BATCH = 2000
 CHUNK = 2000  # rows per statement or transaction in purges and rewrites
 LINGER_SECONDS = 0.005  # a write waits at most this long for others to share its commit
 PREPARE_SLICE = 100  # messages redacted and sealed between yields to the loop (~5 ms)
+YIELD_SECONDS = 0.002  # the writer's CPU between two turns it gives the loop
 HEAVY = frozenset(
     {"purge_channel", "purge_guild", "purge_user", "restrict", "retention", "drop_vectors"}
 )
@@ -127,6 +128,7 @@ class Writer:
     _inflight: deque[Op] = field(default_factory=deque)  # taken from the queue, not yet settled
     _closed: bool = False
     _limit: int = field(default_factory=queue_limit)
+    _conn: Any = None  # PostgreSQL: the connection held while work is queued (``_connection``)
 
     # -- queueing (no awaits: called from the event handler) -------------------------------------
 
@@ -208,6 +210,7 @@ class Writer:
             self._task.cancel()
             with contextlib.suppress(BaseException):
                 await self._task
+        await self._release()
         for op in self.queue:
             if op.future is not None and not op.future.done():
                 op.future.set_exception(RuntimeError("the memory writer closed"))
@@ -220,6 +223,7 @@ class Writer:
         backoff = 0.5
         while not self._closed:
             if not self.queue:
+                await self._release()  # idle: the connection goes back to the pool
                 assert self._wake is not None
                 self._wake.clear()
                 due = self.service.store.compact_due()
@@ -251,10 +255,41 @@ class Writer:
                 log.warning("memory: write failed (%s); retrying in %.1fs", error, backoff)
                 self.queue.extendleft(reversed(self._inflight))
                 self._inflight.clear()
+                await self._release(broken=True)  # the retry starts on a fresh connection
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 30.0)
                 continue
             backoff = 0.5
+
+    async def _connection(self) -> Any:
+        """PostgreSQL: one connection for every batch while work is queued, so a batch pays
+        no pool checkout and no pre-ping (a round trip each, waiting for the loop's turn:
+        1-5 ms a batch in bench/memory_ingest.py). Released when the queue runs dry or after
+        an error; the next batch checks out a fresh one, which the pool's pre-ping tests."""
+        conn = self._conn
+        if conn is None or conn.closed or conn.invalidated:
+            conn = self._conn = await self.service.engine.connect()
+        return conn
+
+    async def _release(self, *, broken: bool = False) -> None:
+        conn, self._conn = self._conn, None
+        if conn is None:
+            return
+        with contextlib.suppress(Exception):
+            if broken and not conn.invalidated:
+                await conn.invalidate()  # never back to the pool: it may be the lost one
+            await conn.close()
+
+    @contextlib.asynccontextmanager
+    async def _begin(self) -> Any:
+        """A transaction on the writer's held connection (PostgreSQL) or a pooled one."""
+        if self.service.dialect != "postgresql":
+            async with self.service.engine.begin() as conn:
+                yield conn
+            return
+        conn = await self._connection()
+        async with conn.begin():
+            yield conn
 
     async def _compact(self) -> None:
         try:
@@ -371,18 +406,23 @@ class Writer:
         if kind in ("create", "edit"):
             # On the loop, a slice at a time: a worker thread would hold the GIL against the
             # surface's event handlers and the database I/O of this very task (bench P3/P4).
+            # A turn is ceded only after real work (~YIELD_SECONDS): content made ahead costs
+            # nothing, and each turn given away let the publisher run a slice while the
+            # database sat idle between two batches (bench/memory_ingest.py batches).
             prepared = []
+            since = time.perf_counter()
             for start in range(0, len(run), PREPARE_SLICE):
-                if start:
+                if time.perf_counter() - since > YIELD_SECONDS:
                     await asyncio.sleep(0)
+                    since = time.perf_counter()
                 prepared.extend(self._prepare(run[start : start + PREPARE_SLICE]))
             if kind == "create" and svc.dialect == "postgresql":
-                written = await ledger.copy_creates(svc, prepared)
+                written = await ledger.copy_creates(self._begin, prepared)
                 if written is not None:
                     self.stats.written += written
                     svc.vectors.kick({op.guild_id for op in run if op.guild_id})
                     return [None] * len(run)
-        async with svc.engine.begin() as conn:
+        async with self._begin() as conn:
             if kind == "create":
                 self.stats.written += await ledger.creates(svc, conn, prepared)
             elif kind == "edit":

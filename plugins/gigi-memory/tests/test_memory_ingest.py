@@ -554,3 +554,128 @@ async def test_every_ledger_column_is_stored_from_its_message(kernel, redelivere
     ]
     assert await count(kernel, text="seen") == (1 if redelivered else 0)
     assert svc.writer.stats.failed == 0
+
+
+async def _queue_batches(kernel, monkeypatch, n: int) -> list[str]:
+    """``n`` messages queued at once (no await between them) with 10 to a batch."""
+    from gigi_memory import writer
+
+    monkeypatch.setattr(writer, "BATCH", 10)
+    await enable(kernel)
+    await call(kernel, "policy", embeddings="off")  # nothing but the writer uses the pool
+    events = [message(f"held batch {i}") for i in range(n)]
+    for event in events:
+        gigi_memory.observe_event(event, kernel)
+    return [e.message_id for e in events]
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+async def test_the_writer_keeps_one_connection_while_work_is_queued(kernel, monkeypatch) -> None:
+    """Batch after batch on one checked-out connection: no pool checkout (and pre-ping round
+    trip) per batch; the connection goes back to the pool once the queue is empty."""
+    from sqlalchemy import event
+
+    checkouts = []
+    engine = service_of(kernel).engine.sync_engine
+    listener = lambda *_: checkouts.append(1)  # noqa: E731
+    await _queue_batches(kernel, monkeypatch, 35)  # 4 batches
+    event.listen(engine, "checkout", listener)
+    try:
+        assert await gigi_memory.flush(kernel, 30)
+    finally:
+        event.remove(engine, "checkout", listener)
+    assert len(checkouts) == 1
+    assert await count(kernel, text="held") == 35
+    assert service_of(kernel).writer._conn is None or await _idle_release(kernel)
+
+
+async def _idle_release(kernel) -> bool:
+    for _ in range(100):  # the writer task releases it on its next turn
+        if service_of(kernel).writer._conn is None:
+            return True
+        await asyncio.sleep(0.01)
+    return False
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+async def test_the_server_dropping_the_writers_connection_loses_nothing(
+    kernel, monkeypatch
+) -> None:
+    """The server ends the held connection between two batches (a restart, an admin's
+    ``pg_terminate_backend``): the writer retries on a fresh one; nothing lost, nothing twice."""
+    import sqlalchemy as sa
+    from gigi_memory import ledger
+
+    svc = service_of(kernel)
+    real = ledger._copy
+    pids: list[int] = []
+
+    async def spy(driver, table, names, rows):
+        if table == "memory_messages":
+            pid = driver.info.backend_pid
+            if len(pids) == 1:  # the second batch, on the connection held since the first
+                async with svc.engine.connect() as other:
+                    await other.execute(
+                        sa.text("SELECT pg_terminate_backend(:p, 5000)"), {"p": pid}
+                    )
+            pids.append(pid)
+        await real(driver, table, names, rows)
+
+    monkeypatch.setattr(ledger, "_copy", spy)
+    ids = await _queue_batches(kernel, monkeypatch, 35)
+    assert await gigi_memory.flush(kernel, 60)
+    assert svc.writer.stats.retries >= 1 and svc.writer.stats.failed == 0
+    assert pids[0] == pids[1] != pids[-1]  # held, then replaced
+    stored = await rows(kernel, "SELECT message_id FROM memory_messages WHERE guild_id = 'g1'")
+    assert sorted(r[0] for r in stored) == sorted(ids)
+    assert await count(kernel, text="held") == 35
+
+
+async def test_the_gates_memo_gives_the_full_gates_verdict(kernel) -> None:
+    """The memo of open channels never lets in what the full gate keeps out: a message from
+    before the channel was enabled, past retention, a bot's, a secured channel's, a channel
+    turned off, or after the cache was reloaded with other modes."""
+    from gigi_memory.observe import live_gate
+    from gigi_memory.policy import millis
+
+    from gigi_core.events import ChannelSecured
+
+    await enable(kernel)
+    svc = service_of(kernel)
+
+    def both(event):
+        created = millis(event.created_at)
+        full = svc.cache.gate(
+            guild_id=event.guild_id,
+            channel_id=event.channel_id,
+            parent_id=event.parent_channel_id,
+            kind=event.channel_kind,
+            is_bot=event.author_is_bot or event.author_is_webhook,
+            created_ms=created,
+            live=True,
+        )
+        return live_gate(svc, event, created), full
+
+    cases = [
+        message("open"),
+        message("thread", channel_id="t1", parent_channel_id="c1"),
+        message("before enabled", created_at=ago(days=1)),
+        message("past retention", created_at=ago(days=40)),
+        message("a bot", author_is_bot=True),
+        message("off", channel_id="c2"),
+    ]
+    for _ in range(2):  # the second round comes from the memo
+        for event in cases:
+            memo, full = both(event)
+            assert (memo.ingest, memo.reason) == (full.ingest, full.reason), event.text
+    assert [both(e)[0].ingest for e in cases] == [True, True, False, False, False, False]
+    gigi_memory.observe_event(ChannelSecured(guild_id="g1", channel_id="c1"), kernel)
+    assert both(message("secured"))[0].reason == "channel secured"
+    svc.cache.secured.clear()
+    assert both(message("open again"))[0].ingest
+    await call(kernel, "disable", channel="c1")
+    assert both(message("turned off"))[0].reason == "channel is off"
+    await enable(kernel)
+    assert both(message("on again"))[0].ingest
+    svc.cache.channels = {}  # what a reload with the channel gone swaps in
+    assert both(message("reloaded"))[0].reason == "channel is off"

@@ -314,9 +314,9 @@ async def stages(n: int) -> None:
     import hashlib
     import hmac
 
+    from gigi_memory.ops import Op
     from gigi_memory.service import _associated, service_of
     from gigi_memory.text import redact, redact_full, search_text, words_full
-    from gigi_memory.writer import Op
 
     from gigi_core.testing import open_test_kernel
 

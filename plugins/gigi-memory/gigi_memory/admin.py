@@ -13,6 +13,7 @@ from typing import Any
 
 from gigi_core import ToolExecutionError
 from gigi_memory import backfill, reads
+from gigi_memory.ops import Op
 from gigi_memory.policy import (
     EMBEDDING_SOURCES,
     STORAGE_MODES,
@@ -24,7 +25,6 @@ from gigi_memory.policy import (
 )
 from gigi_memory.service import MemoryService, service_of
 from gigi_memory.text import RedactionRules, check_pattern
-from gigi_memory.writer import Op
 
 RETENTION_JOB = "memory.retention"
 

@@ -21,7 +21,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from gigi_memory import tables, tombstones
-from gigi_memory.writer import Op
+from gigi_memory.ops import Op
 
 # DiscordChatExporter's message types that are conversation (the rest are system notices).
 CONVERSATION_TYPES = frozenset({"Default", "Reply"})

@@ -9,8 +9,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from gigi_memory import tables
+from gigi_memory.ops import Op
 from gigi_memory.service import service_of
-from gigi_memory.writer import Op
 
 log = logging.getLogger("gigi_memory")
 

@@ -20,9 +20,9 @@ from gigi_core.events import (
     MessageDeleted,
     MessageEdited,
 )
+from gigi_memory.ops import Op, create_data
 from gigi_memory.policy import DAY_MS, millis, now_ms
 from gigi_memory.service import service_of
-from gigi_memory.writer import Op, create_data
 
 
 def create_op(event: MessageCreated, gate: Any) -> Op:

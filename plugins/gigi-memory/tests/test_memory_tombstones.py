@@ -11,9 +11,9 @@ import pytest
 import sqlalchemy as sa
 from gigi_memory.importer import parse_export, run_import
 from gigi_memory.observe import create_op
+from gigi_memory.ops import Op
 from gigi_memory.policy import DAY_MS, now_ms
 from gigi_memory.service import service_of
-from gigi_memory.writer import Op
 from memory_helpers import ago, call, count, dump_text, enable, message, publish, rows
 from test_memory_import import export, msg
 from test_memory_sync import FakeHistory, finish, sync

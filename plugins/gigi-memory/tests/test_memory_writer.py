@@ -144,8 +144,8 @@ async def test_content_made_ahead_is_used_only_under_the_rules_it_was_made_with(
     if the server's redaction rules change before their turn, they are made again."""
     from dataclasses import replace
 
+    from gigi_memory.ops import Op
     from gigi_memory.policy import millis
-    from gigi_memory.writer import Op
 
     await enable(kernel)
     svc = service_of(kernel)

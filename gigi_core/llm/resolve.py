@@ -165,6 +165,26 @@ class Resolver:
         dm: bool = False,
         billing: Billing = "auto",
     ) -> Resolution:
+        # The whole answer is a fact of its own, cleared and expired with the facts it was
+        # read from (same cache, same generation): a hit skips the walk over owners.
+        key = ("resolution", guild_id, purpose, actor_id, dm, billing, tenant_fallback_from_env())
+        found = self.cache.get(key)
+        if found is not MISSING:
+            return found  # type: ignore[no-any-return]
+        generation = self.cache.generation
+        resolution = await self._resolve(guild_id, purpose, actor_id, dm=dm, billing=billing)
+        self.cache.put(key, resolution, generation)
+        return resolution
+
+    async def _resolve(
+        self,
+        guild_id: str | None,
+        purpose: str,
+        actor_id: str | None,
+        *,
+        dm: bool,
+        billing: Billing,
+    ) -> Resolution:
         chain = purpose_chain(purpose)
         owners, policy, tenant_on = await self.candidates(
             guild_id, actor_id, dm=dm, billing=billing

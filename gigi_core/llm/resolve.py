@@ -172,8 +172,11 @@ class Resolver:
         if found is not MISSING:
             return found  # type: ignore[no-any-return]
         generation = self.cache.generation
-        resolution = await self._resolve(guild_id, purpose, actor_id, dm=dm, billing=billing)
-        self.cache.put(key, resolution, generation)
+        resolution, from_profile = await self._resolve(
+            guild_id, purpose, actor_id, dm=dm, billing=billing
+        )
+        if from_profile:  # a keyless provider's default is the provider's own, asked each time
+            self.cache.put(key, resolution, generation)
         return resolution
 
     async def _resolve(
@@ -184,7 +187,7 @@ class Resolver:
         *,
         dm: bool,
         billing: Billing,
-    ) -> Resolution:
+    ) -> tuple[Resolution, bool]:
         chain = purpose_chain(purpose)
         owners, policy, tenant_on = await self.candidates(
             guild_id, actor_id, dm=dm, billing=billing
@@ -193,12 +196,12 @@ class Resolver:
             for each in chain:
                 profile = await self.profile(owner, each)
                 if profile is not None:
-                    return await self._resolution(profile)
+                    return await self._resolution(profile), True
         if billing != "me":
             for each in chain:
                 default = keyless_default(self.keyless(), each)
                 if default is not None:
-                    return default
+                    return default, False
         raise nothing_to_resolve(guild_id, chain, owners, policy, tenant_on)
 
     async def _resolution(self, profile: ProfileInfo) -> Resolution:

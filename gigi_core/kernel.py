@@ -57,6 +57,11 @@ class Kernel:
             for m in r.manifests
         )
         self.views = ViewCache()
+        from gigi_core.llm.cache import LlmCache
+
+        # Unsealed config secrets per (guild, plugin): the LLM keys' mechanism, kept as long
+        # as policy facts (a change elsewhere applies within the same time), no facts half.
+        self.config_secrets = LlmCache(ttl=0.0, secret_ttl=self.views.ttl)
         self.events = EventBus(self)
         self.history = HistoryReaders()
         self.outbox = Outbox(self)
@@ -238,6 +243,7 @@ class Kernel:
 
     def _facts_changed(self) -> None:
         self.views.clear()
+        self.config_secrets.retire_all()
         self.events.invalidate()
         self.changes.tell(Change("facts"))
 
@@ -381,13 +387,35 @@ class Kernel:
             config = dict(state.config) if state else {}
             secret = bool(state and state.secret_fields)
         if secret:
+            config.update(await self._config_secrets(guild_id, plugin))
+        model = self.registry.config_models.get(plugin)
+        return model.model_validate(config) if model is not None else config
+
+    async def _config_secrets(self, guild_id: str, plugin: str) -> dict[str, str]:
+        """The plugin's unsealed config secrets, kept for a few seconds in memory only.
+
+        A change saved through this kernel drops them before it returns, and a read that a
+        change overtook is read again, so a replaced or removed secret is never handed out
+        after its change returned.
+        """
+        import json
+
+        key = f"{guild_id}/{plugin}"
+        # Keyed by the policy facts' generation too: whatever clears them (a change here, in
+        # another process through the change feed, a guild purge) makes a kept copy stale.
+        kept = self.config_secrets.secret(key, str(self.views.generation))
+        if kept is not None:
+            return dict(json.loads(kept))
+        while True:
+            epoch, generation = self.config_secrets.epoch(key), self.views.generation
             try:
-                config.update(await self.plugin_state.unsealed_secrets(guild_id, plugin))
+                opened = await self.plugin_state.unsealed_secrets(guild_id, plugin)
             except SecretsError:
                 log.error("cannot unseal config secrets of %s in guild %s", plugin, guild_id)
                 raise
-        model = self.registry.config_models.get(plugin)
-        return model.model_validate(config) if model is not None else config
+            if self.config_secrets.epoch(key) == epoch and self.views.generation == generation:
+                self.config_secrets.keep_secret(key, str(generation), json.dumps(opened), epoch)
+                return opened
 
     async def add_grant(
         self,

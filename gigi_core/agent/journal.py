@@ -19,6 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Float, bindparam, insert, select, update
@@ -132,6 +135,7 @@ class RunJournal:
         self._audits: list[dict[str, Any]] = []
         self._rows: list[tuple[Any, dict[str, Any]]] = []  # written only if the run's write is
         self._timer: asyncio.Handle | None = None
+        self._queued_first: _FirstRow | None = None  # queued at the first wait, maybe unwritten
         self._submitted: list[asyncio.Future[Any]] = []  # queued without waiting
         self._finished = False
 
@@ -250,11 +254,14 @@ class RunJournal:
         self._timer = None
         if self._create is not None:
             row = {**self._create, "owner": self.owner, "lease_for": self.lease_seconds}
+            seal: Callable[[], dict[str, Any]] = dict
             if self._first is not None:
                 values, snapshot = self._first
-                row.update(values, **self._sealed(state_json(snapshot)))
+                row.update(values)
+                seal = lambda: self._sealed(state_json(snapshot))  # noqa: E731
+            first = self._queued_first = _FirstRow(row, self._create, seal)
             self._create = self._first = None
-            self._submit(lambda conn: conn.execute(_INSERT_RUN, row) and APPLIED)  # or it raises
+            self._submit(first.write)
             self._timer = asyncio.get_running_loop().call_later(self.flush_seconds, self._on_timer)
         elif self.dirty:
             self._due = True
@@ -306,6 +313,9 @@ class RunJournal:
             values.update(self._sealed(state_json(self._latest.to_json())))
         run_id, owner = self.run_id, self.owner
         create, expect = self._create, ACTIVE if final else (self._stored,)
+        first, self._queued_first = self._queued_first, None
+        if first is not None and create is None and first.take():
+            create = first.create  # its INSERT never started: this write inserts the row
         steps, audits, rows = self._steps, self._audits, self._rows
         self._create = self._first = self._latest = None
         self._steps, self._audits, self._rows = [], [], []
@@ -336,6 +346,40 @@ class RunJournal:
             return found
 
         return write
+
+
+@dataclass(eq=False)
+class _FirstRow:
+    """A run's first row, queued when it first waits (lingering for company in the writer).
+
+    A write of the run that is built before the writer started this one takes it over
+    (``take``) and inserts the row itself, as a run that never waited does: one INSERT
+    instead of an INSERT and an UPDATE, and the state is never sealed for a row that is
+    replaced in the same batch.
+    """
+
+    row: dict[str, Any]
+    create: dict[str, Any]
+    seal: Callable[[], dict[str, Any]]
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    state: str = "queued"  # -> "written" (the writer started it) or "taken"
+
+    def take(self) -> bool:
+        """On the loop: take the row over unless the writer already started writing it."""
+        with self.lock:
+            if self.state != "queued":
+                return False
+            self.state = "taken"
+            return True
+
+    def write(self, conn: Connection) -> str:
+        """On the writer thread: the INSERT, unless a later write of the run took it over."""
+        with self.lock:
+            if self.state == "taken":
+                return APPLIED
+            self.state = "written"
+        conn.execute(_INSERT_RUN, {**self.row, **self.seal()})  # or it raises
+        return APPLIED
 
 
 def state_json(data: dict[str, Any]) -> str:

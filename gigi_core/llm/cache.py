@@ -80,6 +80,7 @@ class LlmCache:
         self._background: set[asyncio.Task[None]] = set()
         self._secrets: dict[str, _Secret] = {}
         self._epochs: dict[str, int] = {}  # credential id -> revocations/rotations here
+        self._every = 0  # bumped by ``retire_all``: counts in every key's epoch
 
     # -- facts -------------------------------------------------------------------------
 
@@ -166,12 +167,18 @@ class LlmCache:
         )
 
     def epoch(self, credential_id: str) -> int:
-        return self._epochs.get(credential_id, 0)
+        return self._epochs.get(credential_id, 0) + self._every
 
     def retire(self, credential_id: str) -> None:
         """The credential was revoked or rotated here: drop its key and every fact."""
         self._epochs[credential_id] = self.epoch(credential_id) + 1
         self._secrets.pop(credential_id, None)
+        self.clear()
+
+    def retire_all(self) -> None:
+        """Every kept secret is dropped, and a read begun before this keeps nothing."""
+        self._every += 1
+        self._secrets.clear()
         self.clear()
 
 

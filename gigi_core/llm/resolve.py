@@ -165,6 +165,29 @@ class Resolver:
         dm: bool = False,
         billing: Billing = "auto",
     ) -> Resolution:
+        # The whole answer is a fact of its own, cleared and expired with the facts it was
+        # read from (same cache, same generation): a hit skips the walk over owners.
+        key = ("resolution", guild_id, purpose, actor_id, dm, billing, tenant_fallback_from_env())
+        found = self.cache.get(key)
+        if found is not MISSING:
+            return found  # type: ignore[no-any-return]
+        generation = self.cache.generation
+        resolution, from_profile = await self._resolve(
+            guild_id, purpose, actor_id, dm=dm, billing=billing
+        )
+        if from_profile:  # a keyless provider's default is the provider's own, asked each time
+            self.cache.put(key, resolution, generation)
+        return resolution
+
+    async def _resolve(
+        self,
+        guild_id: str | None,
+        purpose: str,
+        actor_id: str | None,
+        *,
+        dm: bool,
+        billing: Billing,
+    ) -> tuple[Resolution, bool]:
         chain = purpose_chain(purpose)
         owners, policy, tenant_on = await self.candidates(
             guild_id, actor_id, dm=dm, billing=billing
@@ -173,12 +196,12 @@ class Resolver:
             for each in chain:
                 profile = await self.profile(owner, each)
                 if profile is not None:
-                    return await self._resolution(profile)
+                    return await self._resolution(profile), True
         if billing != "me":
             for each in chain:
                 default = keyless_default(self.keyless(), each)
                 if default is not None:
-                    return default
+                    return default, False
         raise nothing_to_resolve(guild_id, chain, owners, policy, tenant_on)
 
     async def _resolution(self, profile: ProfileInfo) -> Resolution:

@@ -158,6 +158,7 @@ def clear_caches_on_changes(kernel: Kernel) -> None:
 
     def facts(change: Change) -> None:
         kernel.views.clear()
+        kernel.config_secrets.retire_all()
         kernel.events.invalidate()
 
     def secured(change: Change) -> None:

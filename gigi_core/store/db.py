@@ -74,10 +74,14 @@ class Database:
         if self.dialect == "sqlite":
             kwargs["connect_args"] = {"timeout": 30}
         else:
-            kwargs.update(pool_pre_ping=True, pool_size=5, max_overflow=10)
+            # LIFO: at low concurrency the same warm connection serves every checkout, and the
+            # rest idle out past PING_IDLE_AFTER, so they are the ones pinged.
+            kwargs.update(pool_size=5, max_overflow=10, pool_use_lifo=True)
         self.engine: AsyncEngine = create_async_engine(url, **kwargs)
         if self.dialect == "sqlite":
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+        else:
+            ping_when_idle(self.engine.sync_engine)
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
         from gigi_core.store.writer import Writer
 
@@ -91,9 +95,9 @@ class Database:
 
         if self.dialect == "postgresql":
             url = make_url(self.url).set(drivername="postgresql+psycopg")
-            return create_engine(
-                url, pool_size=1, max_overflow=1, pool_pre_ping=True, hide_parameters=True
-            )
+            engine = create_engine(url, pool_size=1, max_overflow=1, hide_parameters=True)
+            ping_when_idle(engine)
+            return engine
         url = make_url(self.url).set(drivername="sqlite+pysqlite")
         engine = create_engine(url, connect_args={"timeout": 30}, hide_parameters=True)
         event.listen(engine, "connect", _sqlite_pragmas)
@@ -124,6 +128,43 @@ class Database:
             import shutil
 
             shutil.rmtree(self._scratch, ignore_errors=True)
+
+
+PING_IDLE_AFTER = 1.0
+"""Seconds a pooled PostgreSQL connection may sit idle before its checkout pings it: a busy
+pool reuses its connections within milliseconds, so only a quiet one pays the round trip."""
+
+
+def ping_when_idle(engine: Any) -> None:
+    """Ping a pooled connection on checkout only when it sat idle ``PING_IDLE_AFTER`` seconds.
+
+    ``pool_pre_ping`` paid a round trip (1-5 ms) on every checkout; a busy pool's connections
+    are known alive from their last use. A connection the server dropped while it was busy
+    fails one statement, and that disconnect invalidates the whole pool (SQLAlchemy's
+    default), so the next checkouts reconnect.
+    """
+    import time
+
+    from sqlalchemy import event, exc
+
+    def checkin(dbapi_connection: Any, record: Any) -> None:
+        record.info["gigi_idle_since"] = time.monotonic()
+
+    def checkout(dbapi_connection: Any, record: Any, proxy: Any) -> None:
+        since = record.info.get("gigi_idle_since")
+        if since is None or time.monotonic() - since < PING_IDLE_AFTER:
+            return  # new (just connected) or recently used
+        try:
+            alive = engine.dialect.do_ping(dbapi_connection)
+        except Exception as error:
+            if not engine.dialect.is_disconnect(error, dbapi_connection, None):
+                raise
+            alive = False
+        if not alive:  # the server went away: the pool drops every older connection, retries
+            raise exc.InvalidatePoolError("idle connection failed its ping")
+
+    event.listen(engine, "checkin", checkin)
+    event.listen(engine, "checkout", checkout)
 
 
 def _is_memory(url: str) -> bool:

@@ -77,9 +77,9 @@ def ask() -> Request:
     return Request(actor=USER, guild_id="g1", channel_id="c1", kind="mention", text="go")
 
 
-def yielding(model: ScriptedModel):
+def yielding(model: ScriptedModel, seconds: float = 0.0):
     async def provider(*args):
-        await asyncio.sleep(0)  # a real provider call waits: the run's row goes out here
+        await asyncio.sleep(seconds)  # a real provider call waits: the run's row goes out here
         return await model(*args)
 
     return provider
@@ -174,6 +174,12 @@ async def test_a_run_that_never_waits_never_seals_its_state(
         assert sealed == []
         model = ScriptedModel([call(("many__look", {})), say("ok")])
         rt = AgentRuntime(kernel, model=yielding(model))
+        assert (await rt.handle(ask())).status == "done"
+        # Its row, queued at the first wait, was still lingering in the writer when the
+        # run ended: the final write inserted the row instead, and nothing was sealed.
+        assert sealed == []
+        model = ScriptedModel([call(("many__look", {})), say("ok")])
+        rt = AgentRuntime(kernel, model=yielding(model, 4 * kernel.db.writer.linger_seconds))
         assert (await rt.handle(ask())).status == "done"
         assert sealed == [len(model.requests[0].tools)]  # once: the row at the first wait
         assert sealed[0] > FILLERS

@@ -96,7 +96,9 @@ class RateLimits:
     async def wait_turn(self, name: str, every: float) -> None:
         """Return once ``every`` seconds have passed since ``name``'s last turn (then it is
         this caller's). Discord allows one gateway IDENTIFY per bucket every 5 seconds for the
-        whole bot, whichever process sends it."""
+        whole bot, whichever process sends it. Across processes the turns are spaced in the
+        database's clock and each caller returns after its own commit, so two returns can be
+        closer than ``every`` by the difference of their commit times (milliseconds)."""
         lock = self._turn_locks.setdefault(name, asyncio.Lock())
         async with lock:  # one waiter per name in this process; the database orders the rest
             if self.shared:

@@ -103,7 +103,8 @@ async def test_postgres_processes_take_turns(tmp_path, postgres_server) -> None:
 
         await asyncio.gather(turn(one), turn(two), turn(one), turn(two))
         times.sort()
-        # The turns are 0.4 s apart in the database's clock; a caller wakes after its commit,
-        # which took up to 60 ms under load (one turn late, the next one early by as much).
+        # The turns are 0.4 s apart in the database's clock; a caller wakes after its commit
+        # and the loop's next turn, seen up to 140 ms late under load (the next one early by
+        # as much; also before this test's last change). Uncoordinated, the gaps would be ~0.
         gaps = [round(b - a, 3) for a, b in itertools.pairwise(times)]
-        assert all(gap >= 0.3 for gap in gaps), gaps
+        assert all(gap >= 0.2 for gap in gaps), gaps

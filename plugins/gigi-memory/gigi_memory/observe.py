@@ -21,7 +21,7 @@ from gigi_core.events import (
     MessageEdited,
 )
 from gigi_memory.ops import Op, create_data
-from gigi_memory.policy import DAY_MS, millis, now_ms
+from gigi_memory.policy import DAY_MS, ENABLE_SLACK_MS, millis, now_ms
 from gigi_memory.service import service_of
 
 
@@ -66,7 +66,7 @@ def live_gate(svc: Any, event: MessageCreated, created: int) -> Any:
     entry = memo.entries.get(key)
     if entry is not None and not cache.secured:
         enabled_at, retention, gate = entry
-        if (enabled_at is None or created >= enabled_at - 5_000) and (
+        if (enabled_at is None or created >= enabled_at - ENABLE_SLACK_MS) and (
             created + retention * DAY_MS > now_ms()
         ):
             return gate

@@ -28,6 +28,7 @@ STORAGE_MODES = ("encrypted", "index_only", "metadata_only")  # loosest to stric
 EMBEDDING_SOURCES = ("local", "profile", "off")
 MODES = ("off", "on")
 DAY_MS = 86_400_000
+ENABLE_SLACK_MS = 5_000  # a live message this much older than the channel's enabling still counts
 SECURE_HOLD_SECONDS = 15.0  # longer than the kernel's guild-facts cache (5 s by default)
 
 
@@ -181,7 +182,11 @@ class PolicyCache:
         retention = self.retention_of(guild_id, mode)
         if not retention:
             return _gate(False, "no retention")  # retention before ingest
-        if live and mode.enabled_at_ms is not None and created_ms < mode.enabled_at_ms - 5_000:
+        if (
+            live
+            and mode.enabled_at_ms is not None
+            and created_ms < mode.enabled_at_ms - ENABLE_SLACK_MS
+        ):
             return _gate(False, "before the channel was enabled")
         if self.is_secured(guild_id, (channel_id, parent_id)):
             return _gate(False, "channel secured")

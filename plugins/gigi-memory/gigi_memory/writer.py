@@ -203,7 +203,7 @@ class Writer:
         """PostgreSQL: one connection for every batch while work is queued, so a batch pays
         no pool checkout and no pre-ping (a round trip each, waiting for the loop's turn:
         1-5 ms a batch in bench/memory_ingest.py). Released when the queue runs dry or after
-        an error; the next batch checks out a fresh one, which the pool's pre-ping tests."""
+        an error; the next batch checks out another, which the pool pings if it sat idle."""
         conn = self._conn
         if conn is None or conn.closed or conn.invalidated:
             conn = self._conn = await self.service.engine.connect()

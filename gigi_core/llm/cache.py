@@ -13,8 +13,9 @@ is then renewed by one read, not by every turn arriving in the moment it expires
 reads at ten concurrent turns, 20-60 ms each under load: a p99 spike), and with a loader
 no turn waits for that read. Nothing older than the TTL is ever returned.
 
-Unsealed keys live ``GIGI_LLM_SECRET_SECONDS`` (default 60) in this process's memory only,
-keyed by credential id *and* fingerprint: a key rotated elsewhere has a new fingerprint, so
+Unsealed keys live ``GIGI_LLM_SECRET_SECONDS`` (default 60) in this process's memory only
+(a timer drops each at its expiry, whether or not anyone asks for it again), keyed by
+credential id *and* fingerprint: a key rotated elsewhere has a new fingerprint, so
 the old plaintext is never matched once the credential's metadata was read again. Revoking
 or rotating through this kernel drops the key and bumps the credential's epoch, which a
 call checks right before it hands the key to the provider.
@@ -28,7 +29,7 @@ import math
 import os
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gigi_core.errors import ConfigError
@@ -61,7 +62,7 @@ def seconds_from_env(name: str, default: float) -> float:
 class _Secret:
     expires: float
     fingerprint: str
-    plaintext: str
+    plaintext: str = field(repr=False)
 
 
 class LlmCache:
@@ -125,13 +126,23 @@ class LlmCache:
             return
         self.put(key, value, generation)
 
-    def put(self, key: tuple[Any, ...], value: Any, generation: int) -> None:
+    def put(
+        self, key: tuple[Any, ...], value: Any, generation: int, *, expires: float | None = None
+    ) -> None:
+        """Keep ``value`` for the TTL, or until ``expires`` if sooner (a fact derived from
+        others must not outlive the oldest of them)."""
         self._renewing.pop(key, None)
         if self.ttl <= 0 or generation != self.generation:
             return
         if len(self._facts) >= self.max_entries:
             self._facts.clear()
-        self._facts[key] = (time.monotonic() + self.ttl, value)
+        until = time.monotonic() + self.ttl
+        self._facts[key] = (until if expires is None else min(until, expires), value)
+
+    def expires(self, key: tuple[Any, ...]) -> float:
+        """When a cached fact expires (now if it is not cached)."""
+        entry = self._facts.get(key)
+        return entry[0] if entry is not None else time.monotonic()
 
     def replace(self, key: tuple[Any, ...], value: Any) -> None:
         """Update a cached fact in place (what this process just wrote), keeping its expiry."""
@@ -162,9 +173,23 @@ class LlmCache:
             return
         if len(self._secrets) >= self.max_entries:
             self._secrets.clear()
-        self._secrets[credential_id] = _Secret(
-            time.monotonic() + self.secret_ttl, fingerprint, plaintext
-        )
+        expires = time.monotonic() + self.secret_ttl
+        self._secrets[credential_id] = _Secret(expires, fingerprint, plaintext)
+        try:  # the handle holds the id and the time, never the plaintext
+            asyncio.get_running_loop().call_later(
+                self.secret_ttl, self._expire_secret, credential_id, expires
+            )
+        except RuntimeError:  # no loop: the key expires at its next lookup
+            pass
+
+    def _expire_secret(self, credential_id: str, expires: float) -> None:
+        entry = self._secrets.get(credential_id)
+        if entry is not None and entry.expires <= expires:
+            del self._secrets[credential_id]
+
+    def drop_secret(self, credential_id: str) -> None:
+        """The credential was seen revoked (perhaps by another process): forget its key."""
+        self._secrets.pop(credential_id, None)
 
     def epoch(self, credential_id: str) -> int:
         return self._epochs.get(credential_id, 0) + self._every

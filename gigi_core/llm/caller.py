@@ -10,11 +10,16 @@ durability decides when:
 - ``turn``: attached to the next write the calling task makes (the run journal's, which
   the reply waits for), in the same transaction, or committed alone within
   ``ATTACH_SECONDS``; the run's next awaited write raises if it failed.
-- ``deferred``: queued behind the reply, like the run journal's own writes.
+- ``deferred``: queued behind the reply, like the run journal's own writes; a failed
+  write is logged and counted (``kernel.llm.unrecorded``), since the reply is already out.
+
+In every mode a failed write also clears the cache: the credential outcome it noted may
+not have landed.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 import uuid
@@ -87,6 +92,26 @@ class Caller:
         self.credentials = credentials
         self.cache = cache
         self.provider = provider
+        #: Usage rows of ``deferred`` calls whose write failed after the reply went out.
+        self.unrecorded = 0
+
+    def _landed(self, future: asyncio.Future[Any]) -> bool:
+        """A queued usage write settled; if it failed, the outcome noted in the cache is
+        forgotten with everything else (it may not have landed)."""
+        if not future.cancelled() and future.exception() is None:
+            return True
+        self.cache.clear()
+        return False
+
+    def _deferred_landed(self, future: asyncio.Future[Any]) -> None:
+        """Behind the reply nobody can be told: count it where operators look (the log and
+        ``kernel.llm.unrecorded``)."""
+        if not self._landed(future):
+            self.unrecorded += 1
+            log.error(
+                "llm usage row not recorded (deferred, after the reply): %d in this process",
+                self.unrecorded,
+            )
 
     async def key(self, credential_id: str) -> tuple[str, CredentialMeta]:
         """The credential's key, checked against revocation and rotation right before use.
@@ -227,14 +252,17 @@ class Caller:
     async def _record(self, write: Any, durability: str) -> None:
         writer = self.kernel.db.writer
         if durability == "deferred":  # behind the reply; a failure is logged by the writer
-            if writer.submit(write) is None:
+            future = writer.submit(write)
+            if future is None:
                 raise UsageNotRecorded("the usage row arrived after the database was closed")
+            future.add_done_callback(self._deferred_landed)
             return
         if durability == "turn":  # with the run's next write, which the reply waits for
             try:
-                writer.attach(write, within=ATTACH_SECONDS, combine=UsageWrite.combine)
+                future = writer.attach(write, within=ATTACH_SECONDS, combine=UsageWrite.combine)
             except RuntimeError as exc:  # the database is closed
                 raise UsageNotRecorded(str(exc)) from None
+            future.add_done_callback(self._landed)  # the turn itself fails on a failure
             return
         try:
             await writer.write(write)  # shielded: a caller giving up does not cancel it

@@ -27,8 +27,9 @@ another owner never moves a bill away from an owner with the general profile.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, Literal
 
 from gigi_core.llm.cache import MISSING, LlmCache
 from gigi_core.llm.credentials import CredentialMeta, CredentialStore
@@ -49,6 +50,8 @@ if TYPE_CHECKING:
 
 Billing = Literal["auto", "server", "me"]
 TENANT_FALLBACK_ENV = "GIGI_TENANT_FALLBACK"
+#: While a resolution is built: the expiry of each cached fact it read.
+_SOURCES: ContextVar[list[float] | None] = ContextVar("gigi_resolution_sources", default=None)
 
 
 def tenant_fallback_from_env() -> bool:
@@ -97,32 +100,31 @@ class Resolver:
 
     # -- cached facts --------------------------------------------------------------------
 
-    async def policy(self, guild_id: str) -> GuildPolicy:
-        key = ("policy", guild_id)
+    async def _fact(self, key: tuple[str, ...], read: Callable[[], Awaitable[Any]]) -> Any:
         found = self.cache.get(key)
         if found is MISSING:
             generation = self.cache.generation
-            found = await self.policies.get(guild_id)
+            found = await read()
             self.cache.put(key, found, generation)
-        return found  # type: ignore[no-any-return]
+        sources = _SOURCES.get()
+        if sources is not None:  # a resolution is being built from this fact
+            sources.append(self.cache.expires(key))
+        return found
+
+    async def policy(self, guild_id: str) -> GuildPolicy:
+        return await self._fact(  # type: ignore[no-any-return]
+            ("policy", guild_id), lambda: self.policies.get(guild_id)
+        )
 
     async def profile(self, owner: Owner, purpose: str) -> ProfileInfo | None:
-        key = ("profile", owner.type, owner.id, purpose)
-        found = self.cache.get(key)
-        if found is MISSING:
-            generation = self.cache.generation
-            found = await self.profiles.get(owner, purpose)
-            self.cache.put(key, found, generation)
-        return found  # type: ignore[no-any-return]
+        return await self._fact(  # type: ignore[no-any-return]
+            ("profile", owner.type, owner.id, purpose), lambda: self.profiles.get(owner, purpose)
+        )
 
     async def credential(self, credential_id: str) -> CredentialMeta | None:
-        key = ("credential", credential_id)
-        found = self.cache.get(key)
-        if found is MISSING:
-            generation = self.cache.generation
-            found = await self.credentials.meta(credential_id)
-            self.cache.put(key, found, generation)
-        return found  # type: ignore[no-any-return]
+        return await self._fact(  # type: ignore[no-any-return]
+            ("credential", credential_id), lambda: self.credentials.meta(credential_id)
+        )
 
     def noted(self, meta: CredentialMeta) -> None:
         """This process wrote the credential's new status: later calls see it without a read."""
@@ -172,11 +174,18 @@ class Resolver:
         if found is not MISSING:
             return found  # type: ignore[no-any-return]
         generation = self.cache.generation
-        resolution, from_profile = await self._resolve(
-            guild_id, purpose, actor_id, dm=dm, billing=billing
-        )
+        sources: list[float] = []
+        token = _SOURCES.set(sources)
+        try:
+            resolution, from_profile = await self._resolve(
+                guild_id, purpose, actor_id, dm=dm, billing=billing
+            )
+        finally:
+            _SOURCES.reset(token)
         if from_profile:  # a keyless provider's default is the provider's own, asked each time
-            self.cache.put(key, resolution, generation)
+            # It expires with the oldest fact it was read from: a change made by another
+            # process applies within the TTL for new members as for everyone else.
+            self.cache.put(key, resolution, generation, expires=min(sources, default=None))
         return resolution
 
     async def _resolve(
@@ -207,6 +216,7 @@ class Resolver:
     async def _resolution(self, profile: ProfileInfo) -> Resolution:
         meta = await self.credential(profile.credential_id)
         if meta is None or meta.info.revoked_at is not None:
+            self.cache.drop_secret(profile.credential_id)  # revoked elsewhere: forget the key
             raise revoked(profile)
         cred = meta.info
         return Resolution(

@@ -374,6 +374,11 @@ class LlmService:
 
         return await self.caller.with_fallback(resolution, make, where, durability)  # type: ignore[no-any-return]
 
+    @property
+    def unrecorded(self) -> int:
+        """Usage rows of ``deferred`` calls lost to a failed write after their reply."""
+        return self.caller.unrecorded
+
     async def usage(self, guild_id: str, since: datetime | None = None) -> list[UsageRow]:
         return await self.usage_log.summary(guild_id, since)
 

@@ -14,6 +14,7 @@ from gigi_core import Actor
 from gigi_core.agent import Request
 from gigi_core.agent.runtime import AgentRuntime
 from gigi_core.llm import caller
+from gigi_core.llm.cache import MISSING
 from gigi_core.llm.caller import UsageNotRecorded
 from gigi_core.llm.usage import UsageRecord, UsageWrite, event_row, usage_write
 from tests.llm.inprocess import HI, KeyedEcho, Statements, configure, echo_kernel
@@ -124,8 +125,8 @@ REQUEST = Request(actor=Actor(id="u1"), guild_id="g1", channel_id="c1", kind="me
 
 
 def _held_on_the_writer_thread(monkeypatch) -> threading.Event:
-    """Usage writes wait for the returned event on SQLite's writer thread (PostgreSQL writes
-    on the event loop, where a write cannot be held without holding everything)."""
+    """Usage writes wait for the returned event on the writer's thread (both backends write
+    there), so a test can see what landed before the reply."""
     release = threading.Event()
     real = caller.usage_write
 
@@ -148,7 +149,7 @@ async def test_usage_rows_land_by_the_durability(
     database_url, tmp_path, durability, monkeypatch
 ) -> None:
     """step and turn: the row is stored before the reply; deferred: the reply does not wait
-    for it (held on SQLite's writer thread, it is still out), and it is never lost."""
+    for it (held on the writer's thread, it is still out), and it is never lost."""
     async with echo_kernel(tmp_path, database_url, KeyedEcho()) as kernel:
         await configure(kernel)
         runtime = _turn(kernel, durability)
@@ -159,10 +160,7 @@ async def test_usage_rows_land_by_the_durability(
         assert reply.status == "done" and reply.text == "answer from m-1"
         async with kernel.db.engine.connect() as conn:  # no drain: what landed before the reply
             landed = await conn.scalar(text("SELECT COUNT(*) FROM llm_usage_events"))
-        if durability != "deferred":
-            assert landed == 1
-        elif kernel.db.dialect == "sqlite":
-            assert landed == 0
+        assert landed == (0 if durability == "deferred" else 1)
         release.set()
         assert await _stored(kernel) == 1  # deferred: behind the reply, never lost
 
@@ -195,5 +193,11 @@ async def test_a_deferred_usage_failure_is_logged(
         monkeypatch.setattr(caller, "usage_write", _failing)
         reply = await runtime.handle(REQUEST)
         assert reply.status == "done"  # the reply had gone: the failure goes to the log
+        assert kernel.llm.unrecorded == 0
+        kernel.llm.cache.put(("probe",), "kept", kernel.llm.cache.generation)
         await kernel.db.writer.drain()
         assert "a queued database write failed" in caplog.text
+        assert "usage row not recorded (deferred, after the reply): 1" in caplog.text
+        assert kernel.llm.unrecorded == 1  # counted where an operator can read it
+        # the credential outcome noted in the cache may not have landed: the cache is cleared
+        assert kernel.llm.cache.get(("probe",)) is MISSING

@@ -106,8 +106,11 @@ class MessageEdited(Event):
     parent_channel_id: str | None = None
     text: str = ""
     edited_at: datetime
-    # The channel is paused or secure: the new text is withheld (``text`` is empty), and an
-    # observer drops whatever it kept of the old text instead of replacing it.
+    # The users the new text mentions; None when the surface does not know (the mentions
+    # kept from before stand), a tuple (maybe empty) replaces them.
+    mentioned_user_ids: tuple[str, ...] | None = None
+    # The channel is paused or secure: the new text is withheld (``text`` is empty, the
+    # mentions None), and an observer drops whatever it kept of the old text.
     withheld: bool = False
 
 

@@ -421,7 +421,7 @@ def _wanted(observer: _Observer, event: Event, facts: _GuildFacts | None) -> Eve
     ):
         if isinstance(event, MessageEdited):
             # Not observed here, yet what was kept of the old text must not outlive it.
-            return replace(event, text="", withheld=True)
+            return replace(event, text="", mentioned_user_ids=None, withheld=True)
         return None
     return event
 

@@ -128,7 +128,12 @@ async def test_paused_and_secure_channels_deliver_no_messages(
         await kernel.publish(message(channel="t1", parent_channel_id="c1", channel_kind="thread"))
         await kernel.publish(
             MessageEdited(
-                guild_id="g1", message_id="m1", channel_id="c1", text="new words", edited_at=now
+                guild_id="g1",
+                message_id="m1",
+                channel_id="c1",
+                text="new words",
+                edited_at=now,
+                mentioned_user_ids=("u9",),
             )
         )
         await kernel.publish(MessageDeleted(guild_id="g1", channel_id="c1", message_ids=("m1",)))
@@ -138,6 +143,7 @@ async def test_paused_and_secure_channels_deliver_no_messages(
         assert kinds(seer) == ["MessageEdited", "MessageDeleted", "MessageCreated"]
         edit = seer.seen[0]
         assert edit.withheld and edit.text == "" and edit.message_id == "m1"  # type: ignore[attr-defined]
+        assert edit.mentioned_user_ids is None  # type: ignore[attr-defined]  # not observed either
         assert seer.seen[2].channel_id == "c2"
 
         seer.seen.clear()

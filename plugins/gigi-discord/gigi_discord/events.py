@@ -149,6 +149,7 @@ def message_edited(bot: GigiBot, payload: discord.RawMessageUpdateEvent) -> Mess
         return None
     channel = bot.get_channel(payload.channel_id) or payload.message.channel
     edited = payload.message.edited_at or datetime.now(UTC)
+    mentions = data.get("mentions")
     return MessageEdited(
         guild_id=_id(payload.guild_id),
         message_id=str(payload.message_id),
@@ -156,6 +157,11 @@ def message_edited(bot: GigiBot, payload: discord.RawMessageUpdateEvent) -> Mess
         parent_channel_id=parent_of(channel),
         text=text,
         edited_at=edited,
+        mentioned_user_ids=(
+            tuple(dict.fromkeys(str(u["id"]) for u in mentions))
+            if isinstance(mentions, list)
+            else None
+        ),
     )
 
 

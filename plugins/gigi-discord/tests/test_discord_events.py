@@ -147,12 +147,15 @@ async def test_edits_and_deletes_also_of_uncached_messages_and_bulk(tmp_path) ->
         backend = w.env.backend
         old = backend.create_message(w.channel.id, w.member.id, "old", broadcast=False)
         assert w.bot._connection._get_message(old.id) is None
-        await w.member.edit(cached, "v2")
+        await w.member.edit(cached, f"v2 for <@{w.member.id}>")
         await w.member.edit(w.channel.history()[-1], "old, edited")
         await _settled(w)
         edits = {e.message_id: e for e in watch.of(MessageEdited)}
-        assert edits[str(cached.id)].text == "v2"
+        assert edits[str(cached.id)].text == f"v2 for <@{w.member.id}>"
+        # the payload's mentions: whom the new text mentions (memory replaces its rows)
+        assert edits[str(cached.id)].mentioned_user_ids == (str(w.member.id),)
         assert edits[str(old.id)].text == "old, edited"
+        assert edits[str(old.id)].mentioned_user_ids == ()
         assert edits[str(old.id)].channel_id == str(w.channel.id)
         assert edits[str(old.id)].guild_id == w.gid and edits[str(old.id)].edited_at
 

@@ -230,7 +230,51 @@ async def edits(svc: Any, conn: Any, prepared: list[Any]) -> int:
     )
     if changed < len(params):  # some are not stored (yet): a later copy must not undo the edit
         await _mark_edits(svc, conn, [op for op, _ in prepared])
+    await _replace_mentions(conn, [op for op, _ in prepared])
     return changed
+
+
+async def _replace_mentions(conn: Any, ops: list[Any]) -> None:
+    """An edit that says whom its new text mentions replaces the message's mention rows:
+    a mention edited away is no longer counted. The last edit of a message in the run wins."""
+    latest: dict[tuple[str, str, str], tuple[str, ...]] = {}
+    for op in ops:
+        if op.data.get("mentions") is not None:
+            key = (op.guild_id, op.data["channel_id"], op.data["message_id"])
+            latest[key] = tuple(op.data["mentions"])
+    if not latest:
+        return
+    m, mm = tables.messages, tables.mentions
+    await conn.execute(
+        sa.delete(mm).where(
+            mm.c.guild_id == sa.bindparam("b_guild"),
+            mm.c.channel_id == sa.bindparam("b_channel"),
+            mm.c.message_id == sa.bindparam("b_message"),
+        ),
+        [{"b_guild": g, "b_channel": c, "b_message": i} for g, c, i in latest],
+    )
+    rows = [
+        {"b_guild": g, "b_channel": c, "b_message": i, "b_user": user}
+        for (g, c, i), users in latest.items()
+        for user in users
+    ]
+    if not rows:
+        return
+    # Author and time come from the stored message; a message not stored gets no rows.
+    source = sa.select(
+        m.c.guild_id,
+        m.c.message_id,
+        sa.bindparam("b_user", type_=sa.String),
+        m.c.channel_id,
+        m.c.author_id,
+        m.c.created_ms,
+    ).where(
+        m.c.guild_id == sa.bindparam("b_guild"),
+        m.c.channel_id == sa.bindparam("b_channel"),
+        m.c.message_id == sa.bindparam("b_message"),
+        m.c.deleted_ms.is_(None),
+    )
+    await conn.execute(sa.insert(mm).from_select(list(MENTION_COLUMNS), source), rows)
 
 
 async def _mark_edits(svc: Any, conn: Any, ops: list[Any]) -> None:

@@ -111,6 +111,7 @@ def handle(event: Any, kernel: Any) -> None:
                         "text": event.text,
                         "edited_ms": millis(event.edited_at),
                         "withheld": event.withheld,
+                        "mentions": event.mentioned_user_ids,
                     },
                 )
             )

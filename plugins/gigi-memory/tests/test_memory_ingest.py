@@ -102,7 +102,7 @@ async def test_edits_replace_the_search_text(kernel) -> None:
     )
     assert await count(kernel, text="canarytext") == 0
     assert await count(kernel, text="new words") == 1
-    assert await count(kernel, mentioned="42") == 1  # an edit keeps the message's mentions
+    assert await count(kernel, mentioned="42") == 1  # mentions not given: the old ones stand
     assert "canarytext" not in await dump_text(kernel)
     assert await segments_of(kernel, first.message_id) == []  # old vectors gone with the edit
     await embed_all(kernel)
@@ -110,6 +110,44 @@ async def test_edits_replace_the_search_text(kernel) -> None:
     assert new_segment.id != old_segment.id
     (hit,) = (await call(kernel, "search", query="new"))["hits"]
     assert hit["snippet"] == "the new words" and hit["edited_at"] is not None
+
+
+async def test_an_edit_that_names_its_mentions_replaces_them(kernel) -> None:
+    """A mention edited away is no longer counted; one the edit adds is. Two edits of a
+    message in one batch: the last wins."""
+    await enable(kernel)
+    first = message("ping the team", author_id="u7", mentioned_user_ids=("42", "43"))
+    other = message("someone else", mentioned_user_ids=("42",))
+    await publish(kernel, first, other)
+
+    def edit(text: str, mentions: tuple[str, ...]) -> MessageEdited:
+        return MessageEdited(
+            guild_id="g1",
+            message_id=first.message_id,
+            channel_id="c1",
+            text=text,
+            edited_at=ago(seconds=0),
+            mentioned_user_ids=mentions,
+        )
+
+    await publish(kernel, edit("ping 43 and 44", ("43", "44")), edit("ping 44 only", ("44",)))
+    assert await count(kernel, mentioned="42") == 1  # only the other message now
+    assert await count(kernel, mentioned="43") == 0
+    assert await count(kernel, mentioned="44") == 1
+    assert await count(kernel, mentioned="44", author=first.author_id) == 1  # author kept
+    await publish(kernel, edit("nobody at all", ()))
+    assert await count(kernel, mentioned="44") == 0
+    # An edit of a message never stored adds no mention rows.
+    stray = MessageEdited(
+        guild_id="g1",
+        message_id="999999",
+        channel_id="c1",
+        text="hi",
+        edited_at=ago(seconds=0),
+        mentioned_user_ids=("45",),
+    )
+    await publish(kernel, stray)
+    assert await count(kernel, mentioned="45") == 0
 
 
 async def test_an_edit_in_a_channel_turned_off_drops_the_text(kernel) -> None:

@@ -134,9 +134,11 @@ class LlmCache:
         self._renewing.pop(key, None)
         if self.ttl <= 0 or generation != self.generation:
             return
-        if len(self._facts) >= self.max_entries:
-            self._facts.clear()
-        until = time.monotonic() + self.ttl
+        now = time.monotonic()
+        if len(self._facts) >= self.max_entries:  # the expired go first, everything if none
+            live = {k: e for k, e in self._facts.items() if e[0] >= now}
+            self._facts = live if len(live) < self.max_entries * 3 // 4 else {}
+        until = now + self.ttl
         self._facts[key] = (until if expires is None else min(until, expires), value)
 
     def expires(self, key: tuple[Any, ...]) -> float:

@@ -82,3 +82,20 @@ async def test_a_resolution_expires_with_the_oldest_fact_it_was_read_from(
         assert (await bot.llm.chat(HI, guild_id="g1", actor="u2")).text == "answer from m-1"
         clock.now += 0.5  # 1.1 s after the facts were read, 0.5 s after u2's resolution
         assert (await bot.llm.chat(HI, guild_id="g1", actor="u2")).text == "answer from m-2"
+
+
+def test_a_full_cache_drops_what_expired_before_what_is_live(monkeypatch) -> None:
+    clock = Clock()
+    monkeypatch.setattr(cache_module, "time", clock)
+    cache = cache_module.LlmCache(ttl=1.0, secret_ttl=0)
+    cache.max_entries = 4
+    for key in ("a", "b"):
+        cache.put((key,), key, cache.generation)
+    clock.now += 1.5  # a and b expired
+    for key in ("c", "d", "e"):  # e finds the cache full: only the expired go
+        cache.put((key,), key, cache.generation)
+    assert [cache.get((k,)) for k in "cde"] == ["c", "d", "e"]
+    assert cache_module.MISSING is cache.get(("a",)) is cache.get(("b",))
+    cache.put(("f",), "f", cache.generation)
+    cache.put(("g",), "g", cache.generation)  # full of live facts: start again
+    assert cache.get(("g",)) == "g" and cache.get(("c",)) is cache_module.MISSING

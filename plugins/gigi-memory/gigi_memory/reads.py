@@ -174,10 +174,22 @@ async def selective_words(conn: Any, dialect: str, words: list[str]) -> list[str
     return kept or words
 
 
+@dataclass(frozen=True)
+class Near:
+    """A query vector the full-text hits are measured against (PostgreSQL): each hit then
+    carries ``vdist``, the cosine distance of its nearest segment of that model (NULL
+    without one), so an approximate vector answer can be checked against them."""
+
+    model: str
+    dims: int
+    literal: str  # the vector as pgvector's text form
+
+
 async def fulltext_candidates(
-    conn: Any, dialect: str, f: Filters, words: list[str], limit: int
+    conn: Any, dialect: str, f: Filters, words: list[str], limit: int, near: Near | None = None
 ) -> list[Any]:
-    """The full-text path: messages containing any of the words, best first (BM25 / cover density)."""
+    """The full-text path: messages containing any of the words, best first (BM25 / cover
+    density); with ``near`` (PostgreSQL only), each with its vector distance ``vdist``."""
     words = list(dict.fromkeys(words))[:MAX_SEARCH_WORDS]
     words = await selective_words(conn, dialect, words)
     where, params, binds = _where(f)
@@ -203,6 +215,15 @@ async def fulltext_candidates(
             f"FROM memory_messages m, (SELECT ({' || '.join(parts)}) AS q) q "
             f"WHERE m.search_tsv @@ q.q AND {where} ORDER BY rank DESC LIMIT :k"
         )
+        if near is not None:  # the k hits' own segments only (by message), after the LIMIT
+            d = int(near.dims)
+            params |= {"near_model": near.model, "near_dims": d, "near_q": near.literal}
+            sql = (
+                f"SELECT ft.*, (SELECT min(s.embedding::vector({d}) <=> CAST(:near_q AS "
+                f"vector({d}))) FROM memory_segments s WHERE s.message_row_id = ft.id AND "
+                f"s.model = :near_model AND s.dims = :near_dims) AS vdist FROM ({sql}) ft "
+                "ORDER BY ft.rank DESC"
+            )
     return list((await conn.execute(sa.text(sql).bindparams(*binds), params)).all())
 
 

@@ -24,7 +24,7 @@ from typing import Any
 STATEMENTS = (  # (a piece of the SQL, the stage's name): the first that matches names it
     ("WITH near", "SQL: vector statement (+ rows)"),
     ("ts_rank_cd", "SQL: FTS statement (+ rows)"),
-    ("bm25(", "SQL: FTS statement (+ rows)"),
+    ("memory_fts.rank", "SQL: FTS statement (+ rows)"),
     ("json_each(", "SQL: vector hits' rows by id (SQLite)"),
     ("GROUP BY s.channel_id", "SQL: vector cache check (SQLite)"),
     ("hnsw.", "SQL: set hnsw.* settings"),

@@ -198,22 +198,33 @@ async def count(
 
 
 async def fulltext_path(
-    conn: Any, svc: MemoryService, f: reads.Filters, query: str, limit: int
+    conn: Any,
+    svc: MemoryService,
+    f: reads.Filters,
+    query: str,
+    limit: int,
+    near: reads.Near | None = None,
 ) -> list[Any]:
     words = query_words(query, svc.cache.guild(f.guild_id).redaction)
     if not words or svc.cache.guild(f.guild_id).storage == "metadata_only":
         return []
-    return await reads.fulltext_candidates(conn, svc.dialect, f, words, limit)
+    return await reads.fulltext_candidates(conn, svc.dialect, f, words, limit, near)
 
 
 async def vector_path(
-    conn: Any, svc: MemoryService, f: reads.Filters, embedded: tuple[str, Any], limit: int
+    conn: Any,
+    svc: MemoryService,
+    f: reads.Filters,
+    embedded: tuple[str, Any],
+    limit: int,
+    *,
+    exact: bool = False,
 ) -> list[Any]:
     """Nearest messages by meaning to the query's ``(model, vector)``."""
     if not f.channel_ids or svc.cache.guild(f.guild_id).storage == "metadata_only":
         return []
     model, vector = embedded
-    return await vecsearch.search(conn, svc, f, model, vector, limit)
+    return await vecsearch.search(conn, svc, f, model, vector, limit, exact=exact)
 
 
 async def hybrid(
@@ -227,21 +238,30 @@ async def hybrid(
     if f.channel_ids:
         query_embedding = await svc.vectors.query_vector(f.guild_id, query, actor)
     embedded = query_embedding.vector if query_embedding is not None else None
+    near = None  # HNSW may answer: the full-text hits bring their distances to check it
+    if embedded is not None:
+        dims = int(embedded[1].shape[0])
+        if vecsearch.may_be_approximate(svc.dialect, f, embedded[0], dims):
+            near = reads.Near(embedded[0], dims, vecsearch.vector_literal(embedded[1]))
 
     async def fulltext() -> list[Any]:
         async with reads.connection(svc.engine, svc.dialect) as conn:
-            return await fulltext_path(conn, svc, f, query, limit * 4)
+            return await fulltext_path(conn, svc, f, query, limit * 4, near)
 
-    async def vector() -> list[Any]:
+    async def vector(exact: bool = False) -> list[Any]:
         assert embedded is not None
         async with reads.connection(svc.engine, svc.dialect, transaction=True) as conn:
-            return await vector_path(conn, svc, f, embedded, limit * 4)
+            return await vector_path(conn, svc, f, embedded, limit * 4, exact=exact)
 
     runs: dict[str, Callable[[], Awaitable[list[Any]]]] = {"fulltext": fulltext}
     if embedded is not None:
         runs["vector"] = vector
     try:
         found = await asyncio.gather(*(run() for run in runs.values()))
+        if len(found) == 2 and vecsearch.walk_missed(found[1], found[0]):
+            # A full-text hit is nearer than HNSW's best: the walk missed the region.
+            vecsearch.walk_misses += 1
+            found[1] = await vector(exact=True)
     finally:
         if query_embedding is not None:  # its usage row, committed meanwhile: failed = said
             try:

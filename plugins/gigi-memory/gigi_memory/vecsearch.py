@@ -6,7 +6,13 @@ ms); a bigger one through the partial HNSW index of its dimension with
 ``hnsw.iterative_scan = relaxed_order`` (a filtered HNSW scan would otherwise return too
 few rows); when HNSW still brings back fewer than wanted above the similarity floor, the
 exact search through the channel btree answers instead (an approximate walk can end among
-rows that are all below the floor). Dimensions without an index are always exact.
+rows that are all below the floor). A full HNSW answer can be wrong too: on clustered,
+near-duplicate vectors the walk can settle in a region far from the query's neighbours and
+return ``limit`` rows of it (seen: 3 queries in 5,077 on a 100k build, none of the exact ten,
+best cosine 0.25-0.37 where exact had 0.51-0.63). The full-text path's hits carry their own
+vector distance (``reads.Near``); one nearer than the answer's best by ``WALK_MARGIN`` proves
+the walk missed, and ``tools.hybrid`` asks the exact search again (``exact=True``).
+Dimensions without an index are always exact.
 
 SQLite: exact cosine in NumPy over a per-channel matrix cached in process memory (bounded
 by ``GIGI_MEMORY_VECTOR_CACHE_MB``), checked against the table before each use; why not
@@ -35,7 +41,8 @@ if TYPE_CHECKING:
 
 EXACT_MAX = 20_000  # segments; exact search over this many takes ~15 ms on PostgreSQL
 INDEXED_DIMS = frozenset({256})  # partial HNSW indexes (migrations/memory_0002)
-EF_SEARCH = 100
+EF_SEARCH = 200  # 100 left 3 of 5,077 queries with recall 0 on a 100k build: ~+2 ms p50
+WALK_MARGIN = 0.05  # cosine by which a full-text hit must beat HNSW's best to prove a miss
 #: Set (``SET LOCAL``-like) before an HNSW search: a filtered scan goes on until enough rows
 #: pass (``relaxed_order``: the CTE re-sorts them).
 HNSW_SETTINGS = {"hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": str(EF_SEARCH)}
@@ -51,6 +58,7 @@ SIZE_SECONDS = 300.0  # how long a scope's size (exact or HNSW) is trusted: a pr
 # a count of up to EXACT_MAX segments (~3-10 ms); a stale answer only picks the other,
 # equally correct, way to search for a while
 _sizes: dict[tuple[Any, ...], tuple[float, bool]] = {}  # scope -> (checked at, exact)
+walk_misses = 0  # approximate answers a full-text hit proved wrong (process-wide; bench reports it)
 
 
 def min_similarity() -> float:
@@ -75,32 +83,72 @@ def _scope(f: reads.Filters) -> str:
     return "s.channel_id IN :chans"
 
 
+class Nearest(list[Any]):
+    """The vector path's rows, best first; ``approximate`` when HNSW found them (each row
+    then has ``distance``), so they may be checked (``walk_missed``)."""
+
+    approximate: bool = False
+
+
 async def search(
-    conn: Any, svc: MemoryService, f: reads.Filters, model: str, vector: Any, limit: int
-) -> list[Any]:
-    """Messages nearest to ``vector`` (best first), at most ``limit``."""
+    conn: Any,
+    svc: MemoryService,
+    f: reads.Filters,
+    model: str,
+    vector: Any,
+    limit: int,
+    *,
+    exact: bool = False,
+) -> Nearest:
+    """Messages nearest to ``vector`` (best first), at most ``limit``; ``exact`` never uses
+    HNSW (the answer when a check proved a walk wrong)."""
     if svc.dialect == "postgresql":
-        return await _postgres(conn, f, model, vector, limit)
+        return await _postgres(conn, f, model, vector, limit, exact=exact)
     if svc.vector_cache is None:
         svc.vector_cache = VectorCache(lambda: svc.vectors.generation)
-    return await svc.vector_cache.search(conn, f, model, vector, limit)
+    return Nearest(await svc.vector_cache.search(conn, f, model, vector, limit))
+
+
+def may_be_approximate(dialect: str, f: reads.Filters, model: str, dims: int) -> bool:
+    """Whether this scope's vector search may go through HNSW (unknown size: yes), so the
+    full-text hits should carry their distances (``reads.Near``) for ``walk_missed``."""
+    if dialect != "postgresql" or dims not in INDEXED_DIMS:
+        return False
+    known = _sizes.get((f.guild_id, f.channel_ids, f.include_threads, model, dims, EXACT_MAX))
+    return known is None or time.monotonic() - known[0] >= SIZE_SECONDS or not known[1]
+
+
+def walk_missed(nearest: list[Any], witnesses: list[Any]) -> bool:
+    """True when a row found another way (with its own ``vdist``) is nearer than the best of
+    an approximate answer by ``WALK_MARGIN``: exact search would have ranked it first, so
+    the walk ended in the wrong region, not merely missed a neighbour or two."""
+    if not getattr(nearest, "approximate", False) or not nearest:
+        return False
+    bound = nearest[0].distance - WALK_MARGIN
+    return any(getattr(w, "vdist", None) is not None and w.vdist < bound for w in witnesses)
+
+
+def vector_literal(vector: Any) -> str:
+    return "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
 
 
 # -- PostgreSQL ------------------------------------------------------------------------------------
 
 
-async def _postgres(conn: Any, f: reads.Filters, model: str, vector: Any, limit: int) -> list[Any]:
+async def _postgres(
+    conn: Any, f: reads.Filters, model: str, vector: Any, limit: int, *, exact: bool = False
+) -> Nearest:
     dims = int(vector.shape[0])
     where, params, binds = reads._where(f)
     params |= {
         "model": model,
         "dims": dims,
-        "q": "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]",
+        "q": vector_literal(vector),
         "k": limit * FETCH_FACTOR,  # a message may have several segments
         "cap": EXACT_MAX + 1,
     }
     seg = f"s.guild_id = :guild AND s.model = :model AND s.dims = :dims AND {_scope(f)}"
-    exact = dims not in INDEXED_DIMS
+    exact = exact or dims not in INDEXED_DIMS
     size_key = (f.guild_id, f.channel_ids, f.include_threads, model, dims, EXACT_MAX)
     known = _sizes.get(size_key)
     if not exact and known is not None and time.monotonic() - known[0] < SIZE_SECONDS:
@@ -119,8 +167,11 @@ async def _postgres(conn: Any, f: reads.Filters, model: str, vector: Any, limit:
     distance = f"(s.embedding::vector({dims}) <=> CAST(:q AS vector({dims})))"
     if not exact:
         await _hnsw_settings(conn)
-        best = await _nearest(conn, _statement(f, where, distance, distance), params, binds, limit)
+        best = Nearest(
+            await _nearest(conn, _statement(f, where, distance, distance), params, binds, limit)
+        )
         if len(best) >= limit:
+            best.approximate = True
             return best
         # Short: HNSW is approximate, and on clustered vectors its walk can end in a region
         # whose nearest rows are all below the floor while the query's true neighbours sit
@@ -128,7 +179,9 @@ async def _postgres(conn: Any, f: reads.Filters, model: str, vector: Any, limit:
         # of the 48 rows it returned above the floor, where exact search had 10).
         # Whether the channel really has fewer above the floor only an exact search knows.
     order = f"{distance} + 0"  # not the HNSW expression: the btree and an exact sort
-    return await _nearest(conn, _statement(f, where, distance, order), params, binds, limit)
+    return Nearest(
+        await _nearest(conn, _statement(f, where, distance, order), params, binds, limit)
+    )
 
 
 def _statement(f: reads.Filters, where: str, distance: str, order: str) -> str:

@@ -99,30 +99,15 @@ class Resolver:
 
     async def policy(self, guild_id: str) -> GuildPolicy:
         key = ("policy", guild_id)
-        found = self.cache.get(key)
-        if found is MISSING:
-            generation = self.cache.generation
-            found = await self.policies.get(guild_id)
-            self.cache.put(key, found, generation)
-        return found  # type: ignore[no-any-return]
+        return await self.cache.fetch(key, lambda: self.policies.get(guild_id))  # type: ignore[no-any-return]
 
     async def profile(self, owner: Owner, purpose: str) -> ProfileInfo | None:
         key = ("profile", owner.type, owner.id, purpose)
-        found = self.cache.get(key)
-        if found is MISSING:
-            generation = self.cache.generation
-            found = await self.profiles.get(owner, purpose)
-            self.cache.put(key, found, generation)
-        return found  # type: ignore[no-any-return]
+        return await self.cache.fetch(key, lambda: self.profiles.get(owner, purpose))  # type: ignore[no-any-return]
 
     async def credential(self, credential_id: str) -> CredentialMeta | None:
         key = ("credential", credential_id)
-        found = self.cache.get(key)
-        if found is MISSING:
-            generation = self.cache.generation
-            found = await self.credentials.meta(credential_id)
-            self.cache.put(key, found, generation)
-        return found  # type: ignore[no-any-return]
+        return await self.cache.fetch(key, lambda: self.credentials.meta(credential_id))  # type: ignore[no-any-return]
 
     def noted(self, meta: CredentialMeta) -> None:
         """This process wrote the credential's new status: later calls see it without a read."""

@@ -26,6 +26,7 @@ another owner never moves a bill away from an owner with the general profile.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal
@@ -101,10 +102,6 @@ class Resolver:
         key = ("policy", guild_id)
         return await self.cache.fetch(key, lambda: self.policies.get(guild_id))  # type: ignore[no-any-return]
 
-    async def profile(self, owner: Owner, purpose: str) -> ProfileInfo | None:
-        key = ("profile", owner.type, owner.id, purpose)
-        return await self.cache.fetch(key, lambda: self.profiles.get(owner, purpose))  # type: ignore[no-any-return]
-
     async def credential(self, credential_id: str) -> CredentialMeta | None:
         key = ("credential", credential_id)
         return await self.cache.fetch(key, lambda: self.credentials.meta(credential_id))  # type: ignore[no-any-return]
@@ -178,16 +175,44 @@ class Resolver:
             guild_id, actor_id, dm=dm, billing=billing
         )
         for owner in owners:
-            for each in chain:
-                profile = await self.profile(owner, each)
-                if profile is not None:
-                    return await self._resolution(profile), True
+            profile = await self._first_profile(owner, chain)
+            if profile is not None:
+                return await self._resolution(profile), True
         if billing != "me":
             for each in chain:
                 default = keyless_default(self.keyless(), each)
                 if default is not None:
                     return default, False
         raise nothing_to_resolve(guild_id, chain, owners, policy, tenant_on)
+
+    async def _first_profile(self, owner: Owner, chain: tuple[str, ...]) -> ProfileInfo | None:
+        """The owner's profile for the first purpose of ``chain`` that has one. Walked in
+        order over the cached facts; at the first one missing, the rest of the chain is
+        read in one statement (and each purpose's answer kept as its own fact)."""
+        for i, each in enumerate(chain):
+            key = ("profile", owner.type, owner.id, each)
+            found = self.cache.get(key)
+            if found is MISSING:
+                rest = chain[i:]
+                if self.cache.ttl <= 0:
+                    read = await self.profiles.get_chain(owner, rest)
+                else:
+                    read = await self.cache.reads.read(
+                        (("profiles", owner.type, owner.id, rest), self.cache.generation),
+                        functools.partial(self._read_chain, owner, rest, self.cache.generation),
+                    )
+                return next((read[p] for p in rest if read[p] is not None), None)
+            if found is not None:
+                return found  # type: ignore[no-any-return]
+        return None
+
+    async def _read_chain(
+        self, owner: Owner, purposes: tuple[str, ...], generation: int
+    ) -> dict[str, ProfileInfo | None]:
+        read = await self.profiles.get_chain(owner, purposes)
+        for each, profile in read.items():
+            self.cache.put(("profile", owner.type, owner.id, each), profile, generation)
+        return read
 
     async def _resolution(self, profile: ProfileInfo) -> Resolution:
         meta = await self.credential(profile.credential_id)

@@ -57,3 +57,27 @@ async def test_with_keys_not_kept_each_call_unseals_its_own(
         # The metadata is read once; the sealed key by every call.
         meta = tables(one.reads())["llm_credentials"] - 1
         assert tables(three.reads())["llm_credentials"] == meta + 3
+
+
+async def test_a_purpose_and_its_fallback_are_read_in_one_statement(database_url, tmp_path) -> None:
+    """`respond` falls back to `chat`: a cold resolution reads both profiles at once, and
+    each purpose's answer (none for `respond`) is then cached on its own."""
+    provider = KeyedEcho()
+    async with echo_kernel(tmp_path, database_url, provider) as kernel:
+        llm = kernel.llm
+        await configure(kernel)  # a chat profile only
+        await llm.chat(HI, guild_id="g1", actor="u1")
+        llm.cache.retire_all()
+        with Statements(kernel) as sql:
+            reply = await llm.chat(HI, guild_id="g1", actor="u1", purpose="respond")
+        assert reply.text == "answer from m-1"
+        assert tables(sql.reads())["llm_model_profiles"] == 1
+        with Statements(kernel) as warm:
+            await llm.chat(HI, guild_id="g1", actor="u1", purpose="respond")
+            await llm.chat(HI, guild_id="g1", actor="u1", purpose="chat")
+        assert warm.reads() == []
+        # A respond profile set through the kernel wins at once over the chat fallback.
+        await llm.set_profile("guild:g1", "respond", "main", "m-respond")
+        again = await llm.chat(HI, guild_id="g1", actor="u1", purpose="respond")
+        assert again.text == "answer from m-respond"
+        assert (await llm.chat(HI, guild_id="g1", actor="u1")).text == "answer from m-1"

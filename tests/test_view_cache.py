@@ -306,3 +306,44 @@ async def test_a_new_member_reuses_the_guilds_facts_and_offer(kit) -> None:
     await kernel.add_grant("g1", "box.admin", "user", "u-new")  # through the kernel: cleared
     granted = {a.name for a in await kernel.policy.offerable(newcomer, "g1")}
     assert not {n for n in granted if n.startswith("box.")}  # the fresh read: box disabled
+
+
+async def test_members_arriving_together_at_expired_facts_read_them_once(kit) -> None:
+    """Ten members' first turns after the facts expired: one read of the guild's rows."""
+    from tests.llm.inprocess import Statements
+
+    kernel, _, clock = kit
+    await offered(kernel)
+    clock.now += 61  # expired
+    members = [Actor(id=f"m{i}") for i in range(10)]
+    with Statements(kernel) as sql:
+        answers = await asyncio.gather(*(offered(kernel, m) for m in members))
+    assert all("box.echo" in a for a in answers)
+    assert len([s for s in sql.reads() if "guild_plugins" in s]) == 1
+    assert len(kernel.views.reads) == 0
+
+
+async def test_a_member_arriving_after_a_revoke_does_not_join_a_read_begun_before_it(
+    kit, monkeypatch
+) -> None:
+    """The shared read is the generation's: a change through the kernel starts a new one."""
+    kernel, _, clock = kit
+    await kernel.add_grant("g1", "box.admin", "user", "u1")
+    clock.now += 61
+    read, was_read, release = view_module._read_facts, asyncio.Event(), asyncio.Event()
+
+    async def slow_read(*args):
+        facts = await read(*args)
+        was_read.set()
+        await release.wait()
+        return facts
+
+    monkeypatch.setattr(view_module, "_read_facts", slow_read)
+    before = asyncio.create_task(offered(kernel))
+    await was_read.wait()
+    await kernel.remove_grant("g1", "box.admin", "user", "u1")
+    after = asyncio.create_task(offered(kernel))
+    await asyncio.sleep(0.05)
+    release.set()
+    assert SECRET in await before  # it asked before the revoke: fine
+    assert SECRET not in await after

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import insert
@@ -29,7 +30,10 @@ class CallHandler:
     """Works on its runner's state; every outcome becomes a tool result and a checkpoint."""
 
     def __init__(self, runner: Runner) -> None:
-        self.runner = runner
+        # A proxy, not a reference: the runner holds its handler, and a cycle between them
+        # left every finished turn (its state, messages, journal: ~60 objects) to the
+        # cyclic collector, whose passes stalled every turn in flight (issue 17's tail).
+        self.runner: Runner = weakref.proxy(runner)
         self.executed = False  # a handler was started (a confirmed call is then done)
 
     async def handle(self, call: dict[str, Any]) -> None:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gigi_core.errors import ConfigError
+from gigi_core.policy.shared_reads import SharedReads
 
 log = logging.getLogger(__name__)
 CACHE_ENV = "GIGI_LLM_CACHE_SECONDS"
@@ -79,6 +80,9 @@ class LlmCache:
         #: Reads by a key's kind (its first item), for renewals in the background.
         self.loaders: dict[str, Loader] = {}
         self._background: set[asyncio.Task[None]] = set()
+        #: Misses of one key at the same moment share one read (``fetch``; the caller's
+        #: key unsealing too).
+        self.reads = SharedReads()
         self._secrets: dict[str, _Secret] = {}
         self._epochs: dict[str, int] = {}  # credential id -> revocations/rotations here
         self._every = 0  # bumped by ``retire_all``: counts in every key's epoch
@@ -101,6 +105,23 @@ class LlmCache:
             if not self._renew(key):
                 return _MISSING
         return entry[1]
+
+    async def fetch(self, key: tuple[Any, ...], read: Callable[[], Awaitable[Any]]) -> Any:
+        """The cached value, else ``await read()`` (kept): one read for every caller that
+        misses ``key`` together, within one generation."""
+        found = self.get(key)
+        if found is not _MISSING:
+            return found
+        generation = self.generation
+
+        async def read_and_keep() -> Any:
+            value = await read()
+            self.put(key, value, generation)
+            return value
+
+        if self.ttl <= 0:  # the cache is off: nothing read by another caller is used
+            return await read()
+        return await self.reads.read((key, generation), read_and_keep)
 
     def _renew(self, key: tuple[Any, ...]) -> bool:
         """Read ``key`` again in the background, if a loader knows how (and a loop runs)."""

@@ -20,6 +20,7 @@ not have landed.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 import uuid
@@ -129,7 +130,17 @@ class Caller:
                 )
             key = self.cache.secret(credential_id, meta.fingerprint)
             if key is None:
-                key, fingerprint = await self.credentials.open_secret_and_fingerprint(credential_id)
+                # Calls that miss together unseal once (a revoke or rotation here bumps the
+                # epoch: a call after it never joins an unsealing begun before it).
+                unseal = functools.partial(
+                    self.credentials.open_secret_and_fingerprint, credential_id
+                )
+                if self.cache.secret_ttl > 0:
+                    key, fingerprint = await self.cache.reads.read(
+                        ("secret", credential_id, epoch), unseal
+                    )
+                else:  # keys are not kept: each call unseals its own
+                    key, fingerprint = await unseal()
                 if fingerprint != meta.fingerprint:  # rotated elsewhere since the read
                     self.cache.clear()
                     continue

@@ -108,6 +108,27 @@ class ProfileStore:
             cred = await s.get(LlmCredential, row.credential_id)
             return _info(row, cred) if cred is not None else None
 
+    async def get_chain(
+        self, owner: Owner, purposes: tuple[str, ...]
+    ) -> dict[str, ProfileInfo | None]:
+        """``get`` for each of ``purposes`` in one statement (a purpose and its fallbacks:
+        a cold resolution walked them one read at a time)."""
+        query = (
+            select(LlmModelProfile, LlmCredential)
+            .join(LlmCredential, LlmCredential.id == LlmModelProfile.credential_id)
+            .where(
+                LlmModelProfile.owner_type == owner.type,
+                LlmModelProfile.owner_id == owner.id,
+                LlmModelProfile.purpose.in_(purposes),
+            )
+        )
+        found: dict[str, ProfileInfo | None] = dict.fromkeys(purposes)
+        async with self.db.session() as s:
+            for row, cred in (await s.execute(query)).all():
+                if row.enabled:
+                    found[row.purpose] = _info(row, cred)
+        return found
+
     async def find(self, owner: Owner | None = None) -> list[ProfileInfo]:
         query = (
             select(LlmModelProfile, LlmCredential)

@@ -26,8 +26,9 @@ another owner never moves a bill away from an owner with the general profile.
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -100,31 +101,23 @@ class Resolver:
 
     # -- cached facts --------------------------------------------------------------------
 
-    async def _fact(self, key: tuple[str, ...], read: Callable[[], Awaitable[Any]]) -> Any:
-        found = self.cache.get(key)
-        if found is MISSING:
-            generation = self.cache.generation
-            found = await read()
-            self.cache.put(key, found, generation)
-        sources = _SOURCES.get()
-        if sources is not None:  # a resolution is being built from this fact
-            sources.append(self.cache.expires(key))
-        return found
-
     async def policy(self, guild_id: str) -> GuildPolicy:
-        return await self._fact(  # type: ignore[no-any-return]
-            ("policy", guild_id), lambda: self.policies.get(guild_id)
-        )
-
-    async def profile(self, owner: Owner, purpose: str) -> ProfileInfo | None:
-        return await self._fact(  # type: ignore[no-any-return]
-            ("profile", owner.type, owner.id, purpose), lambda: self.profiles.get(owner, purpose)
-        )
+        key = ("policy", guild_id)
+        found = await self.cache.fetch(key, lambda: self.policies.get(guild_id))
+        self._source(key)
+        return found  # type: ignore[no-any-return]
 
     async def credential(self, credential_id: str) -> CredentialMeta | None:
-        return await self._fact(  # type: ignore[no-any-return]
-            ("credential", credential_id), lambda: self.credentials.meta(credential_id)
-        )
+        key = ("credential", credential_id)
+        found = await self.cache.fetch(key, lambda: self.credentials.meta(credential_id))
+        self._source(key)
+        return found  # type: ignore[no-any-return]
+
+    def _source(self, key: tuple[Any, ...]) -> None:
+        """A resolution being built read this fact: it must not outlive it."""
+        sources = _SOURCES.get()
+        if sources is not None:
+            sources.append(self.cache.expires(key))
 
     def noted(self, meta: CredentialMeta) -> None:
         """This process wrote the credential's new status: later calls see it without a read."""
@@ -202,16 +195,47 @@ class Resolver:
             guild_id, actor_id, dm=dm, billing=billing
         )
         for owner in owners:
-            for each in chain:
-                profile = await self.profile(owner, each)
-                if profile is not None:
-                    return await self._resolution(profile), True
+            profile = await self._first_profile(owner, chain)
+            if profile is not None:
+                return await self._resolution(profile), True
         if billing != "me":
             for each in chain:
                 default = keyless_default(self.keyless(), each)
                 if default is not None:
                     return default, False
         raise nothing_to_resolve(guild_id, chain, owners, policy, tenant_on)
+
+    async def _first_profile(self, owner: Owner, chain: tuple[str, ...]) -> ProfileInfo | None:
+        """The owner's profile for the first purpose of ``chain`` that has one. Walked in
+        order over the cached facts; at the first one missing, the rest of the chain is
+        read in one statement (and each purpose's answer kept as its own fact)."""
+        for i, each in enumerate(chain):
+            key = ("profile", owner.type, owner.id, each)
+            found = self.cache.get(key)
+            if found is MISSING:
+                rest = chain[i:]
+                if self.cache.ttl <= 0:
+                    read = await self.profiles.get_chain(owner, rest)
+                else:
+                    read = await self.cache.reads.read(
+                        (("profiles", owner.type, owner.id, rest), self.cache.generation),
+                        functools.partial(self._read_chain, owner, rest, self.cache.generation),
+                    )
+                for later in rest:
+                    self._source(("profile", owner.type, owner.id, later))
+                return next((read[p] for p in rest if read[p] is not None), None)
+            self._source(key)
+            if found is not None:
+                return found  # type: ignore[no-any-return]
+        return None
+
+    async def _read_chain(
+        self, owner: Owner, purposes: tuple[str, ...], generation: int
+    ) -> dict[str, ProfileInfo | None]:
+        read = await self.profiles.get_chain(owner, purposes)
+        for each, profile in read.items():
+            self.cache.put(("profile", owner.type, owner.id, each), profile, generation)
+        return read
 
     async def _resolution(self, profile: ProfileInfo) -> Resolution:
         meta = await self.credential(profile.credential_id)

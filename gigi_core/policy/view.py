@@ -28,6 +28,7 @@ from sqlalchemy import select
 from gigi_core.errors import ConfigError
 from gigi_core.policy.actor import Actor
 from gigi_core.policy.engine import hook_capabilities
+from gigi_core.policy.shared_reads import SharedReads
 from gigi_core.store.grants import actor_grants_query
 from gigi_core.store.tables import CapabilityGrant, GuildPlugin
 
@@ -111,6 +112,7 @@ class ViewCache:
         self.generation = 0  # bumped by every clear: a read begun before it is not kept
         self._guilds: dict[str, tuple[float, _GuildFacts]] = {}
         self._renewing: dict[str, float] = {}  # guild id -> until when one caller reads it
+        self.reads = SharedReads()  # turns that miss a guild's facts together read them once
 
     def get(self, key: tuple[Any, ...]) -> GuildView | None:
         """A member's view, keyed ``(guild_id, actor id, roles)``, while its guild's facts live."""
@@ -202,19 +204,19 @@ async def _read(
     """The guild's plugin rows and grants unless ``facts`` (cached, another member's read)
     has them: a new member then costs no query at all (one for their grants in a guild with
     more than ``GRANTS_KEPT`` grant rows)."""
-    generation = kernel.views.generation
-    grants = facts.grants_of(actor) if facts is not None else None
-    if facts is None or grants is None:
+    if facts is None:  # every member arriving now waits for the one read
+        generation = kernel.views.generation
+        if kernel.views.ttl > 0:
+            facts = await kernel.views.reads.read(
+                (guild_id, generation), lambda: _read_facts(kernel, guild_id, generation)
+            )
+        else:  # the cache is off: nothing read by another caller is used
+            facts = await _read_facts(kernel, guild_id, generation)
+    grants = facts.grants_of(actor)
+    if grants is None:
         async with kernel.db.engine.connect() as conn:  # no ORM
-            if facts is None:
-                rows = (await conn.execute(_plugin_rows(guild_id))).all()
-                kept = (await conn.execute(_grant_rows(guild_id))).all()
-                facts = _guild_facts(kernel, guild_id, rows, kept)
-                kernel.views.put_guild(guild_id, facts, generation)
-                grants = facts.grants_of(actor)
-            if grants is None:
-                query = actor_grants_query(guild_id, actor)
-                grants = frozenset((await conn.execute(query)).scalars())
+            query = actor_grants_query(guild_id, actor)
+            grants = frozenset((await conn.execute(query)).scalars())
     return GuildView(
         guild_id=guild_id,
         enabled=facts.enabled,
@@ -224,6 +226,15 @@ async def _read(
         configs=facts.configs,
         offers=facts.offers,
     )
+
+
+async def _read_facts(kernel: Kernel, guild_id: str, generation: int) -> _GuildFacts:
+    async with kernel.db.engine.connect() as conn:  # no ORM
+        rows = (await conn.execute(_plugin_rows(guild_id))).all()
+        kept = (await conn.execute(_grant_rows(guild_id))).all()
+    facts = _guild_facts(kernel, guild_id, rows, kept)
+    kernel.views.put_guild(guild_id, facts, generation)
+    return facts
 
 
 def _grant_rows(guild_id: str) -> Any:

@@ -13,10 +13,8 @@ from gigi_core.testing import open_test_kernel
 
 
 @pytest.fixture(autouse=True)
-def quick_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Retries at once; a stopping worker waits 0.2 s for a job blocked in a page."""
+def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GIGI_JOBS_RETRY_BASE_SECONDS", "0")
-    monkeypatch.setenv("GIGI_JOBS_GRACE_SECONDS", "0.2")
 
 
 async def stored_once(kernel) -> int:
@@ -42,7 +40,7 @@ async def test_cancelling_a_running_sync_stops_it_after_the_current_page(kernel)
     job_id = started["job"]["id"]
     await asyncio.wait_for(reader.reading.wait(), 15)  # page 1 stored, page 2 being read
     assert await kernel.jobs.cancel(job_id) is True
-    reader.go.set()
+    reader.go.set()  # page 2 arrives within the grace period (10 s): it is stored
     info = await ended(kernel, job_id)
     assert info.status == "cancelled"
     assert await stored_once(kernel) == 200 == await count(kernel, text="postgres")
@@ -63,8 +61,9 @@ async def test_cancelling_a_running_sync_stops_it_after_the_current_page(kernel)
 
 
 async def test_a_restart_during_page_two_resumes_from_the_checkpoint(
-    database_url, tmp_path
+    database_url, tmp_path, monkeypatch
 ) -> None:
+    monkeypatch.setenv("GIGI_JOBS_GRACE_SECONDS", "0.2")  # closing waits 0.2 s for page 2
     msgs = history(250)
     async with open_test_kernel(tmp_path, plugins=["memory"], database_url=database_url) as k:
         await k.enable_plugin("g1", "memory")

@@ -162,6 +162,8 @@ class Writer:
         while not self._closed:
             if not self.queue:
                 await self._release()  # idle: the connection goes back to the pool
+                if self.queue:  # queued while it was released: its wake-up must not be lost
+                    continue
                 assert self._wake is not None
                 self._wake.clear()
                 due = self.service.store.compact_due()

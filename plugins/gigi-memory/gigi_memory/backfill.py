@@ -18,7 +18,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from gigi_core import ToolExecutionError
-from gigi_core.events import MessageCreated
+from gigi_core.events import HistoryForbidden, MessageCreated
 from gigi_memory import importer, tables, tombstones
 from gigi_memory.erasures import Erased
 from gigi_memory.observe import create_op, millis
@@ -28,6 +28,8 @@ from gigi_memory.quiet import QuietSpans
 JOB = "memory.sync"
 PAGE = 100
 ACTIVE = ("queued", "running")
+# ``memory_backfills.error`` holds 64 characters: the class and the fix fit in 61.
+FORBIDDEN_FIX = "needs View Channel and Read Message History"
 b = tables.backfills
 
 
@@ -149,9 +151,7 @@ async def run(ctx: Any, guild_id: str, channel_id: str) -> None:
             page = await kernel.history.page(guild_id, channel_id, before=cursor, limit=PAGE)
         except Exception as exc:
             retried = getattr(exc, "retry_job", True)
-            await _save(
-                svc, where, status="queued" if retried else "failed", error=type(exc).__name__
-            )
+            await _save(svc, where, status="queued" if retried else "failed", error=_why(exc))
             raise
         added, skipped, older = await _ingest(
             kernel, svc, guild_id, channel_id, page, since, read_ms
@@ -213,6 +213,14 @@ async def _ingest(
     await svc.writer.flush()
     written = len(await importer._existing(svc, guild, queued)) if queued else 0
     return written, skipped + len(queued) - written, older
+
+
+def _why(exc: Exception) -> str:
+    """What ``/memory status`` shows for a failed page: the class, and for a lost permission
+    the fix, in Gigi's own words (never the exception's text: the surface wrote it)."""
+    if isinstance(exc, HistoryForbidden):
+        return f"{HistoryForbidden.__name__}: {FORBIDDEN_FIX}"
+    return type(exc).__name__
 
 
 async def _still_ours(svc: Any, where: Any, job_id: str) -> bool:

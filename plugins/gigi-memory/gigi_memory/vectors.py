@@ -46,6 +46,19 @@ QUERY_CACHE = 256
 m = tables.messages
 
 
+def _answered_key(embedder: Embedder, reply: Any) -> str:
+    """The model key the vectors are stored under: the model Gigi asked for. A provider
+    may answer with its own name for it (an alias, a version suffix): stored under that
+    name the rows never matched the guild's key, and the job re-embedded them without end.
+    Only with a fallback model could the answer be another model; then its name is kept."""
+    answered = reply.model or embedder.model
+    if answered == embedder.model or (embedder.fallback and answered == embedder.fallback):
+        return f"{reply.provider}:{answered}"
+    if embedder.fallback is None:
+        return embedder.key
+    return f"{reply.provider}:{answered}"
+
+
 class UsageNotRecorded(Exception):
     """A search query's embedding ran but its usage row could not be written."""
 
@@ -86,6 +99,7 @@ class Embedder:
     provider: str
     model: str
     direct: bool = False  # a keyless provider called directly: a profile exists but source=local
+    fallback: str | None = None  # the profile's fallback model: a reply may come from it
 
     @property
     def key(self) -> str:
@@ -171,7 +185,7 @@ class VectorService:
         except Exception:  # NothingToResolve, or a store hiccup: full text only for now
             res = None
         if res is not None and (source == "profile" or getattr(res, "keyless", False)):
-            return Embedder(res.provider, res.model)
+            return Embedder(res.provider, res.model, fallback=getattr(res, "fallback_model", None))
         if source == "profile":
             return None
         keyless = getattr(llm, "keyless_providers", lambda: ())()
@@ -206,8 +220,7 @@ class VectorService:
             )
         if len(reply.vectors) != len(texts):
             raise ValueError("the embedder returned a different number of vectors")
-        key = f"{reply.provider}:{reply.model or embedder.model}"
-        return key, segments.normalised_all(reply.vectors)
+        return _answered_key(embedder, reply), segments.normalised_all(reply.vectors)
 
     async def query_vector(self, guild_id: str, query: str, actor: Any = None) -> QueryEmbedding:
         """A search query's ``(model key, vector)`` (``None`` when there is no embedder or it

@@ -43,6 +43,8 @@ YIELD_SECONDS = 0.002  # the writer's CPU between two turns it gives the loop
 HEAVY = frozenset(
     {"purge_channel", "purge_guild", "purge_user", "restrict", "retention", "drop_vectors"}
 )
+RETRY_FIRST_SECONDS = 0.5  # the wait after a failed batch, doubled each time it fails again
+RETRY_MAX_SECONDS = 30.0  # at most this: the writer retries without limit, keeping the queue
 POISON = (
     sa_exc.IntegrityError,
     sa_exc.DataError,
@@ -158,10 +160,12 @@ class Writer:
     # -- the task --------------------------------------------------------------------------------
 
     async def _run(self) -> None:
-        backoff = 0.5
+        backoff = RETRY_FIRST_SECONDS
         while not self._closed:
             if not self.queue:
                 await self._release()  # idle: the connection goes back to the pool
+                if self.queue:  # queued while it was released: its wake-up must not be lost
+                    continue
                 assert self._wake is not None
                 self._wake.clear()
                 due = self.service.store.compact_due()
@@ -195,9 +199,9 @@ class Writer:
                 self._inflight.clear()
                 await self._release(broken=True)  # the retry starts on a fresh connection
                 await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 30.0)
+                backoff = min(backoff * 2, RETRY_MAX_SECONDS)
                 continue
-            backoff = 0.5
+            backoff = RETRY_FIRST_SECONDS
 
     async def _connection(self) -> Any:
         """PostgreSQL: one connection for every batch while work is queued, so a batch pays

@@ -199,3 +199,83 @@ async def test_import_skips_what_was_said_while_the_channel_was_paused(kernel) -
     report = await run_import(kernel, data, guild_id="g1")
     assert report.imported == 1 and report.skipped == {"while the channel was paused": 1}
     assert await count(kernel, text="paused") == 0 and await count(kernel, text="postgres") == 1
+
+
+async def stored_counts(kernel) -> dict[str, int]:
+    """Rows in the ledger, the mentions and (SQLite) the full-text index."""
+    out = {
+        "messages": (await rows(kernel, "SELECT COUNT(*) FROM memory_messages"))[0][0],
+        "mentions": (await rows(kernel, "SELECT COUNT(*) FROM memory_mentions"))[0][0],
+    }
+    if kernel.db.dialect == "sqlite":  # the index itself, not its content table
+        sql = "SELECT COUNT(*) FROM memory_fts WHERE memory_fts MATCH 'words'"
+        out["fts"] = (await rows(kernel, sql))[0][0]
+    return out
+
+
+def test_a_refused_export_leaves_nothing_then_a_good_one_shows_its_progress(
+    database_url, tmp_path, monkeypatch
+) -> None:
+    """The bad message comes after 1,500 good ones (past the importer's batch of 1,000)."""
+    monkeypatch.setenv("GIGI_SECRET_KEY", KEY)
+    monkeypatch.setenv("GIGI_DATABASE_URL", database_url)
+    monkeypatch.setenv("GIGI_LOAD_PLUGINS", "memory")
+
+    async def in_kernel(fn):
+        async with open_test_kernel(
+            tmp_path, plugins=["memory"], database_url=database_url, secret_key=KEY
+        ) as k:
+            return await fn(k)
+
+    async def prepare(k) -> None:
+        await k.enable_plugin("g1", "memory")
+        await enable(k)
+
+    asyncio.run(in_kernel(prepare))
+    good = [msg(str(i), f"words {i}", mentions=[{"id": "42"}]) for i in range(1, 1501)]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(export(*good, msg("1501", "words", timestamp="soon"))))
+    fine = tmp_path / "fine.json"
+    fine.write_text(json.dumps(export(*good)))
+
+    @click.group()
+    def root() -> None:
+        pass
+
+    gigi_memory.register_commands(root)
+    runner = CliRunner()
+    refused = runner.invoke(root, ["memory", "import", str(bad), "--guild", "g1"])
+    assert refused.exit_code == 1 and "$.messages[1500].timestamp" in refused.output
+    assert "importing" not in refused.stderr  # refused before any message was looked at
+    empty = {"messages": 0, "mentions": 0} | ({"fts": 0} if "sqlite" in database_url else {})
+    assert asyncio.run(in_kernel(stored_counts)) == empty
+
+    # stderr as a terminal: the bar draws as it goes (click prints only its label otherwise).
+    monkeypatch.setattr("click._termui_impl.isatty", lambda _file: True)
+    done = runner.invoke(root, ["memory", "import", str(fine), "--guild", "g1"])
+    assert done.exit_code == 0, done.output
+    assert done.stdout.strip() == (
+        "imported 1500 of 1500 message(s) into channel c1; 0 already remembered"
+    )
+    frames = done.stderr.split("\r")
+    assert frames[-1].strip().startswith("importing") and "100%" in frames[-1]
+    assert any(f.startswith("importing") and " 0%" in f for f in frames)  # drawn at the start
+    assert len([f for f in frames if "%" in f]) > 2  # and in between
+    full = {"messages": 1500, "mentions": 1500} | (
+        {"fts": 1500} if "sqlite" in database_url else {}
+    )
+    assert asyncio.run(in_kernel(stored_counts)) == full
+
+
+async def test_an_import_past_one_batch_finishes(kernel) -> None:
+    """The importer flushes after each 1,000 and queues the rest at once, as the writer goes
+    idle; on PostgreSQL that wake-up was lost (the writer was returning its connection) and
+    the import waited for ever."""
+    from gigi_memory import importer
+
+    await enable(kernel, days=30)
+    n = importer.BATCH + 7
+    data = parse_export(export(*(msg(str(i), f"batch words {i}") for i in range(1, n + 1))))
+    for _ in range(3):
+        report = await asyncio.wait_for(run_import(kernel, data, guild_id="g1"), 30)
+    assert report.already == n and await count(kernel, text="batch") == n

@@ -5,65 +5,12 @@ change and failed at once when Gigi loses Read Message History."""
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
 
 import pytest
 from memory_helpers import MEMBER, ago, call, count, enable, message
+from memory_history import FakeHistory, finish, history, sync
 
 from gigi_core import PolicyDenied, ToolExecutionError
-from gigi_core.events import HistoryForbidden, HistoryPage
-
-
-class FakeHistory:
-    """A surface's history reader over a list of messages (oldest first), with faults."""
-
-    def __init__(self, messages: list, *, fail_on_page: int | None = None) -> None:
-        self.messages = messages
-        self.asked: list[str | None] = []
-        self.fail_on_page = fail_on_page
-        self.forbidden = False
-
-    def serves(self, guild_id: str) -> bool:
-        return guild_id == "g1"
-
-    async def page(self, guild_id, channel_id, *, before, limit) -> HistoryPage:
-        self.asked.append(before)
-        if self.forbidden:
-            raise HistoryForbidden(f"Gigi may not read the history of <#{channel_id}>")
-        if self.fail_on_page is not None and len(self.asked) == self.fail_on_page:
-            self.fail_on_page = None
-            raise ConnectionError("the process died mid-sync")
-        ours = [m for m in reversed(self.messages) if m.channel_id == channel_id]
-        if before is not None:
-            ours = [m for m in ours if int(m.message_id) < int(before)]
-        chunk = ours[:limit]
-        return HistoryPage(tuple(chunk), chunk[-1].message_id if len(chunk) == limit else None)
-
-
-def history(n: int, **kw) -> list:
-    start = ago(days=10)
-    return [
-        message(
-            f"old postgres note {i}",
-            message_id=str(5000 + i),
-            created_at=start + timedelta(minutes=i),
-            **kw,
-        )
-        for i in range(n)
-    ]
-
-
-async def sync(kernel, **args) -> dict:
-    return await call(kernel, "sync", channel="c1", **args)
-
-
-async def finish(kernel) -> None:
-    for _ in range(20):
-        await kernel.jobs.run_until_idle()
-        jobs = await kernel.jobs.list(name="memory.sync")
-        if not any(j.status in ("queued", "running") for j in jobs):
-            return
-    raise AssertionError("the sync job did not finish")
 
 
 @pytest.fixture
@@ -137,7 +84,7 @@ async def test_losing_read_history_fails_at_once_and_says_why(kernel, fast_retri
     assert info.status == "failed" and info.error_class == "HistoryForbidden"
     assert len(reader.asked) == 1  # no retries: they could not help
     [row] = (await call(kernel, "status"))["syncs"]
-    assert (row["status"], row["error"]) == ("failed", "HistoryForbidden")
+    assert row["status"] == "failed" and row["error"].startswith("HistoryForbidden: ")
 
 
 async def test_a_paused_channel_stops_the_sync(kernel, fast_retries) -> None:

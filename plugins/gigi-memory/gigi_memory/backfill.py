@@ -13,6 +13,8 @@ Gigi losing Read Message History fails it at once (``HistoryForbidden``), by cla
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any
 
 import sqlalchemy as sa
@@ -28,6 +30,9 @@ from gigi_memory.quiet import QuietSpans
 JOB = "memory.sync"
 PAGE = 100
 ACTIVE = ("queued", "running")
+# ``queue`` writes the channel's record just after deferring: a worker that is quick (another
+# process, PostgreSQL's notify) can start the job first and waits this long for its record.
+RECORD_WAIT_SECONDS = 10.0
 # ``memory_backfills.error`` holds 64 characters: the class and the fix fit in 61.
 FORBIDDEN_FIX = "needs View Channel and Read Message History"
 b = tables.backfills
@@ -123,10 +128,9 @@ async def run(ctx: Any, guild_id: str, channel_id: str) -> None:
     if not svc.cache.loaded:
         await svc.start()
     where = (b.c.guild_id == guild_id) & (b.c.channel_id == channel_id)
-    async with svc.engine.connect() as conn:
-        row = (await conn.execute(sa.select(b).where(where))).first()
-    if row is None or row.job_id != ctx.job_id:
-        return  # a newer sync of this channel replaced this one
+    row = await _own_record(kernel, svc, where, ctx.job_id)
+    if row is None:
+        return  # a newer sync of this channel replaced this one, or it was purged
     cursor, since = row.cursor, row.since_ms
     counts = {
         "pages": row.pages,
@@ -213,6 +217,22 @@ async def _ingest(
     await svc.writer.flush()
     written = len(await importer._existing(svc, guild, queued)) if queued else 0
     return written, skipped + len(queued) - written, older
+
+
+async def _own_record(kernel: Any, svc: Any, where: Any, job_id: str) -> Any:
+    """The channel's record once it names this job; None when another live sync holds it or
+    it never comes (``queue`` died between deferring and writing it)."""
+    deadline = time.monotonic() + RECORD_WAIT_SECONDS
+    while True:
+        async with svc.engine.connect() as conn:
+            row = (await conn.execute(sa.select(b).where(where))).first()
+        if row is not None and row.job_id == job_id:
+            return row
+        if row is not None and (await kernel.jobs.get(row.job_id)).status in ACTIVE:
+            return None  # replaced: that sync runs, this one has nothing to do
+        if time.monotonic() >= deadline:
+            return None
+        await asyncio.sleep(0.05)
 
 
 def _why(exc: Exception) -> str:

@@ -102,3 +102,37 @@ async def test_read_history_lost_on_page_two_keeps_page_one_and_says_why(kernel)
     [row] = (await call(kernel, "status"))["syncs"]
     assert row["error"].startswith("HistoryForbidden")
     assert "Read Message History" in row["error"]  # what to give Gigi back
+
+
+async def test_a_job_started_before_its_record_landed_waits_for_it(kernel, monkeypatch) -> None:
+    """A worker elsewhere can start the job between ``defer`` and the record's write."""
+    await enable(kernel, "c1")
+    kernel.history.register("fake", FakeHistory(history(250)))
+    deferred = kernel.jobs.defer
+    started: list[asyncio.Task] = []
+
+    async def defer_and_start_at_once(*args, **kwargs):
+        job_id = await deferred(*args, **kwargs)
+        started.append(asyncio.create_task(kernel.jobs.run_until_idle()))
+        await asyncio.sleep(0.3)  # the job is running and has found no record of itself
+        return job_id
+
+    monkeypatch.setattr(kernel.jobs, "defer", defer_and_start_at_once)
+    job_id = (await sync(kernel))["job"]["id"]
+    await started[0]
+    assert (await ended(kernel, job_id)).status == "done"
+    assert await stored_once(kernel) == 250
+    assert await checkpoint(kernel) == ("done", None, 3, 250)
+
+
+async def test_a_job_whose_record_never_lands_ends_without_reading(kernel, monkeypatch) -> None:
+    import gigi_memory.backfill as backfill
+
+    monkeypatch.setattr(backfill, "RECORD_WAIT_SECONDS", 0.2)
+    await enable(kernel, "c1")
+    reader = FakeHistory(history(10))
+    kernel.history.register("fake", reader)
+    job_id = await kernel.jobs.defer(backfill.JOB, {"guild_id": "g1", "channel_id": "c1"})
+    await kernel.jobs.run_until_idle()
+    assert (await ended(kernel, job_id)).status == "done"
+    assert reader.asked == [] and await stored_once(kernel) == 0

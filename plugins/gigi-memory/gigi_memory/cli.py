@@ -110,6 +110,7 @@ async def _sync(
 
     from gigi_core import Kernel
     from gigi_memory.backfill import queue
+    from gigi_memory.sync_progress import SyncProgress
 
     kernel = await Kernel.open(url, home)
     try:
@@ -118,15 +119,16 @@ async def _sync(
         click.echo(f"{started['message']} (job {job_id})".replace(f"<#{channel_id}>", channel_id))
         if not wait:
             return
-        shown = None
-        while True:  # the total is unknown until the channel's start: a line per change
-            info = await kernel.jobs.get(job_id)
-            if info.progress is not None and info.progress != shown:
-                shown = info.progress
-                click.echo(f"read {shown.done:,} messages, {shown.note or ''}", err=True)
-            if info.status not in ("queued", "running"):
-                break
-            await asyncio.sleep(0.5)
+        shown, info = SyncProgress(f"Syncing {channel_id}"), None
+        try:
+            while True:
+                info = await kernel.jobs.get(job_id)
+                shown.show(info.progress)
+                if info.status not in ("queued", "running"):
+                    break
+                await asyncio.sleep(0.5)
+        finally:
+            shown.close(finished=info is not None and info.status == "done")
         if info.status != "done":
             raise click.ClickException(
                 f"the sync ended {info.status} ({info.error_class or 'no error'}); "

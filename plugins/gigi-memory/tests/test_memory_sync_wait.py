@@ -5,6 +5,8 @@ cancelled."""
 from __future__ import annotations
 
 import asyncio
+import io
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -12,9 +14,11 @@ import click
 import gigi_memory
 import pytest
 from click.testing import CliRunner, Result
+from gigi_memory.sync_progress import SyncProgress
 from memory_helpers import enable
 from memory_history import GatedHistory, history
 
+from gigi_core.jobs import JobProgress
 from gigi_core.store.sealing import generate_key
 from gigi_core.testing import open_test_kernel
 
@@ -107,3 +111,32 @@ async def test_wait_exits_non_zero_when_the_sync_is_cancelled(bot) -> None:
     result = await out
     assert (await job_of(bot)).status == "cancelled"
     assert result.exit_code == 1 and "the sync ended cancelled" in result.output
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_on_a_terminal_the_wait_draws_a_bar_beside_the_counts() -> None:
+    screen = Terminal()
+    shown = SyncProgress("Syncing c1", file=screen)
+    for done in (100, 100, 200, 250):  # a poll that saw no change draws nothing new
+        shown.show(JobProgress(done, None, f"{done} remembered"))
+    shown.close(finished=True)
+    frames = [f for f in screen.getvalue().split("\r") if f.strip()]
+    assert re.search(r"Syncing c1  \[#+\]  read 250 messages, 250 remembered", frames[-1])
+    assert sum("read 100 messages" in f for f in frames) == 1
+    assert screen.getvalue().endswith("\n")
+
+
+def test_piped_the_wait_prints_a_line_per_change() -> None:
+    log = io.StringIO()
+    shown = SyncProgress("Syncing c1", file=log)
+    for done in (100, 100, 250):
+        shown.show(JobProgress(done, None, f"{done} remembered"))
+    shown.close(finished=True)
+    assert log.getvalue().splitlines() == [
+        "read 100 messages, 100 remembered",
+        "read 250 messages, 250 remembered",
+    ]

@@ -62,7 +62,8 @@ def chat_fn(request: ChatRequest) -> Call:
 
 def embed_fn(request: EmbeddingRequest) -> Call:
     async def call(provider: Provider, key: str, base_url: str | None) -> EmbeddingResponse:
-        return await provider.embed(request, api_key=key, base_url=base_url)
+        reply = await provider.embed(request, api_key=key, base_url=base_url)
+        return reply.model_copy(update={"requested_model": request.model})
 
     return call
 

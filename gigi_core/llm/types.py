@@ -261,8 +261,11 @@ class EmbeddingResponse(_Model):
     """One vector per input, in input order, all of length ``dimension``."""
 
     provider: str
-    model: str | None = None
+    model: str | None = None  # the provider's name for it (an alias, a version suffix)
     vectors: list[list[float]]
     dimension: int
+    # The model Gigi asked for, set by ``kernel.llm``: the fallback's when the fallback
+    # answered. Store vectors under this, not ``model``: it is what the next call asks for.
+    requested_model: str | None = None
     usage: Usage = Field(default_factory=Usage)
     request_id: str | None = None

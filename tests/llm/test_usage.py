@@ -78,6 +78,28 @@ async def test_embeddings_resolve_their_own_profile_and_record_usage(
         assert await leaks(kernel, PROMPT_CANARY) == []
 
 
+async def test_an_embedding_says_which_model_was_asked_the_fallback_when_it_answered(
+    database_url, tmp_path
+) -> None:
+    async with llm_kernel(tmp_path, database_url) as kernel, FakeOpenAI(api_key=GUILD_KEY) as fake:
+        llm = kernel.llm
+        await llm.add_credential(
+            "guild:g1", "openai-compatible", "main", GUILD_KEY, base_url=fake.base_url
+        )
+        await llm.set_profile("guild:g1", "embedding", "main", "embed-1", fallback_model="embed-2")
+        first = await llm.embed(["a"], guild_id="g1", actor="u1")
+        # The fake names every model "fake-embedding" (as providers answer with aliases).
+        assert (first.requested_model, first.model) == ("embed-1", "fake-embedding")
+        fake.reply_error(404, "The model `embed-1` does not exist")
+        second = await llm.embed(["b"], guild_id="g1", actor="u1")
+        assert [r.json["model"] for r in fake.requests_to("embeddings")] == [
+            "embed-1",
+            "embed-1",
+            "embed-2",
+        ]
+        assert second.requested_model == "embed-2"
+
+
 async def test_usage_aggregates_by_provider_model_purpose_status(database_url, tmp_path) -> None:
     def event(model: str, status: str, tokens: int | None, **kw) -> UsageRecord:
         return guild_usage(

@@ -40,7 +40,9 @@ async def embed(
     if len(reply.vectors) != len(texts):
         log.warning("knowledge: the embedder returned a different number of vectors")
         return None
-    return f"{reply.provider}:{reply.model}", [unit(v) for v in reply.vectors]
+    # The model asked for (the fallback's when it answered), not the provider's alias for it.
+    model = getattr(reply, "requested_model", None) or reply.model
+    return f"{reply.provider}:{model}", [unit(v) for v in reply.vectors]
 
 
 async def _keyless(llm: Any, texts: list[str]) -> Any:

@@ -47,16 +47,14 @@ m = tables.messages
 
 
 def _answered_key(embedder: Embedder, reply: Any) -> str:
-    """The model key the vectors are stored under: the model Gigi asked for. A provider
-    may answer with its own name for it (an alias, a version suffix): stored under that
-    name the rows never matched the guild's key, and the job re-embedded them without end.
-    Only with a fallback model could the answer be another model; then its name is kept."""
-    answered = reply.model or embedder.model
-    if answered == embedder.model or (embedder.fallback and answered == embedder.fallback):
-        return f"{reply.provider}:{answered}"
-    if embedder.fallback is None:
+    """The model key the vectors are stored under: the model Gigi asked for (with a fallback
+    that answered, ``kernel.llm`` says it was the fallback), never the provider's own name
+    for it (an alias, a version suffix): stored under that, the rows never matched the
+    guild's key and the job re-embedded them without end."""
+    asked = getattr(reply, "requested_model", None)
+    if asked is None or asked == embedder.model:
         return embedder.key
-    return f"{reply.provider}:{answered}"
+    return f"{reply.provider}:{asked}"
 
 
 class UsageNotRecorded(Exception):
@@ -99,7 +97,6 @@ class Embedder:
     provider: str
     model: str
     direct: bool = False  # a keyless provider called directly: a profile exists but source=local
-    fallback: str | None = None  # the profile's fallback model: a reply may come from it
 
     @property
     def key(self) -> str:
@@ -185,7 +182,7 @@ class VectorService:
         except Exception:  # NothingToResolve, or a store hiccup: full text only for now
             res = None
         if res is not None and (source == "profile" or getattr(res, "keyless", False)):
-            return Embedder(res.provider, res.model, fallback=getattr(res, "fallback_model", None))
+            return Embedder(res.provider, res.model)
         if source == "profile":
             return None
         keyless = getattr(llm, "keyless_providers", lambda: ())()

@@ -106,3 +106,28 @@ async def test_embeddings_profile_uses_the_guilds_profile_and_bills_the_guild(se
     }
     [row] = [r for r in await kernel.llm.usage("g1") if r.purpose == "embedding"]
     assert (row.model, row.status, row.calls) == ("embed-1", "ok", len(documents) + 1)
+
+
+async def test_vectors_from_the_fallback_model_are_kept_apart_and_redone(setup) -> None:
+    """The profile's model failed once and its fallback answered: those vectors are stored
+    under the fallback's key (a search with the guild's model never mixes them in) and are
+    redone with the guild's model."""
+    kernel, _, guilds = setup
+    await kernel.llm.add_credential(
+        "guild:g1", "openai-compatible", "main", GUILD_KEY, base_url=guilds.base_url
+    )
+    await kernel.llm.set_profile(
+        "guild:g1", "embedding", "main", "embed-1", fallback_model="embed-2"
+    )
+    await call(kernel, "policy", embeddings="profile")
+    guilds.reply_error(404, "The model `embed-1` does not exist")
+    await publish(kernel, message("postgres release plan", author_id="u1"))
+    await embed_all(kernel)
+    # embed-1 refused, embed-2 answered: those rows are not the guild's model's, and the
+    # job's follow-up run redid them with it (the fake answers with an alias each time).
+    assert [r.json["model"] for r in guilds.requests_to("embeddings")] == [
+        "embed-1",
+        "embed-2",
+        "embed-1",
+    ]
+    assert await models(kernel) == {"openai-compatible:embed-1"}

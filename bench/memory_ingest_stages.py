@@ -148,9 +148,9 @@ async def batch_stages(url: str, texts: list[str]) -> None:
     writer_mod.Writer._prepare = prepare  # type: ignore[method-assign]
     if real_connection is not None:
 
-        async def connection(self: Any) -> Any:
+        async def connection(self: Any, *args: Any) -> Any:
             t = clock()
-            conn = await real_connection(self)
+            conn = await real_connection(self, *args)
             add("checkout (held connection)", clock() - t)
             return conn
 

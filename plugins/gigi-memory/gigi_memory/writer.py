@@ -23,12 +23,11 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import exc as sa_exc
-
 from gigi_memory import ledger
 from gigi_memory.ops import NO_CONTENT, Content, Op, WriterStats, queue_limit
 from gigi_memory.policy import now_ms
 from gigi_memory.text import redact, search_text
+from gigi_memory.write_errors import Retry, transient
 
 if TYPE_CHECKING:
     from gigi_memory.service import MemoryService
@@ -38,6 +37,7 @@ log = logging.getLogger("gigi_memory")
 BATCH = 2000
 CHUNK = 2000  # rows per statement or transaction in purges and rewrites
 LINGER_SECONDS = 0.005  # a write waits at most this long for others to share its commit
+COPY_HALF = 500  # PostgreSQL: a run of creates twice this long is copied as two halves at once
 PREPARE_SLICE = 100  # messages redacted and sealed between yields to the loop (~5 ms)
 YIELD_SECONDS = 0.002  # the writer's CPU between two turns it gives the loop
 HEAVY = frozenset(
@@ -45,14 +45,6 @@ HEAVY = frozenset(
 )
 RETRY_FIRST_SECONDS = 0.5  # the wait after a failed batch, doubled each time it fails again
 RETRY_MAX_SECONDS = 30.0  # at most this: the writer retries without limit, keeping the queue
-POISON = (
-    sa_exc.IntegrityError,
-    sa_exc.DataError,
-    sa_exc.ProgrammingError,
-    ValueError,
-    TypeError,
-    UnicodeError,
-)
 
 
 @dataclass
@@ -69,6 +61,7 @@ class Writer:
     _closed: bool = False
     _limit: int = field(default_factory=queue_limit)
     _conn: Any = None  # PostgreSQL: the connection held while work is queued (``_connection``)
+    _conn2: Any = None  # PostgreSQL: the second half's, for long runs of creates (``_copy``)
 
     # -- queueing (no awaits: called from the event handler) -------------------------------------
 
@@ -122,10 +115,12 @@ class Writer:
 
     @property
     def lag_seconds(self) -> float:
-        """How long the oldest queued operation has waited."""
-        if not self.queue:
+        """How long the oldest operation not yet committed has waited: the batch being
+        written counts (during an outage it is the one stuck retrying its connection)."""
+        oldest = self._inflight or self.queue
+        if not oldest:
             return 0.0
-        return round(time.monotonic() - self.queue[0].queued_at, 3)
+        return round(time.monotonic() - oldest[0].queued_at, 3)
 
     async def flush(self, seconds: float | None = None) -> bool:
         """Wait until everything queued before this call is committed (or dropped)."""
@@ -190,8 +185,8 @@ class Writer:
                 self.queue.extendleft(reversed(self._inflight))
                 self._inflight.clear()
                 raise
-            except Exception as exc:  # _Retry, or anything unforeseen: keep the work, wait
-                error = exc.error if isinstance(exc, _Retry) else type(exc).__name__
+            except Exception as exc:  # Retry, or anything unforeseen: keep the work, wait
+                error = exc.error if isinstance(exc, Retry) else type(exc).__name__
                 self.stats.retries += 1
                 self.stats.last_error = error
                 log.warning("memory: write failed (%s); retrying in %.1fs", error, backoff)
@@ -203,35 +198,44 @@ class Writer:
                 continue
             backoff = RETRY_FIRST_SECONDS
 
-    async def _connection(self) -> Any:
+    async def _connection(self, second: bool = False) -> Any:
         """PostgreSQL: one connection for every batch while work is queued, so a batch pays
         no pool checkout and no pre-ping (a round trip each, waiting for the loop's turn:
         1-5 ms a batch in bench/memory_ingest.py). Released when the queue runs dry or after
-        an error; the next batch checks out another, which the pool pings if it sat idle."""
-        conn = self._conn
+        an error; the next batch checks out another, which the pool pings if it sat idle.
+        ``second``: the other half of a long run of creates (``_copy``)."""
+        conn = self._conn2 if second else self._conn
         if conn is None or conn.closed or conn.invalidated:
-            conn = self._conn = await self.service.engine.connect()
+            conn = await self.service.engine.connect()
+            if second:
+                self._conn2 = conn
+            else:
+                self._conn = conn
         return conn
 
     async def _release(self, *, broken: bool = False) -> None:
-        conn, self._conn = self._conn, None
-        if conn is None:
-            return
-        with contextlib.suppress(Exception):
-            if broken and not conn.invalidated:
-                await conn.invalidate()  # never back to the pool: it may be the lost one
-            await conn.close()
+        held, self._conn, self._conn2 = (self._conn, self._conn2), None, None
+        for conn in held:
+            if conn is None:
+                continue
+            with contextlib.suppress(Exception):
+                if broken and not conn.invalidated:
+                    await conn.invalidate()  # never back to the pool: it may be the lost one
+                await conn.close()
 
     @contextlib.asynccontextmanager
-    async def _begin(self) -> Any:
+    async def _begin(self, second: bool = False) -> Any:
         """A transaction on the writer's held connection (PostgreSQL) or a pooled one."""
         if self.service.dialect != "postgresql":
             async with self.service.engine.begin() as conn:
                 yield conn
             return
-        conn = await self._connection()
+        conn = await self._connection(second)
         async with conn.begin():
             yield conn
+
+    def _begin_second(self) -> Any:
+        return self._begin(second=True)
 
     async def _compact(self) -> None:
         try:
@@ -286,8 +290,8 @@ class Writer:
                 if run[0].kind != "create":  # segments may have gone: the NumPy cache re-checks
                     self.service.vectors.generation += 1
             except Exception as exc:
-                if _transient(exc):
-                    raise _Retry(type(exc).__name__) from exc
+                if transient(exc):
+                    raise Retry(type(exc).__name__) from exc
                 results = await self._one_by_one(run, exc)
             for op, result in zip(run, results, strict=True):
                 self._settle(op, result)
@@ -305,8 +309,8 @@ class Writer:
             try:
                 results.extend(await self._run_ops([op]))
             except Exception as exc:
-                if _transient(exc):
-                    raise _Retry(type(exc).__name__) from exc
+                if transient(exc):
+                    raise Retry(type(exc).__name__) from exc
                 self._fail(op, exc)
                 results.append(None)
         return results
@@ -359,9 +363,8 @@ class Writer:
                     since = time.perf_counter()
                 prepared.extend(self._prepare(run[start : start + PREPARE_SLICE]))
             if kind == "create" and svc.dialect == "postgresql":
-                written = await ledger.copy_creates(self._begin, prepared)
-                if written is not None:
-                    self.stats.written += written
+                prepared = await self._copy(prepared)
+                if not prepared:
                     svc.vectors.kick({op.guild_id for op in run if op.guild_id})
                     return [None] * len(run)
         async with self._begin() as conn:
@@ -378,6 +381,36 @@ class Writer:
         if kind in ("create", "edit"):  # committed: the embedding job may read them now
             svc.vectors.kick({op.guild_id for op in run if op.guild_id})
         return [None] * len(run)
+
+    async def _copy(self, prepared: list[Any]) -> list[Any]:
+        """PostgreSQL: ``COPY`` a run of creates; what ``COPY`` could not take (a redelivered
+        id, copies from history) is returned for ``ledger.creates``, which deduplicates.
+
+        A long run goes as two halves on two connections at once. One connection left
+        each side waiting for the other: the server for rows and commands, the loop for
+        the server's replies (bench P3). Creates are independent, so the halves need no
+        order between them. If one half fails, the whole run is retried, and the half
+        already committed comes back as redeliveries.
+        """
+        if len(prepared) < 2 * COPY_HALF:
+            parts = [prepared]
+        else:
+            half = len(prepared) // 2
+            parts = [prepared[:half], prepared[half:]]
+        begins = (self._begin, self._begin_second)
+        results = await asyncio.gather(
+            *(ledger.copy_creates(begin, part) for begin, part in zip(begins, parts, strict=False)),
+            return_exceptions=True,
+        )
+        left: list[Any] = []
+        for part, written in zip(parts, results, strict=True):
+            if isinstance(written, BaseException):
+                raise written
+            if written is None:
+                left.extend(part)
+            else:
+                self.stats.written += written
+        return left
 
     def _prepare(self, run: list[Op]) -> list[tuple[Op, Content]]:
         """Redact, normalise and seal (CPU only, ~7 µs a message: sliced by the caller)."""
@@ -456,21 +489,3 @@ class Writer:
                 words, digest = rows[at][:2]
                 rows[at] = (words, digest, key_id, nonce, ct)
         return rows
-
-
-class _Retry(Exception):
-    def __init__(self, error: str) -> None:
-        super().__init__(error)
-        self.error = error
-
-
-def _transient(exc: BaseException) -> bool:
-    """Whether waiting and retrying may help (a connection lost, a lock, a server restart)."""
-    if isinstance(exc, POISON):
-        return False
-    if isinstance(exc, sa_exc.DBAPIError) and exc.connection_invalidated:
-        return True
-    return isinstance(
-        exc,
-        (sa_exc.OperationalError, sa_exc.InterfaceError, sa_exc.DBAPIError, OSError, TimeoutError),
-    )

@@ -347,3 +347,27 @@ async def test_the_server_dropping_the_writers_connection_loses_nothing(
     stored = await rows(kernel, "SELECT message_id FROM memory_messages WHERE guild_id = 'g1'")
     assert sorted(r[0] for r in stored) == sorted(ids)
     assert await count(kernel, text="held") == 35
+
+
+async def test_the_lag_counts_the_batch_being_written(kernel) -> None:
+    """A batch stuck in its statement (a server that does not answer) is lag too, though
+    nothing is left in the queue behind it."""
+    await enable(kernel)
+    svc = service_of(kernel)
+    gate = asyncio.Event()
+    real = svc.writer._run_ops
+
+    async def stuck(run):
+        await gate.wait()
+        return await real(run)
+
+    svc.writer._run_ops = stuck
+    await kernel.publish(message("stuck in flight"))
+    await kernel.events.drain()
+    await asyncio.sleep(0.3)
+    assert not svc.writer.queue and svc.writer._inflight
+    assert svc.writer.lag_seconds >= 0.3
+    assert (await call(kernel, "status"))["writer"]["lag_seconds"] >= 0.3
+    gate.set()
+    assert await gigi_memory.flush(kernel, 30)
+    assert svc.writer.lag_seconds == 0.0

@@ -228,11 +228,20 @@ async def _own_record(kernel: Any, svc: Any, where: Any, job_id: str) -> Any:
             row = (await conn.execute(sa.select(b).where(where))).first()
         if row is not None and row.job_id == job_id:
             return row
-        if row is not None and (await kernel.jobs.get(row.job_id)).status in ACTIVE:
+        if row is not None and await _live(kernel, row.job_id):
             return None  # replaced: that sync runs, this one has nothing to do
         if time.monotonic() >= deadline:
             return None
         await asyncio.sleep(0.05)
+
+
+async def _live(kernel: Any, job_id: str) -> bool:
+    from gigi_core.jobs import JobNotFound
+
+    try:
+        return (await kernel.jobs.get(job_id)).status in ACTIVE
+    except JobNotFound:  # done long ago and pruned
+        return False
 
 
 def _why(exc: Exception) -> str:

@@ -136,3 +136,23 @@ async def test_a_job_whose_record_never_lands_ends_without_reading(kernel, monke
     await kernel.jobs.run_until_idle()
     assert (await ended(kernel, job_id)).status == "done"
     assert reader.asked == [] and await stored_once(kernel) == 0
+
+
+async def test_a_record_naming_a_pruned_job_is_waited_past(kernel, monkeypatch) -> None:
+    """The channel's last sync finished long ago and its job was pruned: a new job that
+    starts before its record is written still waits for it (and then syncs)."""
+    import gigi_memory.backfill as backfill
+    import sqlalchemy as sa
+
+    await enable(kernel, "c1")
+    kernel.history.register("fake", FakeHistory(history(10)))
+    first = (await sync(kernel))["job"]["id"]
+    await kernel.jobs.run_until_idle()
+    assert (await ended(kernel, first)).status == "done"
+    async with kernel.db.engine.begin() as conn:  # as the jobs' pruning does
+        await conn.execute(sa.text("DELETE FROM gigi_jobs WHERE id = :id"), {"id": first})
+    monkeypatch.setattr(backfill, "RECORD_WAIT_SECONDS", 0.3)
+    job_id = await kernel.jobs.defer(backfill.JOB, {"guild_id": "g1", "channel_id": "c1"})
+    await kernel.jobs.run_until_idle()
+    info = await ended(kernel, job_id)
+    assert (info.status, info.attempts) == ("done", 1)  # waited, found no record of its own

@@ -93,23 +93,24 @@ class RateLimits:
         estimate = (previous or 0) * (1.0 - into) + current
         return estimate <= limit
 
-    async def wait_turn(self, name: str, every: float) -> None:
+    async def wait_turn(self, name: str, every: float) -> float:
         """Return once ``every`` seconds have passed since ``name``'s last turn (then it is
-        this caller's). Discord allows one gateway IDENTIFY per bucket every 5 seconds for the
-        whole bot, whichever process sends it. Across processes the turns are spaced in the
-        database's clock and each caller returns after its own commit, so two returns can be
-        closer than ``every`` by the difference of their commit times (milliseconds)."""
+        this caller's), with the time the turn was taken in the clock that spaces them
+        (``time.monotonic()`` in one process, the database's epoch seconds across processes).
+        Discord allows one gateway IDENTIFY per bucket every 5 seconds for the whole bot,
+        whichever process sends it. Each caller returns after its own commit, so two returns
+        can be closer than ``every`` by the difference of their commit times."""
         lock = self._turn_locks.setdefault(name, asyncio.Lock())
         async with lock:  # one waiter per name in this process; the database orders the rest
             if self.shared:
-                await self._wait_turn_shared(name, every)
-                return
+                return await self._wait_turn_shared(name, every)
             wait = self._turns.get(name, -math.inf) + every - time.monotonic()
             if wait > 0:
                 await asyncio.sleep(wait)
-            self._turns[name] = time.monotonic()
+            taken = self._turns[name] = time.monotonic()
+            return taken
 
-    async def _wait_turn_shared(self, name: str, every: float) -> None:
+    async def _wait_turn_shared(self, name: str, every: float) -> float:
         now = text("SELECT extract(epoch from clock_timestamp())")
         async with self.db.engine.begin() as conn:  # the lock is held until the turn is taken
             await conn.execute(
@@ -125,3 +126,4 @@ class RateLimits:
             await conn.execute(
                 stmt.on_conflict_do_update(index_elements=["name"], set_={"last_at": taken})
             )
+        return taken

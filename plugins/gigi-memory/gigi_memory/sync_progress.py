@@ -6,6 +6,7 @@ beside the counts; anywhere else (a pipe, a log file, CI) a line is printed per 
 
 from __future__ import annotations
 
+import sys
 from typing import Any, TextIO
 
 import click
@@ -26,7 +27,7 @@ class SyncProgress:
     """Shows a job's ``JobProgress`` each time it changes; ``close`` ends the bar's line."""
 
     def __init__(self, label: str, file: TextIO | None = None) -> None:
-        self.file = file or click.get_text_stream("stderr")
+        self.file = file or sys.stderr
         self.shown: Any = None
         self.bar: Any = None
         if _is_terminal(self.file):

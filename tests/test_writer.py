@@ -7,10 +7,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from types import SimpleNamespace
 
 import pytest
 from sqlalchemy import Column, Integer, MetaData, String, Table, func, insert, select
 
+import gigi_core.store.writer as writer_module
 from gigi_core.store.db import Database
 from tests.conftest import _fresh_postgres_database
 
@@ -258,6 +260,25 @@ async def test_commits_never_checkpoint_the_wal_the_checkpoint_thread_does(tmp_p
         busy, frames, copied = writer.last_checkpoint
         assert busy == 0 and frames > 2500 and copied == frames
         assert await names(database) == sorted(["first", "last", *["x" * 4000] * 3000])
+    finally:
+        await database.close()
+
+
+async def test_the_first_batch_checkpoints_on_a_machine_booted_seconds_ago(
+    tmp_path, monkeypatch
+) -> None:
+    """``time.monotonic()`` counts from boot: "never checkpointed" must not read as "just
+    now" (CI's new machines were up for minutes, and the first checkpoint waited an hour)."""
+    monkeypatch.setattr(writer_module, "time", SimpleNamespace(monotonic=lambda: 5.0))
+    database = Database(f"sqlite+aiosqlite:///{tmp_path / 'boot.db'}")
+    try:
+        async with database.engine.begin() as conn:
+            await conn.run_sync(ITEMS.metadata.create_all)
+        database.writer.checkpoint_seconds = 3600.0
+        await database.writer.write(add("first"))
+        assert database.writer._checkpointing is not None
+        await asyncio.wait([database.writer._checkpointing])
+        assert database.writer.last_checkpoint is not None
     finally:
         await database.close()
 

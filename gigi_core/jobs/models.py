@@ -131,7 +131,7 @@ class JobContext:
         self._reporter = reporter
         self._stop_reason: str | None = None  # "cancel" | "stop" | "lost"
         self._seen_stop = False
-        self._last_write = 0.0
+        self._last_write = float("-inf")  # monotonic: the first report is written at once
         self.pending: JobProgress | None = None  # the latest report not yet written
 
     @property

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+import math
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -105,7 +106,7 @@ class Writer:
         self._checkpoint_engine: Engine | None = None
         self._checkpoint_conn: Connection | None = None
         self._checkpointing: asyncio.Future[Any] | None = None
-        self._checkpointed_at = 0.0  # time.monotonic() of the last checkpoint's start
+        self._checkpointed_at = -math.inf  # monotonic (0 is "just now" on a new boot)
         #: (busy, frames in the WAL, frames copied back) of the last checkpoint, or None.
         self.last_checkpoint: tuple[int, int, int] | None = None
 

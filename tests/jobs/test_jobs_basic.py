@@ -192,3 +192,22 @@ async def test_a_worker_started_in_the_kernel_picks_up_new_jobs(database_url, tm
         await until(lambda: len(ran) == 1, within=5)
         await kernel.jobs.run_until_idle()  # waits for the running worker instead
         assert (await kernel.jobs.get(job_id)).status == "done"
+
+
+async def test_the_first_progress_report_is_written_on_a_machine_booted_lately(
+    monkeypatch,
+) -> None:
+    """``time.monotonic()`` counts from boot: "never reported" must not read as "just now"."""
+    from types import SimpleNamespace
+
+    import gigi_core.jobs.models as models
+
+    monkeypatch.setattr(models, "time", SimpleNamespace(monotonic=lambda: 0.1))
+    written: list[tuple[int, int | None, str | None]] = []
+
+    async def reporter(done: int, total: int | None, note: str | None) -> None:
+        written.append((done, total, note))
+
+    ctx = JobContext(job_id="j", name="t", attempt=1, key=None, kernel=None, reporter=reporter)
+    await ctx.progress(1, 10)
+    assert written == [(1, 10, None)] and ctx.pending is None

@@ -36,7 +36,7 @@ class Store:
     dialect: str
     fts_secure_delete: bool = False  # SQLite >= 3.42 removes deleted words from FTS5 at once
     fts_dirty: bool = False  # words of deleted or edited text may linger in FTS5 segments
-    last_compact_at: float = 0.0
+    last_compact_at: float = float("-inf")  # monotonic (0 would be "just now" on a new boot)
     last_compact_seconds: float = 0.0
 
     # -- full-text upkeep (SQLite) ---------------------------------------------------------------

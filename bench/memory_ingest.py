@@ -20,13 +20,19 @@ Timed, per backend, on a fresh database each:
   the same migrated tables and indexes - SQLite ``executemany`` 1,000 rows a transaction
   (WAL, synchronous=NORMAL), PostgreSQL ``COPY`` 10,000 rows a transaction.
 Both counts are checked (messages and mentions) afterwards. Target: Gigi >= 50 % of raw.
-On PostgreSQL a ``CHECKPOINT`` precedes each timed phase: the side that runs second does not
-pay for the dirty pages and the full-page writes the first one left.
+Both sides start timing as ``gigi run`` does once started (``freeze_startup_heap``: the
+start-up heap frozen, the collector's first threshold raised), and are put back after.
+On PostgreSQL each timed phase has the server to itself: the raw database is dropped once
+counted (otherwise autovacuum works through its million new rows while Gigi runs) and a
+``CHECKPOINT`` precedes each phase (the side that runs second does not pay for the dirty
+pages and the full-page writes the first one left).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import logging
 import os
 import sqlite3
@@ -56,6 +62,20 @@ COLUMNS = (
 )
 MENTION_COLUMNS = "guild_id, message_id, user_id, channel_id, author_id, created_ms"
 DAY_MS = 86_400_000
+
+
+@contextlib.contextmanager
+def as_started() -> Iterator[None]:
+    """The collector as ``gigi run`` sets it once started; Python's defaults again after."""
+    from gigi_core.cli.common import freeze_startup_heap
+
+    thresholds = gc.get_threshold()
+    freeze_startup_heap()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*thresholds)
 
 
 def spec(i: int, start_ms: int) -> tuple[str, str, str, int, tuple[str, ...]]:
@@ -187,10 +207,8 @@ async def counts(kernel: Any) -> tuple[int, int]:
 
 async def gigi_ingest(url: str, texts: list[str]) -> tuple[float, int]:
     """Seconds from the first publish to the last commit; messages written."""
-    import gigi_memory
     from gigi_memory.service import service_of
 
-    from gigi_core.events import MessageCreated
     from gigi_core.testing import open_test_kernel
 
     home = Path(tempfile.mkdtemp(prefix="gigi-bench-ingest-"))
@@ -198,31 +216,40 @@ async def gigi_ingest(url: str, texts: list[str]) -> tuple[float, int]:
         await enable_all(kernel)
         svc = service_of(kernel)
         first = start_ms()
-        started = time.perf_counter()
-        for lo, hi in chunks(len(texts), 500):
-            for i in range(lo, hi):
-                mid, channel, author, created, mentioned = spec(i, first)
-                await kernel.publish(
-                    MessageCreated(
-                        guild_id="g1",
-                        message_id=mid,
-                        channel_id=channel,
-                        author_id=author,
-                        created_at=datetime.fromtimestamp(created / 1000, UTC),
-                        text=texts[i],
-                        mentioned_user_ids=mentioned,
-                    )
+        with as_started():
+            return await _publish_all(kernel, svc, texts, first)
+
+
+async def _publish_all(kernel: Any, svc: Any, texts: list[str], first: int) -> tuple[float, int]:
+    import gigi_memory
+
+    from gigi_core.events import MessageCreated
+
+    started = time.perf_counter()
+    for lo, hi in chunks(len(texts), 500):
+        for i in range(lo, hi):
+            mid, channel, author, created, mentioned = spec(i, first)
+            await kernel.publish(
+                MessageCreated(
+                    guild_id="g1",
+                    message_id=mid,
+                    channel_id=channel,
+                    author_id=author,
+                    created_at=datetime.fromtimestamp(created / 1000, UTC),
+                    text=texts[i],
+                    mentioned_user_ids=mentioned,
                 )
-            await kernel.events.drain()  # the observer queue holds 1,000 events
-            while len(svc.writer.queue) > HIGH_WATER:  # noqa: ASYNC110 (no event to wait on)
-                await asyncio.sleep(0.002)
-        assert await gigi_memory.flush(kernel, 600)
-        seconds = time.perf_counter() - started
-        assert svc.writer.stats.dropped == 0, svc.writer.stats
-        n, m = await counts(kernel)
-        expected_mentions = sum(1 for i in range(len(texts)) if i % 10 == 0)
-        assert (n, m) == (len(texts), expected_mentions), (n, m)
-        return seconds, n
+            )
+        await kernel.events.drain()  # the observer queue holds 1,000 events
+        while len(svc.writer.queue) > HIGH_WATER:  # noqa: ASYNC110 (no event to wait on)
+            await asyncio.sleep(0.002)
+    assert await gigi_memory.flush(kernel, 600)
+    seconds = time.perf_counter() - started
+    assert svc.writer.stats.dropped == 0, svc.writer.stats
+    n, m = await counts(kernel)
+    expected_mentions = sum(1 for i in range(len(texts)) if i % 10 == 0)
+    assert (n, m) == (len(texts), expected_mentions), (n, m)
+    return seconds, n
 
 
 async def breakdown(url: str, texts: list[str]) -> tuple[float, float, float]:
@@ -273,10 +300,9 @@ async def raw_ingest(url: str, texts: list[str], raw_url: str) -> tuple[float, i
         await enable_all(kernel)
         svc = service_of(kernel)
         first = start_ms()
-        if url.startswith("sqlite"):
-            seconds = await asyncio.to_thread(raw_sqlite, raw_url, svc, texts, first)
-        else:
-            seconds = await asyncio.to_thread(raw_postgres, raw_url, svc, texts, first)
+        raw = raw_sqlite if url.startswith("sqlite") else raw_postgres
+        with as_started():
+            seconds = await asyncio.to_thread(raw, raw_url, svc, texts, first)
         n, m = await counts(kernel)
         assert n == len(texts) and m == sum(1 for i in range(len(texts)) if i % 10 == 0)
         return seconds, n
@@ -310,11 +336,14 @@ def postgres_database(uri: str, name: str) -> tuple[str, str]:
     return libpq.replace("postgresql://", "postgresql+psycopg://"), libpq
 
 
-def checkpoint(uri: str) -> None:
-    """Write out what the phase before left dirty, so neither side pays for the other's."""
+def checkpoint(uri: str, drop: str | None = None) -> None:
+    """Write out what the phase before left dirty, so neither side pays for the other's;
+    ``drop``: a database done with, which autovacuum would otherwise work on meanwhile."""
     import psycopg
 
     with psycopg.connect(uri, autocommit=True) as conn:
+        if drop is not None:
+            conn.execute(f'DROP DATABASE "{drop}" WITH (FORCE)')
         conn.execute("CHECKPOINT")
 
 
@@ -341,10 +370,11 @@ def main(n: int = 500_000, only: str | None = None) -> None:
         checkpoint(uri)
         raw = asyncio.run(raw_ingest(raw_url, texts, raw_libpq))
         gigi_url, _ = postgres_database(uri, "bench_gigi")
-        checkpoint(uri)
+        checkpoint(uri, drop="bench_raw")
         gigi = asyncio.run(gigi_ingest(gigi_url, texts))
         report("postgres", texts, gigi, raw)
         parts_url, _ = postgres_database(uri, "bench_parts")
+        checkpoint(uri, drop="bench_gigi")
         parts(asyncio.run(breakdown(parts_url, texts[:PARTS])))
     finally:
         server.cleanup()

@@ -16,8 +16,8 @@ stream run between them; the first call after that loop turn finds the CPU cache
 writer's work, so the three take that slot in turn, and each is reported over all its calls,
 over those first calls, and over the others. Target: p99 <= 50 µs.
 
-As ``gigi run`` does, the heap built by set-up is frozen (``gc.freeze()``) before the timed
-calls (``--no-freeze``: not). Every garbage collection during them is recorded (``gc.callbacks``:
+As ``gigi run`` does, the heap built by set-up is frozen and the collector's first threshold
+raised (``freeze_startup_heap``) before the timed calls (``--no-freeze``: neither). Every garbage collection during them is recorded (``gc.callbacks``:
 start, stop, generation), so the slow calls can be split into those a collection
 interrupted and the rest (the OS preempting the process, another thread holding the GIL).
 """
@@ -40,6 +40,8 @@ os.environ.setdefault("GIGI_MEMORY_QUEUE", "1000000")
 
 from memory_ingest import enable_all, make_event, postgres_database, start_ms
 from memory_search import generate
+
+from gigi_core.cli.common import freeze_startup_heap
 
 
 def empty_observer(event: Any, kernel: Any) -> None:
@@ -119,9 +121,9 @@ async def run(url: str, label: str, samples: int, texts: list[str], freeze: bool
         cold: dict[str, list[bool]] = {name: [] for name in names}
         spans: dict[str, list[tuple[int, int]]] = {name: [] for name in names}
         clock = time.perf_counter_ns
+        thresholds = gc.get_threshold()
         if freeze:
-            gc.collect()
-            gc.freeze()
+            freeze_startup_heap()
         collections = GcLog()
         gc.callbacks.append(collections)
         started = time.perf_counter()
@@ -143,6 +145,7 @@ async def run(url: str, label: str, samples: int, texts: list[str], freeze: bool
         gc.callbacks.remove(collections)
         if freeze:
             gc.unfreeze()
+            gc.set_threshold(*thresholds)
         written = svc.writer.stats.written - written_before
         stop.set()
         await background

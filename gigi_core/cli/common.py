@@ -44,8 +44,16 @@ class CliState:
         return await Kernel.open(self.database_url, self.home, plugins=self.plugins())
 
 
+#: Allocations (net of frees) between two youngest-generation collections once started;
+#: Python's default is 700. Memory's ingest queues thousands of messages in a burst, and at
+#: 700 every burst paid ~1,000 passes of 0.7 ms and ~90 of 6 ms per 300,000 messages (10 %
+#: of bench P3's PostgreSQL time); at 10,000, five passes of 3-10 ms (docs/design-notes.md).
+GC_FIRST_THRESHOLD = 10_000
+
+
 def freeze_startup_heap() -> int:
-    """Exclude what start-up built (modules, registries, caches) from later full collections.
+    """Exclude what start-up built (modules, registries, caches) from later full collections,
+    and collect the youngest generation less often.
 
     A long-running process (``gigi run``, ``gigi worker``) otherwise rescans those 100,000+
     objects in every generation-2 collection: a 60-200 ms pause of the event loop, the
@@ -56,6 +64,8 @@ def freeze_startup_heap() -> int:
 
     gc.collect()
     gc.freeze()
+    _, second, third = gc.get_threshold()
+    gc.set_threshold(GC_FIRST_THRESHOLD, second, third)
     return gc.get_freeze_count()
 
 

@@ -47,7 +47,7 @@ class CliState:
 #: Allocations (net of frees) between two youngest-generation collections once started;
 #: Python's default is 700. Memory's ingest queues thousands of messages in a burst, and at
 #: 700 every burst paid ~1,000 passes of 0.7 ms and ~90 of 6 ms per 300,000 messages (10 %
-#: of bench P3's PostgreSQL time); at 10,000, five passes of 3-10 ms (docs/design-notes.md).
+#: of bench P3's PostgreSQL time); at 10,000, a few longer passes (docs/design-notes.md).
 GC_FIRST_THRESHOLD = 10_000
 
 

@@ -23,7 +23,7 @@ Both counts are checked (messages and mentions) afterwards. Target: Gigi >= 50 %
 Both sides start timing as ``gigi run`` does once started (``freeze_startup_heap``: the
 start-up heap frozen, the collector's first threshold raised), and are put back after.
 On PostgreSQL each timed phase has the server to itself: the raw database is dropped once
-counted (otherwise autovacuum works through its million new rows while Gigi runs) and a
+counted (so nothing of it, autovacuum included, can run during Gigi's phase) and a
 ``CHECKPOINT`` precedes each phase (the side that runs second does not pay for the dirty
 pages and the full-page writes the first one left).
 """

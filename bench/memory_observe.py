@@ -25,6 +25,7 @@ interrupted and the rest (the OS preempting the process, another thread holding 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import os
@@ -38,10 +39,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("GIGI_MEMORY_QUEUE", "1000000")
 
-from memory_ingest import enable_all, make_event, postgres_database, start_ms
+from memory_ingest import as_started, enable_all, make_event, postgres_database, start_ms
 from memory_search import generate
 
-from gigi_core.cli.common import freeze_startup_heap
+from gigi_core.cli.common import GC_FIRST_THRESHOLD
 
 
 def empty_observer(event: Any, kernel: Any) -> None:
@@ -121,31 +122,26 @@ async def run(url: str, label: str, samples: int, texts: list[str], freeze: bool
         cold: dict[str, list[bool]] = {name: [] for name in names}
         spans: dict[str, list[tuple[int, int]]] = {name: [] for name in names}
         clock = time.perf_counter_ns
-        thresholds = gc.get_threshold()
-        if freeze:
-            freeze_startup_heap()
         collections = GcLog()
-        gc.callbacks.append(collections)
-        started = time.perf_counter()
-        for i in range(samples):
-            kept, gated = event(i), event(i, "off")  # built just before, as a surface does
-            shift = i % 3  # each contender takes the first slot after a loop turn in turn
-            for k in range(3):
-                name = names[(k + shift) % 3]
-                fn = calls[name]
-                t = clock()
-                fn(kept, gated)
-                t1 = clock()
-                times[name].append(t1 - t)
-                spans[name].append((t, t1))
-                cold[name].append(k == 0 and i % 10 == 0)
-            if i % 10 == 9:
-                await asyncio.sleep(0.002)  # ~10 s for 50,000 samples: many writer batches
-        seconds = time.perf_counter() - started
-        gc.callbacks.remove(collections)
-        if freeze:
-            gc.unfreeze()
-            gc.set_threshold(*thresholds)
+        with as_started() if freeze else contextlib.nullcontext():
+            gc.callbacks.append(collections)  # after the freeze's own collection
+            started = time.perf_counter()
+            for i in range(samples):
+                kept, gated = event(i), event(i, "off")  # built just before, as a surface does
+                shift = i % 3  # each contender takes the first slot after a loop turn in turn
+                for k in range(3):
+                    name = names[(k + shift) % 3]
+                    fn = calls[name]
+                    t = clock()
+                    fn(kept, gated)
+                    t1 = clock()
+                    times[name].append(t1 - t)
+                    spans[name].append((t, t1))
+                    cold[name].append(k == 0 and i % 10 == 0)
+                if i % 10 == 9:
+                    await asyncio.sleep(0.002)  # ~10 s for 50,000 samples: many writer batches
+            seconds = time.perf_counter() - started
+            gc.callbacks.remove(collections)
         written = svc.writer.stats.written - written_before
         stop.set()
         await background
@@ -199,7 +195,8 @@ def main(samples: int = 50_000, freeze: bool = True, only: str | None = None) ->
     logging.disable(logging.INFO)
     texts = generate(20_000)
     folder = Path(tempfile.mkdtemp(prefix="gigi-bench-observe-"))
-    print(f"gc: threshold {gc.get_threshold()}, set-up heap {'frozen' if freeze else 'not frozen'}")
+    as_run = f"as `gigi run` sets it (first threshold {GC_FIRST_THRESHOLD:,}, set-up heap frozen)"
+    print(f"gc during the timed calls: {as_run if freeze else gc.get_threshold()}")
     if only in (None, "sqlite"):
         db = f"sqlite+aiosqlite:///{folder / 'gigi.db'}"
         asyncio.run(run(db, "sqlite", samples, texts, freeze))

@@ -305,7 +305,9 @@ class EventBus:
             while True:
                 try:
                     result = call(event=event, kernel=kernel)
-                    if asyncio.iscoroutine(result) or isinstance(result, asyncio.Future):
+                    if result is not None and (
+                        asyncio.iscoroutine(result) or isinstance(result, asyncio.Future)
+                    ):
                         await self._awaited(observer, line, event, result)
                     else:
                         line.delivered += 1
@@ -413,11 +415,16 @@ def _wanted(observer: _Observer, event: Event, facts: _GuildFacts | None) -> Eve
     """The event as this observer gets it, or None when it is not delivered to it."""
     if facts is None:  # no guild: a direct message
         return event if observer.dm_events else None
-    if not observer.manifests & facts.enabled:
+    if observer.manifests.isdisjoint(facts.enabled):
         return None
-    if isinstance(event, MESSAGE_EVENTS) and any(
-        channel is not None and facts.states.get(channel, "active") != "active"
-        for channel in (event.channel_id, event.parent_channel_id)
+    states = facts.states  # paused or secured channels only, usually none
+    if (
+        states
+        and isinstance(event, MESSAGE_EVENTS)
+        and (
+            states.get(event.channel_id, "active") != "active"
+            or states.get(event.parent_channel_id or "", "active") != "active"
+        )
     ):
         if isinstance(event, MessageEdited):
             # Not observed here, yet what was kept of the old text must not outlive it.

@@ -8,6 +8,7 @@ and ``lifecycle`` (retention, privacy).
 
 from __future__ import annotations
 
+from functools import cache
 from importlib.resources import files
 from typing import Any
 
@@ -84,9 +85,16 @@ async def shutdown(kernel: Any) -> None:
 
 @hookimpl
 def observe_event(event: Any, kernel: Any) -> None:
+    _gate()(event, kernel)
+
+
+@cache
+def _gate() -> Any:
+    """The gate, loaded with the first event rather than with the plugin; cached, as an
+    ``import`` statement in the hook cost ~0.25 µs an event."""
     from gigi_memory.observe import handle
 
-    handle(event, kernel)
+    return handle
 
 
 @hookimpl

@@ -94,10 +94,13 @@ def handle(event: Any, kernel: Any) -> None:
     if isinstance(event, MessageCreated):
         if event.author_is_self:  # Gigi's own answers quote what it was given: never kept
             return
-        gate = live_gate(svc, event, millis(event.created_at))
+        created = millis(event.created_at)
+        gate = live_gate(svc, event, created)
         if not gate.ingest:
             return
-        svc.writer.enqueue(Op("create", event.guild_id, None, event=event, gate=gate))
+        svc.writer.enqueue(
+            Op("create", event.guild_id, None, event=event, gate=gate, created_ms=created)
+        )
     elif isinstance(event, MessageEdited):
         if cache.known(event.guild_id, event.channel_id, event.parent_channel_id):
             svc.writer.enqueue(

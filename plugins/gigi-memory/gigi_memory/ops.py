@@ -38,17 +38,20 @@ class Op:
     event: Any = None  # the live MessageCreated, until ``materialize``
     gate: Any = None
     ahead: Any = None  # (rules, storage, content) made while an earlier batch committed
+    created_ms: int | None = None  # the live event's time, as the gate already computed it
 
     def materialize(self) -> dict[str, Any]:
         """The op's fields; a live create's are built here, in the writer, not the handler."""
         if self.data is None:
-            self.data = create_data(self.event, self.gate)
+            self.data = create_data(self.event, self.gate, self.created_ms)
             self.event = self.gate = None
         return self.data
 
 
-def create_data(event: Any, gate: Any) -> dict[str, Any]:
+def create_data(event: Any, gate: Any, created_ms: int | None = None) -> dict[str, Any]:
     """The writer's insert for a message the gate let in (live, or paged by a backfill)."""
+    if created_ms is None:
+        created_ms = millis(event.created_at)
     return {
         "message_id": event.message_id,
         "channel_id": event.channel_id,
@@ -56,7 +59,7 @@ def create_data(event: Any, gate: Any) -> dict[str, Any]:
         "author_id": event.author_id,
         "surface": event.surface,
         "reply_to_id": event.reply_to_id,
-        "created_ms": millis(event.created_at),
+        "created_ms": created_ms,
         "text": event.text,
         "mentions": event.mentioned_user_ids,
         "retention_days": gate.retention_days,

@@ -221,6 +221,23 @@ async def test_a_burst_is_sealed_in_batches_that_the_kernels_sealer_opens(kernel
     }
 
 
+async def test_the_content_hash_is_keyed_blake2b_of_guild_and_text_on_every_call(kernel) -> None:
+    """The guild's keyed prefix is hashed once and copied per text: the copy must leave it
+    as it was (the same text hashes the same the second time) and keep guilds apart."""
+    import hashlib
+
+    svc = service_of(kernel)
+    first = svc.text_hash("g1", "release on friday")
+    assert svc.text_hash("g1", "release on friday") == first
+    assert svc.text_hash("g1", "release on monday") != first
+    assert svc.text_hash("g2", "release on friday") != first
+    for guild, text in (("g1", "release on friday"), ("g2", ""), ("g1", "ünïcode ✓")):
+        want = hashlib.blake2b(
+            f"{guild}\0{text}".encode(), key=svc._hash_key, digest_size=32
+        ).hexdigest()
+        assert svc.text_hash(guild, text) == want
+
+
 @pytest.mark.parametrize("redelivered", [False, True], ids=["copy", "dedupe-fallback"])
 async def test_every_ledger_column_is_stored_from_its_message(kernel, redelivered) -> None:
     """The writer builds each row as a tuple in ``ledger.COLUMNS`` order: every column holds

@@ -439,4 +439,7 @@ async def _embed_batch(
         i += len(spans)
     marked, written = await pending.write(svc.engine, svc.dialect, guild_id, batch, key, plan)
     svc.vectors.generation += 1
+    if marked:  # marking rows embedded re-indexes their words (not a HOT update): merge later
+        svc.store.note_written()
+        svc.writer.wake()
     return {"messages": marked, "segments": written, "skipped": len(plan) - marked}

@@ -240,6 +240,18 @@ class Writer:
     def _begin_second(self) -> Any:
         return self._begin(second=True)
 
+    def wake(self) -> None:
+        """Someone else wrote rows (the embedding job): merge when idle, as after a batch."""
+        if self._closed:
+            return
+        if self._wake is None:
+            self._wake = asyncio.Event()
+        self._wake.set()
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(
+                self._run(), name="gigi-memory-writer"
+            )
+
     async def _compact(self) -> None:
         try:
             await self.service.store.compact()
@@ -248,9 +260,11 @@ class Writer:
             log.warning("memory: full-text compaction failed: %s", type(exc).__name__)
 
     async def compact_now(self) -> None:
-        """Commit what is queued, then rewrite the FTS5 index if text was removed (tests)."""
+        """Commit what is queued, then on SQLite rewrite the FTS5 index if text was removed
+        (privacy: no removed word left). PostgreSQL's merge only speeds reads: it waits."""
         await self.flush()
-        await self._compact()
+        if self.service.dialect == "sqlite":
+            await self._compact()
 
     async def _apply_overlapped(self, batch: list[Op]) -> None:
         """``_apply(batch)``, while the creates queued behind it are redacted and sealed.
@@ -290,6 +304,7 @@ class Writer:
             run = batch[i:j]
             try:
                 results = await self._run_ops(run)
+                self.service.store.note_written()
                 if run[0].kind != "create":  # segments may have gone: the NumPy cache re-checks
                     self.service.vectors.generation += 1
             except Exception as exc:

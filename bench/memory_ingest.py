@@ -52,10 +52,8 @@ from memory_search import generate
 
 CHANNELS = 10
 AUTHORS = 200
-HIGH_WATER = 20_000
-PARTS = (
-    50_000  # messages for the breakdown  # queued for the writer: the publisher waits above this
-)
+HIGH_WATER = 20_000  # queued for the writer: the publisher waits above this
+PARTS = 50_000  # messages for the breakdown
 COLUMNS = (
     "guild_id, message_id, channel_id, author_id, surface, created_ms, retention_until_ms, "
     "content_hash, search_text, sealed_key_id, sealed_nonce, sealed_text"

@@ -81,15 +81,7 @@ class Writer:
         if wait:
             op.future = asyncio.get_running_loop().create_future()
         self.queue.append(op)
-        if self._wake is None:
-            self._wake = asyncio.Event()
-        self._wake.set()
-        if self._task is None or self._task.done():
-            # Only here: the loop lookup is a getpid() system call (CPython 3.11), 5 % of
-            # the loop's time when it was made per message (py-spy --native, bench P3).
-            self._task = asyncio.get_running_loop().create_task(
-                self._run(), name="gigi-memory-writer"
-            )
+        self.wake()
         return op.future
 
     async def submit(self, op: Op) -> Any:
@@ -241,13 +233,16 @@ class Writer:
         return self._begin(second=True)
 
     def wake(self) -> None:
-        """Someone else wrote rows (the embedding job): merge when idle, as after a batch."""
+        """Work was queued, or rows were written elsewhere (the embedding job) that the
+        idle writer's compaction should see: the task runs (started if it is not)."""
         if self._closed:
             return
         if self._wake is None:
             self._wake = asyncio.Event()
         self._wake.set()
         if self._task is None or self._task.done():
+            # Only here: the loop lookup is a getpid() system call (CPython 3.11), 5 % of
+            # the loop's time when it was made per message (py-spy --native, bench P3).
             self._task = asyncio.get_running_loop().create_task(
                 self._run(), name="gigi-memory-writer"
             )

@@ -81,7 +81,8 @@ class MemoryService:
             with contextlib.suppress(BaseException):
                 await self._refresher
         await self.writer.close()
-        # No removed word may survive a stop inside SQLite's FTS5 segments (nothing when clean).
+        # No removed word may survive a stop inside SQLite's FTS5 segments; PostgreSQL's
+        # GIN pending list is merged for the next start's searches (nothing when clean).
         with contextlib.suppress(Exception):
             await self.store.compact()
         await self.vectors.close()

@@ -17,6 +17,12 @@ from typing import Any
 import click
 
 
+class _UsageRefusal(click.ClickException):
+    """The command names a guild or channel the file is not of: exit code 2, as for usage."""
+
+    exit_code = 2
+
+
 def add_commands(cli: Any) -> None:
     @cli.group("memory")
     def memory() -> None:
@@ -32,20 +38,46 @@ def add_commands(cli: Any) -> None:
     @click.option(
         "--channel", "channel_id", help="Import into this channel (default: the export's)."
     )
+    @click.option(
+        "--allow-other-guild",
+        is_flag=True,
+        help="Store an export of another guild under --guild (refused otherwise).",
+    )
+    @click.option(
+        "--allow-other-channel",
+        is_flag=True,
+        help="Store an export of another channel under --channel (refused otherwise).",
+    )
     @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
     @click.pass_context
     def import_(
-        ctx: click.Context, export: Path, guild_id: str, channel_id: str | None, as_json: bool
+        ctx: click.Context,
+        export: Path,
+        guild_id: str,
+        channel_id: str | None,
+        allow_other_guild: bool,
+        allow_other_channel: bool,
+        as_json: bool,
     ) -> None:
         """Import a DiscordChatExporter JSON export of one channel into memory.
 
         The channel must be enabled (/memory enable) and the same rules as for live messages
         apply: retention (older messages are skipped), bots only when allowed, nothing from
         while the channel was secure. Importing twice inserts nothing twice. A malformed file
-        is refused with the JSON path of its first error, and nothing is imported.
+        is refused with the JSON path of its first error, and nothing is imported; so is an
+        export of another guild or channel than --guild / --channel (exit code 2) unless
+        --allow-other-guild / --allow-other-channel says it is meant. Messages timed more
+        than a day ahead or longer than 4,000 characters are skipped and counted.
         """
-        from gigi_memory.importer import ExportError, ImportRefused, read_export
+        from gigi_memory.importer import (
+            ExportError,
+            ExportMismatch,
+            ImportRefused,
+            check_target,
+            read_export,
+        )
 
+        allow = {"allow_other_guild": allow_other_guild, "allow_other_channel": allow_other_channel}
         try:
             parsed = read_export(export)
         except ExportError as exc:
@@ -54,9 +86,12 @@ def add_commands(cli: Any) -> None:
         url = getattr(root, "database_url", None)
         home = getattr(root, "home", None)
         try:
+            check_target(parsed, guild_id=guild_id, channel_id=channel_id, **allow)
             import asyncio  # here, not at import: `gigi plugins list` stays a cold start
 
-            report = asyncio.run(_import(parsed, guild_id, channel_id, url, home, as_json))
+            report = asyncio.run(_import(parsed, guild_id, channel_id, url, home, as_json, allow))
+        except ExportMismatch as exc:
+            raise _UsageRefusal(f"{export}: {exc}") from None
         except ImportRefused as exc:
             raise click.ClickException(str(exc)) from None
         if as_json:
@@ -145,6 +180,7 @@ async def _import(
     url: str | None,
     home: str | None,
     quiet: bool,
+    allow: dict[str, bool],
 ) -> Any:
     from gigi_core import Kernel
     from gigi_memory.importer import run_import
@@ -152,7 +188,9 @@ async def _import(
     kernel = await Kernel.open(url, home)
     try:
         if quiet or not parsed.messages:
-            return await run_import(kernel, parsed, guild_id=guild_id, channel_id=channel_id)
+            return await run_import(
+                kernel, parsed, guild_id=guild_id, channel_id=channel_id, **allow
+            )
         with click.progressbar(
             length=len(parsed.messages), label="importing", file=sys.stderr
         ) as bar:
@@ -164,7 +202,7 @@ async def _import(
                 last = done
 
             return await run_import(
-                kernel, parsed, guild_id=guild_id, channel_id=channel_id, progress=step
+                kernel, parsed, guild_id=guild_id, channel_id=channel_id, progress=step, **allow
             )
     finally:
         await kernel.close()

@@ -6,11 +6,16 @@ policy gate as a live one (the channel must be enabled, with a retention; bots o
 allowed; nothing from while the channel was paused or secure) except the "since the channel was
 enabled" rule: an import is an admin's explicit backfill. Message ids dedupe, so importing
 twice inserts nothing twice; deleted messages stay deleted.
+
+An export is a file anyone can write: one of another guild (or, with ``--channel``, another
+channel) is refused unless the operator says so, and a message Discord could not have sent
+(a time more than a day ahead, text over 4,000 characters) is skipped and counted.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,6 +36,11 @@ NEVER_CHANNEL_TYPES = {
     "GuildPrivateThread": "a private thread",
 }
 BATCH = 1000
+#: Discord's own cap on a message's text (with Nitro; 2,000 without): longer is forged.
+MAX_CONTENT_CHARS = 4000
+#: How far ahead of this machine's clock a message's time may be (clock skew): later is forged.
+FUTURE_SLACK_MS = 24 * 3600 * 1000
+AUTHOR_NAME_MAX = 100
 
 
 class ExportError(ValueError):
@@ -53,6 +63,8 @@ class ExportMessage:
     author_is_bot: bool
     mentions: tuple[str, ...]
     reply_to_id: str | None
+    # The export's ``author.nickname``, else ``author.name``, cut at 100: not used yet.
+    author_name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -117,6 +129,20 @@ def _time(obj: dict[str, Any], key: str, path: str, *, optional: bool = False) -
     return int(when.timestamp() * 1000)
 
 
+def _author_name(author: dict[str, Any], path: str) -> str | None:
+    """The name shown in the guild (``nickname``), else the account's (``name``); None if
+    neither is given. A present value that is not a string is a malformed export."""
+    for key in ("nickname", "name"):
+        value = author.get(key)
+        if value is not None and not isinstance(value, str):
+            raise ExportError(f"{path}.{key}", f"expected a string, found {_kind(value)}")
+    for key in ("nickname", "name"):
+        value = author.get(key)
+        if isinstance(value, str) and value.strip():
+            return value[:AUTHOR_NAME_MAX]
+    return None
+
+
 def _kind(value: Any) -> str:
     if value is None:
         return "null"
@@ -166,6 +192,7 @@ def parse_export(data: Any) -> Export:
                 author_is_bot=is_bot,
                 mentions=mentions,
                 reply_to_id=reply_to,
+                author_name=_author_name(author, f"{path}.author"),
             )
         )
     return Export(guild_id or "", channel_id or "", channel_type, messages)
@@ -192,6 +219,34 @@ class ImportRefused(Exception):
     """The export cannot go into memory as asked (the channel is not enabled, ...)."""
 
 
+class ExportMismatch(ImportRefused):
+    """The export is of another guild or channel than the one named: a usage error."""
+
+
+def check_target(
+    export: Export,
+    *,
+    guild_id: str,
+    channel_id: str | None,
+    allow_other_guild: bool = False,
+    allow_other_channel: bool = False,
+) -> None:
+    """Refuse an export of another guild (or, when a channel is named, another channel):
+    its messages would be stored, searched and kept under the wrong guild's policy."""
+    if export.guild_id != guild_id and not allow_other_guild:
+        raise ExportMismatch(
+            f"the export is of guild {export.guild_id} (its guild.id), not guild {guild_id} "
+            f"(--guild); nothing was imported. Check --guild, or add --allow-other-guild to "
+            f"store its messages under guild {guild_id} anyway"
+        )
+    if channel_id is not None and export.channel_id != channel_id and not allow_other_channel:
+        raise ExportMismatch(
+            f"the export is of channel {export.channel_id} (its channel.id), not channel "
+            f"{channel_id} (--channel); nothing was imported. Leave out --channel, or add "
+            f"--allow-other-channel to store its messages under channel {channel_id} anyway"
+        )
+
+
 async def run_import(
     kernel: Any,
     export: Export,
@@ -199,11 +254,20 @@ async def run_import(
     guild_id: str,
     channel_id: str | None = None,
     progress: Callable[[int], None] | None = None,
+    allow_other_guild: bool = False,
+    allow_other_channel: bool = False,
 ) -> ImportReport:
     from gigi_memory.erasures import Erased
     from gigi_memory.quiet import QuietSpans
     from gigi_memory.service import service_of
 
+    check_target(
+        export,
+        guild_id=guild_id,
+        channel_id=channel_id,
+        allow_other_guild=allow_other_guild,
+        allow_other_channel=allow_other_channel,
+    )
     channel = channel_id or export.channel_id
     if export.channel_type in NEVER_CHANNEL_TYPES:
         raise ImportRefused(
@@ -232,8 +296,9 @@ async def run_import(
         marks = await tombstones.load(conn, guild_id, [m.id for m in export.messages])
     queued: list[str] = []
     seen: set[str] = set()
+    latest = int(time.time() * 1000) + FUTURE_SLACK_MS
     for done, msg in enumerate(export.messages, start=1):
-        reason = _skip(svc, guild_id, channel, msg, quiet)
+        reason = _implausible(msg, latest) or _skip(svc, guild_id, channel, msg, quiet)
         if reason is None and erased.before(msg.author_id, msg.created_ms):
             reason = "authors who asked to be forgotten"
         if reason is None:
@@ -258,6 +323,16 @@ async def run_import(
     if failed:
         report.skipped["not written (see the log)"] += failed
     return report
+
+
+def _implausible(msg: ExportMessage, latest_ms: int) -> str | None:
+    """A message Discord could not have sent: refused, not clamped (a time moved or a text
+    cut would be stored as if the author had written it so; 9999 would never expire)."""
+    if msg.created_ms > latest_ms or (msg.edited_ms or 0) > latest_ms:
+        return "future timestamp"
+    if len(msg.content) > MAX_CONTENT_CHARS:
+        return "too long"
+    return None
 
 
 def _skip(svc: Any, guild_id: str, channel: str, msg: ExportMessage, quiet: Any) -> str | None:

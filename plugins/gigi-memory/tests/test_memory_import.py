@@ -113,7 +113,7 @@ async def test_import_refuses_channels_memory_must_not_hold(kernel) -> None:
                 kernel, parse_export(export(msg("1", "x"), channel_type=kind)), guild_id="g1"
             )
     with pytest.raises(ImportRefused, match="not enabled in guild g2"):
-        await run_import(kernel, data, guild_id="g2")
+        await run_import(kernel, data, guild_id="g2", allow_other_guild=True)
     await kernel.set_channel_state("g1", "c1", "secure", by="admin")
     with pytest.raises(ImportRefused, match="secure"):
         await run_import(kernel, data, guild_id="g1")

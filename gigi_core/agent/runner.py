@@ -292,30 +292,36 @@ class Runner:
     ) -> tuple[bool | None, bool | None]:
         """Arguments marked ``x-gigi-channel`` (or typed ``x-gigi-type: channel``) name
         channels the actor must be able to view, and the answer's audience too: (actor may,
-        audience may), None where nothing was asked."""
+        audience may), None where nothing was asked.
+
+        An omitted channel argument means the channel asked in (the tools' default), which is
+        read just as surely: it passes the actor's check too (seeing a channel is not reading
+        its history: Discord's Read Message History)."""
         props = spec.args.get("properties") or {}
-        channels = [
-            str(args[k])
+        marked = [
+            k
             for k, p in props.items()
             if isinstance(p, dict)
             and (p.get("x-gigi-channel") or p.get("x-gigi-type") == "channel")
-            and k in args
         ]
-        if not channels:
+        named = [str(args[k]) for k in marked if k in args]
+        own = self.request.channel_id
+        implied = [own] if own is not None and any(k not in args for k in marked) else []
+        if not named and not implied:
             return None, None
         check = self.request.channel_visible
         if check is None:
-            return all(c == self.request.channel_id for c in channels), None
-        # The request's own channel is checked too: seeing a channel is not reading its
-        # history (Discord's Read Message History), and a tool may read back through it.
-        for channel in dict.fromkeys(channels):
+            return all(c == own for c in named), None
+        for channel in dict.fromkeys([*named, *implied]):
             if not await check(channel):
                 return False, None
+        if not named:
+            return True, None  # the channel asked in is always in its answer's audience
         # An answer shown publicly lists only what its whole audience may read: a moderator
         # asking in #general must not have a tool read #mods into it (the surface narrows
         # ``visible_channels`` to that audience; ``channel_visible`` is the actor's own).
         listed = await self.request.visible_channels() if self.request.visible_channels else None
-        return True, listed is None or all(c in listed for c in channels)
+        return True, listed is None or all(c in listed for c in named)
 
     # -- writes --------------------------------------------------------------------------
 

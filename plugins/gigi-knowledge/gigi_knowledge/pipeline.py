@@ -73,9 +73,9 @@ async def process(svc: KnowledgeService, job: Job) -> None:
             return  # "thanks", "lol": nothing durable
         ctx = _context(svc, job, window, model)
         kind = next((LIGHT[c] for c in kinds if c in LIGHT), "discussion")
-        about = ctx.clean([e for e in cls.entities if len(e) <= 60], 60)[:3]
-        note = f"A {kind} came up" + (f" about {', '.join(about)}." if about else ".")
-        svc.notes.add(note_row(ctx, kind, note, cls.confidence, focus))
+        note = light_note(ctx, kind, [e for e in cls.entities if len(e) <= 60])
+        if note is not None:
+            svc.notes.add(note_row(ctx, kind, note, cls.confidence, focus))
         return
     known = await _known_entities(svc, job.guild_id)
     score = complexity.score(window, cls.categories, cls.entities, cls.confidence, s.window_size)
@@ -108,6 +108,24 @@ async def process(svc: KnowledgeService, job: Job) -> None:
             await check_contradictions(svc, job.guild_id, job.channel_id, decision)
         except Exception as exc:
             log.warning("knowledge: contradiction check failed: %s", type(exc).__name__)
+
+
+def light_note(ctx: Context, kind: str, names: list[str]) -> str | None:
+    """Tier 1's note naming at most three entities, under the same guard as every row: a
+    name joins only if the whole note still copies no message (three short names can
+    rebuild a sentence); None when even the bare note would copy one."""
+
+    def text(about: list[str]) -> str:
+        return f"A {kind} came up" + (f" about {', '.join(about)}." if about else ".")
+
+    about: list[str] = []
+    for name in ctx.clean(names, 60):
+        if len(about) == 3:
+            break
+        if not ctx.guard.copies(text([*about, name])):
+            about.append(name)
+    note = text(about)
+    return None if ctx.guard.copies(note) else note
 
 
 async def _fallback(

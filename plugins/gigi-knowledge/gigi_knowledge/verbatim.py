@@ -1,39 +1,118 @@
 """The no-verbatim guard: model output that copies a run of a message's words is not stored.
 
-Seed 004 asks for synthesised text only; a model may still echo its input. Any stored
-string sharing a run of ``RUN`` consecutive words with a window message is rejected (the
-item is dropped, or a generic note written instead), so message text cannot reach a table
-through the model either.
+Seed 004 asks for synthesised text only; a model may still echo its input. Everything one
+row stores together (all its text fields and tags, joined in order) is compared with the
+window's messages after both are normalised (NFKC, case-folded, invisible and format
+characters and combining marks removed): a row sharing a run of ``RUN`` consecutive words
+with a message, or a message of ``WHOLE`` letters or more whole, is a copy. Words are also
+compared with their spacing removed (``SQUASHED`` letters or more), so a copy whose words
+were glued together, or split with a zero-width character, a fullwidth letter or across
+several tags, is the same copy. The item is then dropped, or stored without the parts that
+made it one (``trimmed``), so message text cannot reach a table through the model either.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
+import unicodedata
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 RUN = 6
-_WORD = re.compile(r"\w+", re.UNICODE)
+WHOLE = 12  # a short message copied whole: at least this many letters
+SQUASHED = 20  # a run compared without its spacing: at least this many letters
+_PREFIX = 8
+# Default-ignorable characters that are not of category Cf (fillers, variation selectors).
+_IGNORABLE = frozenset(
+    "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u3164\uffa0"
+    + "".join(chr(c) for c in range(0xFE00, 0xFE10))
+)
 
 
-def _grams(text: str) -> set[tuple[str, ...]]:
-    words = _WORD.findall(text.lower())
-    return {tuple(words[i : i + RUN]) for i in range(len(words) - RUN + 1)}
+def _kept(ch: str) -> bool:
+    cat = unicodedata.category(ch)
+    return (
+        cat not in ("Cf", "Mn", "Me", "Cc", "Cs", "Co")
+        and ch not in _IGNORABLE
+        and not (0xE0100 <= ord(ch) <= 0xE01EF)
+    )
+
+
+def normalise(text: str) -> str:
+    """The text as compared: compatibility forms folded (fullwidth → ASCII), case-folded,
+    accents and invisible characters removed; every other non-word character a space."""
+    folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text).casefold())
+    out = []
+    for ch in folded:
+        if ch.isspace() or ch == "_":
+            out.append(" ")
+        elif _kept(ch):
+            out.append(ch if unicodedata.category(ch)[0] in "LNM" else " ")
+        # else dropped: a zero-width space inside a word leaves the word whole
+    return unicodedata.normalize("NFC", "".join(out))
+
+
+def words(text: str) -> list[str]:
+    return normalise(text).split()
+
+
+def _grams(ws: Sequence[str]) -> set[tuple[str, ...]]:
+    return {tuple(ws[i : i + RUN]) for i in range(len(ws) - RUN + 1)}
+
+
+def row_text(parts: Iterable[Any]) -> str:
+    """Everything one row stores together as one text: strings and lists of strings, in order."""
+    out: list[str] = []
+    for part in parts:
+        if isinstance(part, str):
+            out.append(part)
+        elif isinstance(part, list | tuple):
+            out.extend(p for p in part if isinstance(p, str))
+    return "\n".join(out)
 
 
 class VerbatimGuard:
     def __init__(self, texts: Iterable[str]) -> None:
         self._grams: set[tuple[str, ...]] = set()
-        self._whole: list[str] = []
+        self._whole: list[str] = []  # short messages, spacing removed
+        self._runs: dict[str, list[str]] = {}  # a run's first letters -> runs, spacing removed
         for text in texts:
-            self._grams |= _grams(text)
-            norm = " ".join(_WORD.findall(text.lower()))
-            if len(norm) >= 12:
-                self._whole.append(norm)
+            ws = words(text)
+            self._grams |= _grams(ws)
+            squashed = "".join(ws)
+            if len(squashed) >= WHOLE:
+                self._whole.append(squashed)
+            for i in range(max(len(ws) - RUN + 1, 0)):
+                run = "".join(ws[i : i + RUN])
+                if len(run) >= SQUASHED:
+                    self._runs.setdefault(run[:_PREFIX], []).append(run)
 
     def copies(self, value: str | None) -> bool:
+        """True when ``value`` (a field, or ``row_text`` of a whole row) copies a message."""
         if not value:
             return False
-        norm = " ".join(_WORD.findall(value.lower()))
-        if any(w in norm for w in self._whole):  # a short message copied whole
+        ws = words(value)
+        if self._grams and not self._grams.isdisjoint(_grams(ws)):
             return True
-        return bool(self._grams and not self._grams.isdisjoint(_grams(value)))
+        squashed = "".join(ws)
+        if any(w in squashed for w in self._whole):  # a short message copied whole
+            return True
+        if self._runs:
+            for i in range(len(squashed) - _PREFIX + 1):
+                for run in self._runs.get(squashed[i : i + _PREFIX], ()):
+                    if squashed.startswith(run, i):
+                        return True
+        return False
+
+    def copies_row(self, *parts: Any) -> bool:
+        return self.copies(row_text(parts))
+
+
+def trimmed(guard: VerbatimGuard, item: Any, core: str, extras: dict[str, Any]) -> Any:
+    """``item`` with its optional fields ``extras`` (field -> cleaned value) as stored: kept
+    when the whole row passes the guard, emptied when together they copy a message (the
+    ``core`` field passed on its own). The row's fields are checked as one text, so a run
+    split over the summary and its tags is found."""
+    values = dict(extras)
+    if guard.copies_row(getattr(item, core), *values.values()):
+        values = {k: [] if isinstance(v, list) else None for k, v in values.items()}
+    return item.model_copy(update=values)

@@ -24,10 +24,11 @@ import sqlalchemy as sa
 from gigi_knowledge import dedup, tables, vectors
 from gigi_knowledge.ops import Op, apply_ops
 from gigi_knowledge.refs import cited, source_ref
-from gigi_knowledge.verbatim import VerbatimGuard
+from gigi_knowledge.verbatim import VerbatimGuard, trimmed
 from gigi_knowledge.window import WindowMessage
 
 DAY_MS = 86_400_000
+ALIAS_LIMIT = 120
 E, R, D, A, S, V = (
     tables.entities,
     tables.relationships,
@@ -99,6 +100,16 @@ class Context:
                 out.append(v)
         return out
 
+    def trim(self, item: Any, core: str, **extras: Any) -> Any:
+        """``item`` with its optional fields as they will be stored (``verbatim.trimmed``)."""
+        cleaned = {
+            k: self.clean(v, ALIAS_LIMIT if k == "aliases" else 40)
+            if isinstance(v, list)
+            else (None if self.guard.copies(v) else v)
+            for k, v in extras.items()
+        }
+        return trimmed(self.guard, item, core, cleaned)
+
 
 def _vector_row(
     ctx: Context, kind: str, source_id: str, model: str, vec: Any, row: dict[str, Any], **extra: Any
@@ -168,6 +179,17 @@ async def write_extraction(svc: Any, ctx: Context, extraction: Any) -> Written:
     for r in extraction.items["relationships"]:
         if (msgs := keep(r, r.context)) is not None:
             rels.append((r, msgs))
+    # Each row as stored, checked as one text: its optional fields go when together with
+    # the rest they copy a message (a run split over the summary and its tags).
+    decisions = [
+        (ctx.trim(d, "summary", rationale=d.rationale, tags=d.tags), m) for d, m in decisions
+    ]
+    actions = [
+        (ctx.trim(a, "description", owner_name=a.owner_name, tags=a.tags), m) for a, m in actions
+    ]
+    signals = [(ctx.trim(sig, "summary", tags=sig.tags), m) for sig, m in signals]
+    ents = [(ctx.trim(e, "name", aliases=e.aliases), m) for e, m in ents]
+    rels = [(ctx.trim(r, "relationship", context=r.context), m) for r, m in rels]
 
     # Tier 3 texts, embedded before any connection is taken; the texts go out of scope here.
     texts = [d.summary + (f" — {d.rationale}" if d.rationale else "") for d, _ in decisions]
@@ -361,7 +383,7 @@ def _entities(
     names: dict[str, str] = {}
     for i, (e, msgs) in enumerate(ents):
         vec = evecs[i] if i < len(evecs) else None
-        aliases = ctx.clean(e.aliases, 120)
+        aliases = ctx.clean(e.aliases, ALIAS_LIMIT)
         keys = {norm(e.name), *(norm(a) for a in aliases)}
         rows = by_type.setdefault(e.type, [])
         match = next(
@@ -378,13 +400,16 @@ def _entities(
                 match = best
         user = e.member_id if e.type == "person" and e.member_id in ctx.members else None
         if match is not None:
-            gained = []
+            gained: list[str] = []
             for alias in [" ".join(e.name.split()), *aliases]:
                 if norm(alias) != norm(match.name) and norm(alias) not in {
-                    norm(k) for k in match.aliases
+                    norm(k) for k in [*match.aliases, *gained]
                 }:
-                    match.aliases.append(alias)
                     gained.append(alias)
+            # The stored row gains them: its name and aliases together must not copy either.
+            if gained and ctx.guard.copies_row(match.name, match.aliases, gained):
+                gained = []
+            match.aliases.extend(gained)
             values: dict[str, Any] = {
                 "mention_count": E.c.mention_count + 1,
                 "last_mentioned_ms": ctx.now_ms,

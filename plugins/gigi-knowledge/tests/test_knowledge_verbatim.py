@@ -1,0 +1,110 @@
+"""Extract-and-forget against a model that disguises its copies (issue 28, item 1): a run of
+a message's words with a zero-width character inside each word, in fullwidth letters,
+split over several tags of one row, glued without spaces, or joined by tier 1's light note
+from three entity names, is still a copy and never reaches a table."""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Any
+
+from knowledge_fakes import action, classify, decision, entity, extraction, signal
+from knowledge_helpers import all_tables_text, enable, message, publish, rows
+
+CANARY = "the quokka canary ledger says zanzibar ninety seven pounds tomorrow at noon sharp"
+WORDS = CANARY.split()
+
+
+def zero_width(text: str) -> str:
+    """A zero-width space inside every word: ``q\u200buokka``."""
+    return " ".join(w[:1] + "\u200b" + w[1:] for w in text.split())
+
+
+def fullwidth(text: str) -> str:
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else "\u3000" for c in text)
+
+
+def _plain(stored: str) -> str:
+    """An independent reading of what is stored: compatibility forms folded, format
+    characters dropped, every other non-letter a space."""
+    folded = unicodedata.normalize("NFKC", stored).casefold()
+    kept = "".join(c for c in folded if unicodedata.category(c) != "Cf")
+    return " ".join("".join(c if c.isalnum() else " " for c in kept).split())
+
+
+def leaked_runs(stored: str) -> list[str]:
+    plain = _plain(stored)
+    squashed = plain.replace(" ", "")
+    runs = [" ".join(WORDS[i : i + 6]) for i in range(len(WORDS) - 5)]
+    return [r for r in runs if r in plain or r.replace(" ", "") in squashed]
+
+
+def test_normalised_text_folds_the_disguises() -> None:
+    from gigi_knowledge.verbatim import VerbatimGuard, normalise
+
+    assert normalise(zero_width(CANARY)) == CANARY
+    assert normalise(fullwidth(CANARY)) == CANARY
+    assert normalise("The\u00adQuokka\u2060 CANARY_ledger") == "thequokka canary ledger"
+    guard = VerbatimGuard([CANARY])
+    assert guard.copies(zero_width(CANARY))
+    assert guard.copies(fullwidth("quokka canary ledger says zanzibar ninety"))
+    assert guard.copies("quokkacanaryledgersayszanzibarninety")
+    assert guard.copies_row("A ledger note", ["the quokka canary", "ledger says zanzibar"])
+    assert not guard.copies_row("A ledger note", ["quokka", "zanzibar"])
+    assert not guard.copies("A figure for the ledger was shared before noon")
+
+
+async def test_disguised_copies_in_extracted_rows_are_not_stored(kernel: Any, model: Any) -> None:
+    await enable(kernel)
+    m = message(CANARY)
+    ids = [m.message_id]
+    model.on("classify", classify(high=True))
+    model.on(
+        "extract",
+        extraction(
+            decisions=[
+                decision(zero_width(CANARY), ids),
+                decision(
+                    "A ledger figure was agreed",
+                    ids,
+                    tags=["the quokka canary", "ledger says zanzibar", "ninety seven pounds"],
+                ),
+                decision("A second ledger figure", ids, rationale=fullwidth(CANARY)),
+            ],
+            signals=[signal(fullwidth(CANARY), ids), signal(CANARY.replace(" ", ""), ids)],
+            actions=[action(zero_width(" ".join(WORDS[3:10])), ids)],
+            entities=[
+                entity(
+                    "Ledger",
+                    ids,
+                    aliases=["the quokka canary ledger", "says zanzibar ninety seven"],
+                )
+            ],
+        ),
+    )
+    await publish(kernel, m)
+    stored = await all_tables_text(kernel)
+    assert leaked_runs(stored) == []
+    # What did not copy was kept: the synthesised decisions (without the tags and
+    # rationale that together copied the message) and the entity (without its aliases).
+    summaries = sorted(d.summary for d in await rows(kernel, "knowledge_decisions"))
+    assert summaries == ["A ledger figure was agreed", "A second ledger figure"]
+    for d in await rows(kernel, "knowledge_decisions"):
+        assert d.rationale is None and d.tags in ([], "[]")
+    (e,) = await rows(kernel, "knowledge_entities")
+    assert e.name == "Ledger" and e.aliases in ([], "[]")
+
+
+async def test_the_light_note_never_joins_names_into_a_copy(kernel: Any, model: Any) -> None:
+    await enable(kernel)
+    m = message(CANARY)
+    names = [" ".join(WORDS[0:5]), " ".join(WORDS[5:10]), " ".join(WORDS[10:15])]
+    model.on(
+        "classify",
+        classify(high=False, categories=["question"], entities=names),
+    )
+    await publish(kernel, m)
+    (note,) = await rows(kernel, "knowledge_signals")
+    assert note.signal_type == "question"
+    assert note.summary.startswith("A question came up")
+    assert leaked_runs(await all_tables_text(kernel)) == []

@@ -10,8 +10,8 @@ import click
 
 from gigi_core import __version__
 from gigi_core.cli.common import CliState, fail
+from gigi_core.cli.logsetup import configure as configure_logging
 from gigi_core.errors import GigiError
-from gigi_core.llm.logfilter import SecretFilter
 
 
 class GigiGroup(click.Group):
@@ -38,23 +38,6 @@ class GigiGroup(click.Group):
         return None
 
 
-class _Formatter(logging.Formatter):
-    """One line per record; tracebacks only with --debug (the exception's message stays)."""
-
-    def __init__(self, debug: bool) -> None:
-        super().__init__("%(levelname)s %(name)s: %(message)s")
-        self.debug = debug
-
-    def format(self, record: logging.LogRecord) -> str:
-        if self.debug or not record.exc_info:
-            return super().format(record)
-        exc = record.exc_info[1]
-        line = super().format(
-            logging.makeLogRecord({**record.__dict__, "exc_info": None, "exc_text": None})
-        )
-        return f"{line}: {type(exc).__name__}: {exc}"
-
-
 @click.group(cls=GigiGroup)
 @click.version_option(__version__, prog_name="gigi")
 @click.option(
@@ -69,10 +52,7 @@ class _Formatter(logging.Formatter):
 @click.pass_context
 def cli(ctx: click.Context, database_url: str | None, home: str | None, debug: bool) -> None:
     """Gigi: a Discord-native agent runtime. The LLM proposes; Gigi validates and executes."""
-    handler = logging.StreamHandler()
-    handler.setFormatter(_Formatter(debug))
-    handler.addFilter(SecretFilter())  # every logger Gigi enables, httpx's transport too
-    logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, handlers=[handler])
+    configure_logging(debug)  # with --debug, no library's DEBUG records (they carry data)
     state = ctx.ensure_object(CliState)
     state.database_url, state.home, state.debug = database_url or None, home or None, debug
 

@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import sqlalchemy as sa
 
 from gigi_core import ToolExecutionError
-from gigi_knowledge import tables
+from gigi_knowledge import models, tables
 from gigi_knowledge.refs import iso
 from gigi_knowledge.service import ChannelInfo, context_line, now_ms, ready
 
@@ -96,6 +96,7 @@ async def enable(ctx: Any, channel: str, timezone: str | None = None) -> dict[st
             if state == "active"
             else f"; the channel is {state}, so nothing is read until it is resumed"
         ),
+        **await models.readiness(ctx.kernel, ctx.guild_id),
     }
 
 
@@ -171,6 +172,7 @@ async def status(ctx: Any, channel: str | None = None) -> dict[str, Any]:
         "queue": {"waiting": len(svc.queue), "dropped": svc.queue.dropped},
         "writer": {"pending": len(svc.notes), "failed": svc.notes.failed},
         "model": {"fallbacks": svc.fallbacks, "escalations": svc.escalations},
+        **await models.readiness(ctx.kernel, ctx.guild_id),
     }
 
 

@@ -9,6 +9,8 @@ Message text is sent as data in a user message, never as instructions.
 Slots are purposes (docs/knowledge.md "Model slots"): each call asks for its own purpose
 (``classify``, ``extract``, ``summarise``, ``complex``); an owner with no profile for it
 serves it with its general one (``routing`` or ``chat``: the kernel's ``purpose_chain``).
+The kernel's chain for ``classify`` ends at ``routing``; here it goes on to ``chat``, as
+every other slot's does, so a server with one ``chat`` profile gets the whole pipeline.
 """
 
 from __future__ import annotations
@@ -49,6 +51,51 @@ SUMMARISE = (
     "calmly, as a discreet butler would: no exclamation marks; name dates approximately. "
     "Answer only with JSON matching the schema."
 )
+
+
+# Beyond the kernel's chain: where a purpose goes when no owner serves it (nor its chain).
+THEN_CHAT = {"classify": "chat"}
+# The slots the pipeline needs (seed 004 §5.4) and what each does, for enable and status.
+NEEDED = {"classify": "classify messages", "extract": "extract knowledge"}
+SLOTS = ("classify", "extract", "summarise")
+
+
+async def serving(kernel: Any, guild_id: str, purpose: str) -> tuple[str, Any]:
+    """(the purpose asked, its resolution) for a slot, ``chat`` after ``classify``'s chain;
+    raises the kernel's ``NothingToResolve`` (which says what to configure) when none."""
+    from gigi_core.llm import NothingToResolve
+
+    try:
+        return purpose, await kernel.llm.resolve(guild_id, purpose, None, billing="server")
+    except NothingToResolve:
+        if purpose not in THEN_CHAT:
+            raise
+    after = THEN_CHAT[purpose]
+    return after, await kernel.llm.resolve(guild_id, after, None, billing="server")
+
+
+async def readiness(kernel: Any, guild_id: str) -> dict[str, Any]:
+    """Which model serves each slot here (None: nothing can), and a warning in plain words
+    when the pipeline cannot run, for ``/knowledge enable`` and ``status``."""
+    from gigi_core import GigiError
+
+    models: dict[str, str | None] = {}
+    problems: list[str] = []
+    for slot in SLOTS:
+        try:
+            _, res = await serving(kernel, guild_id, slot)
+            models[slot] = f"{res.model} ({res.provider}, {res.owner} {res.purpose} profile)"
+        except GigiError as exc:
+            models[slot] = None
+            if slot in NEEDED:
+                problems.append(f"no model can {NEEDED[slot]}: {exc}")  # says what to add
+    out: dict[str, Any] = {"models": models}
+    if problems:
+        out["warning"] = (
+            "; ".join(problems) + " — so nothing is extracted in this server until an admin "
+            "adds a `chat` model profile (it serves every slot)"
+        )
+    return out
 
 
 class ModelFailed(Exception):
@@ -93,8 +140,13 @@ async def _ask(
     deadline: float,
     max_tokens: int,
 ) -> tuple[Any, str]:
+    from gigi_core import GigiError
     from gigi_core.llm import ChatRequest, StructuredOutput, SystemMessage, UserMessage
 
+    try:
+        purpose, _ = await serving(kernel, guild_id, purpose)
+    except GigiError as exc:
+        raise ModelFailed(slot, type(exc).__name__) from None
     request = ChatRequest(
         model=purpose,  # the profile's model wins
         messages=[SystemMessage(content=system), UserMessage(content=user)],

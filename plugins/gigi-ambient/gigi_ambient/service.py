@@ -31,6 +31,22 @@ ANSWERED = 200  # the persona's own message ids kept per channel, to see replies
 EXPIRE_SECONDS = 60.0  # how often a server's stored history is cut to its retention
 
 
+# Memory's gate, mirrored (plugins are independent): never a DM, a group DM or a private
+# thread, whatever channel id an admin enabled; never a bot's or a webhook's message.
+SKIPPED_KINDS = ("dm", "group_dm", "private_thread")
+
+
+def answerable(event: Any) -> bool:
+    """A member's message in a guild channel the persona may follow (not Gigi, a bot or
+    a webhook, not a DM or a private thread)."""
+    return not (
+        event.author_is_self
+        or event.author_is_bot
+        or event.author_is_webhook
+        or event.channel_kind in SKIPPED_KINDS
+    )
+
+
 def service_of(kernel: Any) -> AmbientService:
     svc = kernel.__dict__.get(KEY)
     if svc is None:
@@ -275,7 +291,7 @@ class AmbientService:
         if isinstance(event, ReactionsCleared):
             await self._reactions_cleared(event)
             return
-        if not isinstance(event, MessageCreated) or event.author_is_self or event.author_is_bot:
+        if not isinstance(event, MessageCreated) or not answerable(event):
             return
         persona = (await self.channels(guild)).get(event.channel_id)
         if persona is None or not event.text.strip():

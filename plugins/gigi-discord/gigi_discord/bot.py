@@ -97,6 +97,14 @@ class GigiBot(Publisher, discord.AutoShardedClient):
 
         install(self.tree, kernel)
 
+    def dispatch(self, event_name: str, /, *args: Any, **kwargs: Any) -> None:
+        """Every gateway event passes here: a role, channel or member change drops the cached
+        audiences of public answers (``gigi_discord.audience``) before any handler runs."""
+        from gigi_discord.audience import forget
+
+        forget(event_name, args)
+        super().dispatch(event_name, *args, **kwargs)
+
     @property
     def runtime(self) -> Any:
         """The agent runtime; the kernel's own unless one was injected (tests, evals)."""

@@ -7,6 +7,7 @@ from typing import Any
 import discord
 
 from gigi_core.surfaces import Actor, ChannelCheck, ChannelLister
+from gigi_discord.audience import audience
 
 
 def is_guild_admin(user: discord.abc.User, permissions: discord.Permissions | None = None) -> bool:
@@ -96,8 +97,9 @@ def channel_lister(
     (fail closed); archived threads are not in the cache, and a public one follows its parent.
 
     ``shown_in``: the channel where the answer is posted for everyone there to read. Then
-    only channels that audience can read too are listed (``audience``): a moderator asking
-    in #general must not have #mods quoted to the whole server.
+    only channels every member of that audience may read too are listed
+    (``gigi_discord.audience``): a moderator asking in #general must not have #mods quoted
+    to the whole server, nor #lounge to the members a Muted role keeps out of it.
     """
 
     async def listed() -> frozenset[str] | None:
@@ -107,27 +109,6 @@ def channel_lister(
         return frozenset(seen)
 
     return listed
-
-
-def audience(guild: discord.Guild, shown_in: Any) -> set[str]:
-    """Channels everyone reading ``shown_in`` may read: ``shown_in`` itself (and, for a
-    channel, its public threads) plus what ``@everyone`` may read anywhere in the guild."""
-    everyone = guild.default_role
-    roots: set[str] = set()
-    for channel in guild.channels:
-        if isinstance(channel, discord.CategoryChannel):
-            continue
-        perms = channel.permissions_for(everyone)
-        if perms.view_channel and perms.read_message_history:
-            roots.add(str(channel.id))
-    if not isinstance(shown_in, discord.Thread):
-        roots.add(str(shown_in.id))
-    threads = {
-        str(t.id)
-        for t in guild.threads
-        if str(t.parent_id) in roots and t.type is not discord.ChannelType.private_thread
-    }
-    return roots | threads | {str(shown_in.id)}
 
 
 async def _readable(guild: discord.Guild | None, user: discord.abc.User) -> set[str]:

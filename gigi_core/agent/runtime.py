@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from gigi_core.agent import context_step
+from gigi_core.agent import context_step, followup
 from gigi_core.agent.confirmations import ConfirmationError, ConfirmationStore
 from gigi_core.agent.contracts import Budgets, ChannelCheck, Reply, Request, new_id
 from gigi_core.agent.journal import RunJournal, durability_from
@@ -48,8 +49,11 @@ class AgentRuntime:
         model: ModelCaller | None = None,
         budgets: Budgets | None = None,
         durability: str | None = None,
+        history_tokens: int = followup.HISTORY_TOKENS,
     ) -> None:
         self.kernel = kernel
+        self.history_tokens = history_tokens  # a follow-up's earlier turns (docs/agent.md)
+        self._saving: dict[str, asyncio.Future[Any]] = {}  # exchanges queued, not yet landed
         self.runs = RunStore(kernel)
         self.confirmations = ConfirmationStore(kernel)
         self.budgets = budgets or Budgets()
@@ -87,24 +91,31 @@ class AgentRuntime:
             actions = self._unasked(actions)
         toolset = self._toolset(actions)
         pack = await context_step.gather(self.kernel, request, view.enabled)
+        conversation = await followup.load(self.kernel, request, self._saving)
+        earlier = followup.history(conversation, pack, self.history_tokens)  # may trim pack
         messages = [
             {"role": "system", "content": persona.system if persona else SYSTEM_PROMPT},
             *(m.model_dump(mode="json") for m in (persona.history if persona else ())),
+            *earlier,
             {"role": "user", "content": context_step.prompt_text(request, pack)},
         ]
-        state, journal = await self._start(request, "agent", toolset, messages=messages)
+        exchange = followup.exchange(request, conversation)
+        state, journal = await self._start(
+            request, "agent", toolset, messages=messages, exchange=exchange
+        )
         if pack is not None:
             await context_step.save(self.kernel, state.run_id, request, pack)
         runner = Runner(self, state, request, self.budgets, journal, view, toolset)
         if pack is not None and pack.answer is not None and not _structured(request):
             try:  # decided by code (a knowledge question with no record): no model call
-                return await runner.finish("done", "no_record", pack.answer)
+                reply = await runner.finish("done", "no_record", pack.answer)
             finally:
                 journal.stop()
+            return self._remember(runner, reply)
         reply = await runner.run()
         if pack is not None:
             reply.sources = {str(n): c.url for n, c in pack.citations.items() if c.url}
-        return reply
+        return self._remember(runner, reply)
 
     async def direct(self, request: Request, action: str, args: Any) -> Reply:
         """An exact command (``/call``, a slash command, ``gigi tools call``): no model at all."""
@@ -152,7 +163,7 @@ class AgentRuntime:
             # Another approver's channels are not the requester's: the tool keeps to its
             # channel rather than see what the approver may see.
             runner.request = replace(runner.request, channel_visible=channel_visible)
-        return await runner.resume("approved", claim)
+        return self._remember(runner, await runner.resume("approved", claim))
 
     async def _end_if_expired(self, confirmation_id: str) -> None:
         """An expired confirmation ends its run: nothing can resume it any more."""
@@ -209,7 +220,7 @@ class AgentRuntime:
             await self._end_if_expired(row.id)
             raise
         runner = await self._runner(run_id, take=("awaiting_confirmation",))
-        return await runner.resume("rejected")
+        return self._remember(runner, await runner.resume("rejected"))
 
     async def cancel(self, run_id: str, actor: Actor, *, guild_id: str | None = None) -> bool:
         await self._same_guild(run_id, guild_id)
@@ -247,6 +258,22 @@ class AgentRuntime:
         return data
 
     # -- internals -----------------------------------------------------------------------
+
+    def _remember(self, runner: Runner, reply: Reply) -> Reply:
+        """An answered conversational run keeps its exchange for a reply to it (followup);
+        queued, so the reply does not wait for it."""
+        run_id = reply.run_id
+        if reply.status != "done" or runner.state.mode != "agent" or not run_id:
+            return reply
+        try:
+            queued = followup.save(self.kernel, runner.state, runner.request, reply.text)
+        except Exception:  # the answer stands; a reply to it starts a new conversation
+            log.exception("run %s: its exchange could not be kept", run_id)
+            return reply
+        if queued is not None and not queued.done():
+            self._saving[run_id] = queued
+            queued.add_done_callback(lambda _: self._saving.pop(run_id, None))
+        return reply
 
     async def _start(
         self, request: Request, mode: str, toolset: Toolset, **fields: Any
@@ -371,7 +398,8 @@ class AgentRuntime:
             raise ConfirmationError(
                 "only the person who started a run, or a server admin, can recover it"
             )
-        return await (await self._runner(run_id, take=("running",))).recover()
+        runner = await self._runner(run_id, take=("running",))
+        return self._remember(runner, await runner.recover())
 
     async def audit(self, request: Request, run_id: str, kind: str, **fields: Any) -> None:
         record = AuditRecord(

@@ -69,6 +69,8 @@ class RunState:
     tokens: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    # the question and the runs before it in its conversation (``followup.save``); sealed
+    exchange: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Shallow on purpose: it is serialised right away, and asdict's deep copy is slow."""

@@ -127,17 +127,26 @@ def call(
 
 
 def _parse_args(text: str) -> Any:
-    """``--args`` as JSON; JSON nested too deeply to parse is a usage error (exit 2) too.
+    """``--args`` as JSON, held here to the depth and size limits of every tool call
+    (``GIGI_TOOL_ARGS_MAX_DEPTH``, ``GIGI_TOOL_ARGS_MAX_CHARS``): a usage error (exit 2).
 
-    What parses is then held to the depth and size limits of every tool call
-    (``GIGI_TOOL_ARGS_MAX_DEPTH``, ``GIGI_TOOL_ARGS_MAX_CHARS``), also exit 2.
+    Checked before the call is journalled: copying a value 600 levels deep for the run's
+    state would exhaust Python's recursion before the kernel's own check is reached.
     """
+    from gigi_core.tools import bounds
+
+    limits = bounds.limits()
     try:
-        return parse_json_option(text, "--args")
+        args = parse_json_option(text, "--args")
     except RecursionError:
         raise UsageFailure(
-            "--args is nested too deeply to read; send a flatter JSON object"
+            f"--args is nested too deeply to read (deeper than {limits.max_depth} levels, "
+            "GIGI_TOOL_ARGS_MAX_DEPTH); send a flatter JSON object"
         ) from None
+    problem = bounds.problem(args, limits)
+    if problem is not None:
+        raise UsageFailure(f"--args: {problem}")
+    return args
 
 
 COMMANDS = [tools_group]

@@ -198,3 +198,27 @@ async def test_tool_results_are_cut_before_questions_and_answers(env) -> None:
     sent = everything([m.model_dump(mode="json") for m in history])
     assert "QUESTION-KEPT" in sent and "ANSWER-KEPT" in sent
     assert "R" * 4000 not in sent  # the tool result went first
+
+
+async def test_a_run_answered_after_a_confirmation_is_followed_up_too(env) -> None:
+    kernel, toolbox, runtime = env
+    rt, model = runtime(call(("box__write", {})), say("WROTE-IT"), say("ok"))
+    paused = await rt.handle(ask("please write it", context=None))
+    assert paused.status == "awaiting_confirmation"
+    done = await rt.confirm(paused.run_id, MEMBER)
+    assert done.status == "done" and toolbox.ran == ["box.write"]
+    await rt.handle(ask("did it work?", context=None, follows_run=paused.run_id))
+    sent = everything([m.model_dump(mode="json") for m in model.requests[2].messages[1:-1]])
+    assert "please write it" in sent and "WROTE-IT" in sent  # kept across the pause
+
+
+async def test_a_follow_up_in_another_channel_or_guild_starts_afresh(env) -> None:
+    kernel, _, runtime = env
+    rt, model = runtime(say("FIRST-ANSWER"), say("ok"), say("ok"))
+    first = await rt.handle(ask("first question", context=None))
+    elsewhere = replace(ask("next", context=None, follows_run=first.run_id), channel_id="c2")
+    await rt.handle(elsewhere)
+    other_guild = replace(ask("next", context=None, follows_run=first.run_id), guild_id="g2")
+    await rt.handle(other_guild)
+    for n in (1, 2):
+        assert [m.role for m in model.requests[n].messages] == ["system", "user"]

@@ -27,7 +27,8 @@ def make_intents(settings: DiscordSettings) -> discord.Intents:
     Guilds give the channel and role cache that permission checks use, and channel, thread
     and guild join/leave events; guild and DM messages give creates, edits and deletes.
     Both privileged intents are opt-in: without message content Discord still sends the
-    text of messages that mention the bot and of DMs; members only adds member-left events.
+    text of messages that mention the bot and of DMs; members adds member-left events and
+    the member list that public answers' audiences are computed from.
     """
     intents = discord.Intents.none()
     intents.guilds = True

@@ -41,7 +41,8 @@ class DiscordSettings:
     ``message_content`` stays off unless asked for: mentions, DMs and slash commands work
     without the privileged intent; `/ask context:channel` and plugins that observe messages
     (memory, knowledge) see the text of other messages only with it. ``members`` (also
-    privileged, off by default) is only needed to tell plugins when a member leaves.
+    privileged, off by default) tells plugins when a member leaves, and gives the member
+    list that a public answer's audience is computed from (``gigi_discord.audience``).
     """
 
     token: str | None = None

@@ -59,6 +59,18 @@ async def test_a_channel_hidden_from_a_role_of_the_audience_is_not_listed(
         assert "not everyone who will see this answer" in str(w.model.requests[-1].messages[-1])
         # Asked inside #lounge, bob is not in the audience: #lounge is listed.
         assert str(lounge.id) in await _listed(w, w.admin, lounge)
+        # Muted loses Read Message History in #town too: seen at the next answer.
+        w.env.backend.set_overwrite(
+            town.id,
+            Overwrite(
+                target_id=muted.id,
+                type=OverwriteType.ROLE,
+                allow=0,
+                deny=discord.Permissions(read_message_history=True).value,
+            ),
+        )
+        await w.env.settle()
+        assert str(town.id) not in await _listed(w, w.admin)
 
 
 @MEMBERS

@@ -85,6 +85,9 @@ class MessageCreated(Event):
     parent_channel_id: str | None = None  # the text/forum channel of a thread
     channel_kind: ChannelKind = "text"
     author_id: str
+    # The name the author wrote under here (a member's display name), untrusted like the
+    # text; None where the surface does not know it.
+    author_name: str | None = None
     author_is_bot: bool = False
     author_is_webhook: bool = False
     author_is_self: bool = False  # written by Gigi itself (its replies, its bot account)

@@ -113,6 +113,7 @@ def message_created(bot: GigiBot, message: discord.Message) -> MessageCreated | 
         parent_channel_id=parent_of(message.channel),
         channel_kind=channel_kind(message.channel, bot),
         author_id=str(message.author.id),
+        author_name=message.author.display_name,
         author_is_bot=message.author.bot,
         author_is_webhook=message.webhook_id is not None,
         author_is_self=own,

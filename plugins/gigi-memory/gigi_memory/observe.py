@@ -101,6 +101,8 @@ def handle(event: Any, kernel: Any) -> None:
         svc.writer.enqueue(
             Op("create", event.guild_id, None, event=event, gate=gate, created_ms=created)
         )
+        if event.author_name and gate.storage != "metadata_only":  # search finds them by name
+            svc.authors.note(event.guild_id, event.author_id, event.author_name, created)
     elif isinstance(event, MessageEdited):
         if cache.known(event.guild_id, event.channel_id, event.parent_channel_id):
             svc.writer.enqueue(

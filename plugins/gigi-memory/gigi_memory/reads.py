@@ -24,7 +24,7 @@ import sqlalchemy as sa
 MAX_SEARCH_WORDS = 32
 COMMON_MATCHES = 5000  # a search word in this many messages or more ranks nothing: dropped
 COMMON_SECONDS = 600.0  # how long a word's (capped) message count is trusted
-_common: dict[tuple[str, int, str], tuple[float, bool]] = {}  # (store, cap, word) -> (at, common)
+_common: dict[tuple[str, int, str], tuple[float, int]] = {}  # (store, cap, word) -> (at, count)
 _shares: dict[tuple[Any, ...], tuple[float, bool]] = {}  # (store, scope) -> (at, FTS5 orders)
 MESSAGE_COLUMNS = (
     "m.id, m.guild_id, m.message_id, m.channel_id, m.parent_channel_id, m.author_id, "
@@ -144,13 +144,10 @@ async def count(
     return int(row[0] or 0), None if row[1] is None else int(row[1])
 
 
-async def selective_words(conn: Any, dialect: str, words: list[str]) -> list[str]:
-    """The query's words without those in ``COMMON_MATCHES`` messages or more (counted up to
-    that cap, across the store, remembered for ``COMMON_SECONDS``): "the" or "we" weigh
-    almost nothing in BM25 or cover density, yet ranking every message that has them is
-    most of a search's time. When every word is that common, all are kept."""
-    if len(words) < 2:
-        return words
+async def word_counts(conn: Any, dialect: str, words: list[str]) -> dict[str, int]:
+    """How many messages hold each word, across the store, counted up to ``COMMON_MATCHES``
+    and remembered for ``COMMON_SECONDS``: the document frequencies of search's BM25 (a
+    word at the cap is common enough that its exact count changes nothing)."""
     if dialect == "sqlite":
         sql = "SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH :w LIMIT :cap)"
     else:
@@ -158,7 +155,7 @@ async def selective_words(conn: Any, dialect: str, words: list[str]) -> list[str
             "SELECT count(*) FROM (SELECT 1 FROM memory_messages m "
             "WHERE m.search_tsv @@ plainto_tsquery('simple', :w) LIMIT :cap) x"
         )
-    kept = []
+    out: dict[str, int] = {}
     now = time.monotonic()
     store = str(conn.engine.url)
     for word in words:
@@ -169,10 +166,19 @@ async def selective_words(conn: Any, dialect: str, words: list[str]) -> list[str
             n = int(await conn.scalar(sa.text(sql), {"w": w, "cap": COMMON_MATCHES}) or 0)
             if len(_common) > 50_000:
                 _common.clear()
-            known = _common[key] = (now, n >= COMMON_MATCHES)
-        if not known[1]:
-            kept.append(word)
-    return kept or words
+            known = _common[key] = (now, n)
+        out[word] = known[1]
+    return out
+
+
+async def selective_words(conn: Any, dialect: str, words: list[str]) -> list[str]:
+    """The query's words without those in ``COMMON_MATCHES`` messages or more: "the" or
+    "we" weigh almost nothing in BM25, yet ranking every message that has them is most of a
+    search's time. When every word is that common, all are kept."""
+    if len(words) < 2:
+        return words
+    counts = await word_counts(conn, dialect, words)
+    return [w for w in words if counts[w] < COMMON_MATCHES] or words
 
 
 async def _fts5_orders(conn: Any, f: Filters) -> bool:
@@ -220,10 +226,20 @@ class Near:
 
 
 async def fulltext_candidates(
-    conn: Any, dialect: str, f: Filters, words: list[str], limit: int, near: Near | None = None
+    conn: Any,
+    dialect: str,
+    f: Filters,
+    words: list[str],
+    limit: int,
+    near: Near | None = None,
+    weights: dict[str, float] | None = None,
 ) -> list[Any]:
     """The full-text path: messages containing any of the words, best first (BM25 / cover
-    density); with ``near`` (PostgreSQL only), each with its vector distance ``vdist``."""
+    density); with ``near`` (PostgreSQL only), each with its vector distance ``vdist``.
+
+    ``weights`` (a word's idf): PostgreSQL orders by the summed weights of the words a
+    message holds before cover density, which has no idf of its own and would otherwise
+    fill ``limit`` with messages repeating a common word (SQLite's BM25 has idf already)."""
     words = list(dict.fromkeys(words))[:MAX_SEARCH_WORDS]
     words = await selective_words(conn, dialect, words)
     where, params, binds = _where(f)
@@ -246,10 +262,20 @@ async def fulltext_candidates(
         for i, word in enumerate(words):
             params[f"w{i}"] = word
             parts.append(f"plainto_tsquery('simple', :w{i})")
+        order = "rank DESC"
+        if weights and len(words) > 1:
+            terms = []
+            for i, word in enumerate(words):
+                params[f"iw{i}"] = float(weights.get(word, 1.0))
+                terms.append(
+                    f"CASE WHEN m.search_tsv @@ plainto_tsquery('simple', :w{i}) "
+                    f"THEN CAST(:iw{i} AS float8) ELSE 0 END"
+                )
+            order = f"({' + '.join(terms)}) DESC, rank DESC"
         sql = (
             f"SELECT {MESSAGE_COLUMNS}, ts_rank_cd(m.search_tsv, q.q) AS rank "
             f"FROM memory_messages m, (SELECT ({' || '.join(parts)}) AS q) q "
-            f"WHERE m.search_tsv @@ q.q AND {where} ORDER BY rank DESC LIMIT :k"
+            f"WHERE m.search_tsv @@ q.q AND {where} ORDER BY {order} LIMIT :k"
         )
         if near is not None:  # the k hits' own segments only (by message), after the LIMIT
             d = int(near.dims)
@@ -261,6 +287,66 @@ async def fulltext_candidates(
                 "ORDER BY ft.rank DESC"
             )
     return list((await conn.execute(sa.text(sql).bindparams(*binds), params)).all())
+
+
+async def followers(conn: Any, row_ids: list[int]) -> dict[int, int]:
+    """For each of ``row_ids``, the message right after it in its channel (or thread):
+    ``{next id: id}``. Deleted and expired messages are skipped over. Search credits a
+    matching reply with the match it answers (both already passed every read filter)."""
+    if not row_ids:
+        return {}
+    sql = sa.text(
+        "SELECT p.id AS prev_id, (SELECT n.id FROM memory_messages n "
+        "WHERE n.guild_id = p.guild_id AND n.channel_id = p.channel_id "
+        "AND (n.created_ms > p.created_ms OR (n.created_ms = p.created_ms AND n.id > p.id)) "
+        "AND n.deleted_ms IS NULL AND n.retention_until_ms > :now "
+        "ORDER BY n.created_ms, n.id LIMIT 1) AS next_id "
+        "FROM memory_messages p WHERE p.id IN :ids"
+    ).bindparams(sa.bindparam("ids", expanding=True))
+    rows = await conn.execute(sql, {"ids": list(row_ids), "now": int(time.time() * 1000)})
+    return {int(n): int(p) for p, n in rows if n is not None}
+
+
+LENGTH_SAMPLE = 1000  # newest messages of a scope whose mean length BM25 normalises by
+_lengths: dict[tuple[Any, ...], tuple[float, float, int]] = {}  # scope -> (at, mean, store)
+
+
+async def collection(conn: Any, f: Filters) -> tuple[float, int]:
+    """(mean words per message in the scope's newest ``LENGTH_SAMPLE``, messages in the
+    store), remembered for ``COMMON_SECONDS``: BM25's length norm and its idf's N (the
+    store's, as the words' counts are: ``word_counts``)."""
+    key = (str(conn.engine.url), f.guild_id, f.channel_ids, f.include_threads)
+    now = time.monotonic()
+    known = _lengths.get(key)
+    if known is None or now - known[0] > COMMON_SECONDS:
+        plain = Filters(f.guild_id, f.channel_ids, f.include_threads, f.now_ms)
+        where, params, binds = _where(plain)
+        params["k"] = LENGTH_SAMPLE
+        sql = (
+            f"SELECT m.search_text FROM memory_messages m WHERE {where} "
+            "ORDER BY m.created_ms DESC LIMIT :k"
+        )
+        rows = (await conn.execute(sa.text(sql).bindparams(*binds), params)).all()
+        lengths = [t.count(" ") + 1 for (t,) in rows if t]
+        mean = sum(lengths) / len(lengths) if lengths else 1.0
+        # The highest id: an estimate (deletes leave gaps) with no scan, on both backends.
+        store = int(await conn.scalar(sa.text("SELECT max(id) FROM memory_messages")) or 0)
+        if len(_lengths) > 10_000:
+            _lengths.clear()
+        known = _lengths[key] = (now, mean, store)
+    return known[1], known[2]
+
+
+async def author_counts(conn: Any, f: Filters, authors: list[str]) -> dict[str, int]:
+    """Messages each author has in the guild (not deleted): a name word's document count."""
+    if not authors:
+        return {}
+    sql = sa.text(
+        "SELECT m.author_id, count(*) FROM memory_messages m WHERE m.guild_id = :guild "
+        "AND m.author_id IN :authors AND m.deleted_ms IS NULL GROUP BY m.author_id"
+    ).bindparams(sa.bindparam("authors", expanding=True))
+    rows = await conn.execute(sql, {"guild": f.guild_id, "authors": authors})
+    return {a: int(n) for a, n in rows}
 
 
 async def recent(conn: Any, f: Filters, limit: int) -> list[Any]:

@@ -30,7 +30,7 @@ class MemoryRetriever:
         self.kernel = kernel
 
     async def retrieve(self, query: str, scope: Scope, limit: int) -> list[Hit]:
-        from gigi_memory import reads, tools
+        from gigi_memory import reads, search
         from gigi_memory.policy import now_ms
 
         svc, channels = await self._ready(scope)
@@ -44,7 +44,7 @@ class MemoryRetriever:
             since_ms=_ms(scope.since),
             until_ms=_ms(scope.until),
         )
-        fused, _ = await tools.hybrid(svc, f, query, limit)
+        fused, _ = await search.hybrid(svc, f, query, limit)
         return [h for row, _, names in fused if (h := _hit(svc, row, names)) is not None]
 
     async def lookup(self, source_ids: Sequence[str], scope: Scope) -> list[Hit]:

@@ -13,6 +13,7 @@ import hashlib
 import logging
 from typing import TYPE_CHECKING, Any
 
+from gigi_memory.authors import Authors
 from gigi_memory.policy import PolicyCache, refresh_seconds
 from gigi_memory.store import Store
 from gigi_memory.vectors import VectorService
@@ -47,6 +48,7 @@ class MemoryService:
         self.store = Store(self.engine, self.dialect)
         self.writer = Writer(self)
         self.vectors = VectorService(self)
+        self.authors = Authors(self.engine, self.dialect)
         self.vector_cache: Any = None  # gigi_memory.vecsearch.VectorCache, made on first search
         self._refresher: asyncio.Task[None] | None = None
         self._hash_key: bytes | None = None
@@ -81,6 +83,8 @@ class MemoryService:
             with contextlib.suppress(BaseException):
                 await self._refresher
         await self.writer.close()
+        with contextlib.suppress(Exception):
+            await self.authors.flush()
         # No removed word may survive a stop inside SQLite's FTS5 segments; PostgreSQL's
         # GIN pending list is merged for the next start's searches (nothing when clean).
         with contextlib.suppress(Exception):

@@ -160,3 +160,15 @@ tombstones = sa.Table(
     sa.Column("at_ms", sa.BigInteger, nullable=False),
     sa.Column("until_ms", sa.BigInteger, nullable=False),
 )
+
+
+authors = sa.Table(
+    "memory_authors",  # migrations/memory_0006: the names members wrote under
+    metadata,
+    sa.Column("guild_id", sa.String(64), primary_key=True),
+    sa.Column("author_id", sa.String(64), primary_key=True),
+    sa.Column("name_words", sa.String(200), primary_key=True),
+    sa.Column("name", sa.String(100), nullable=False),
+    sa.Column("first_ms", sa.BigInteger, nullable=False),
+    sa.Column("last_ms", sa.BigInteger, nullable=False),
+)

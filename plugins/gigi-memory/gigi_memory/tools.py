@@ -8,29 +8,25 @@ cannot tell (the console, a shell) it is the same channel plus its threads, and 
 says so in ``scope.note``. Nothing outside the channels reported in ``scope.channel_ids``
 is ever read, counted or shown.
 
-Search merges the full-text and vector paths (``hybrid``) by reciprocal rank fusion with a
-recency prior; ``paths`` on each hit names the paths that found it. The query is embedded
-before a connection is taken; when there is no embedder, or it fails, search is full text.
+Search merges the full-text and vector paths (``search.hybrid``; the ranking is explained
+in ``lexical``); ``paths`` on each hit names the paths that found it. When there is no
+embedder, or it fails, search is full text.
 """
 
 from __future__ import annotations
 
-import asyncio
 import re
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from gigi_core import ToolExecutionError
-from gigi_memory import reads, vecsearch
+from gigi_memory import reads
 from gigi_memory.policy import now_ms
+from gigi_memory.search import hybrid
 from gigi_memory.service import MemoryService, service_of
 from gigi_memory.text import query_words
-from gigi_memory.vectors import UsageNotRecorded
 
-RRF_K = 60
-RECENCY_WEIGHT = 0.25  # a recency rank counts a quarter of a retrieval path's rank
 SNIPPET_CHARS = 300
 READ_YOUR_WRITES_SECONDS = 0.5
 VISIBLE_GUILD_NOTE = (
@@ -195,101 +191,6 @@ async def count(
 
 
 # -- memory.search -------------------------------------------------------------------------------
-
-
-async def fulltext_path(
-    conn: Any,
-    svc: MemoryService,
-    f: reads.Filters,
-    query: str,
-    limit: int,
-    near: reads.Near | None = None,
-) -> list[Any]:
-    words = query_words(query, svc.cache.guild(f.guild_id).redaction)
-    if not words or svc.cache.guild(f.guild_id).storage == "metadata_only":
-        return []
-    return await reads.fulltext_candidates(conn, svc.dialect, f, words, limit, near)
-
-
-async def vector_path(
-    conn: Any,
-    svc: MemoryService,
-    f: reads.Filters,
-    embedded: tuple[str, Any],
-    limit: int,
-    *,
-    exact: bool = False,
-) -> list[Any]:
-    """Nearest messages by meaning to the query's ``(model, vector)``."""
-    if not f.channel_ids or svc.cache.guild(f.guild_id).storage == "metadata_only":
-        return []
-    model, vector = embedded
-    return await vecsearch.search(conn, svc, f, model, vector, limit, exact=exact)
-
-
-async def hybrid(
-    svc: MemoryService, f: reads.Filters, query: str, limit: int, actor: Any = None
-) -> tuple[list[tuple[Any, float, list[str]]], list[str]]:
-    """(fused hits, the paths that ran): the query embedded once, before any connection is
-    taken (no connection waits on the embedder; without a vector, full text only), then
-    each path on its own connection at once (FTS in the database, NumPy or pgvector beside
-    it). Only the rows the reads' filters let through come back; nothing is unsealed here."""
-    query_embedding = None
-    if f.channel_ids:
-        query_embedding = await svc.vectors.query_vector(f.guild_id, query, actor)
-    embedded = query_embedding.vector if query_embedding is not None else None
-    near = None  # HNSW may answer: the full-text hits bring their distances to check it
-    if embedded is not None:
-        dims = int(embedded[1].shape[0])
-        if vecsearch.may_be_approximate(svc.dialect, f, embedded[0], dims):
-            near = reads.Near(embedded[0], dims, vecsearch.vector_literal(embedded[1]))
-
-    async def fulltext() -> list[Any]:
-        async with reads.connection(svc.engine, svc.dialect) as conn:
-            return await fulltext_path(conn, svc, f, query, limit * 4, near)
-
-    async def vector(exact: bool = False) -> list[Any]:
-        assert embedded is not None
-        async with reads.connection(svc.engine, svc.dialect, transaction=True) as conn:
-            return await vector_path(conn, svc, f, embedded, limit * 4, exact=exact)
-
-    runs: dict[str, Callable[[], Awaitable[list[Any]]]] = {"fulltext": fulltext}
-    if embedded is not None:
-        runs["vector"] = vector
-    try:
-        found = await asyncio.gather(*(run() for run in runs.values()))
-        if len(found) == 2 and vecsearch.walk_missed(found[1], found[0]):
-            # A full-text hit is nearer than HNSW's best: the walk missed the region.
-            vecsearch.walk_misses += 1
-            found[1] = await vector(exact=True)
-    finally:
-        if query_embedding is not None:  # its usage row, committed meanwhile: failed = said
-            try:
-                await query_embedding.recorded()
-            except UsageNotRecorded as exc:
-                raise ToolExecutionError(
-                    "the usage of this search's query embedding could not be recorded "
-                    f"({exc}), so its results were withheld; check that the database is "
-                    "reachable and has space"
-                ) from exc
-    return fuse(dict(zip(runs, found, strict=True)), limit), sorted(runs)
-
-
-def fuse(ranked: dict[str, list[Any]], limit: int) -> list[tuple[Any, float, list[str]]]:
-    """Weighted reciprocal rank fusion over the paths, plus a recency prior."""
-    scores: dict[int, float] = {}
-    rows: dict[int, Any] = {}
-    paths: dict[int, list[str]] = {}
-    for name, hits in ranked.items():
-        for rank, row in enumerate(hits, start=1):
-            scores[row.id] = scores.get(row.id, 0.0) + 1.0 / (RRF_K + rank)
-            rows[row.id] = row
-            paths.setdefault(row.id, []).append(name)
-    by_time = sorted(rows, key=lambda i: rows[i].created_ms, reverse=True)
-    for rank, row_id in enumerate(by_time, start=1):
-        scores[row_id] += RECENCY_WEIGHT / (RRF_K + rank)
-    best = sorted(scores, key=lambda i: (-scores[i], -rows[i].created_ms))[:limit]
-    return [(rows[i], round(scores[i], 6), paths[i]) for i in best]
 
 
 async def search(

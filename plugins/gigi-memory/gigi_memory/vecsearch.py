@@ -85,9 +85,17 @@ def _scope(f: reads.Filters) -> str:
 
 class Nearest(list[Any]):
     """The vector path's rows, best first; ``approximate`` when HNSW found them (each row
-    then has ``distance``), so they may be checked (``walk_missed``)."""
+    then has ``distance``), so they may be checked (``walk_missed``). ``cosines``: row id
+    -> cosine where the rows carry no ``distance`` (SQLite's NumPy scan)."""
 
     approximate: bool = False
+    cosines: dict[int, float] | None = None
+
+    def similarities(self) -> dict[int, float]:
+        """Row id -> cosine similarity, what search's score fusion weighs."""
+        if self.cosines is not None:
+            return self.cosines
+        return {r.id: 1.0 - float(r.distance) for r in self}
 
 
 async def search(
@@ -106,7 +114,10 @@ async def search(
         return await _postgres(conn, f, model, vector, limit, exact=exact)
     if svc.vector_cache is None:
         svc.vector_cache = VectorCache(lambda: svc.vectors.generation)
-    return Nearest(await svc.vector_cache.search(conn, f, model, vector, limit))
+    rows, cosines = await svc.vector_cache.search(conn, f, model, vector, limit)
+    found = Nearest(rows)
+    found.cosines = cosines
+    return found
 
 
 def may_be_approximate(dialect: str, f: reads.Filters, model: str, dims: int) -> bool:
@@ -276,7 +287,8 @@ class VectorCache:
 
     async def search(
         self, conn: Any, f: reads.Filters, model: str, vector: Any, limit: int
-    ) -> list[Any]:
+    ) -> tuple[list[Any], dict[int, float]]:
+        """(rows, row id -> cosine of its nearest segment), best first."""
         import numpy as np
 
         dims = int(vector.shape[0])
@@ -294,7 +306,7 @@ class VectorCache:
                 self.scopes.clear()
             self.scopes[scope] = (now, gen, [b.key for b in blocks])
         if not any(b.count for b in blocks):
-            return []
+            return [], {}
         if sum(b.count for b in blocks) > THREAD_ROWS:  # ~1.2 ms per 20k rows: off the loop
             sims, row_ids = await asyncio.to_thread(_score, blocks, f, vector)
         else:
@@ -306,10 +318,13 @@ class VectorCache:
             top = np.argpartition(sims, n - k)[n - k :] if k < n else np.arange(n)
             top = top[sims[top] >= floor]  # below the floor, or -inf: a filter ruled it out
             top = top[np.argsort(-sims[top], kind="stable")]
-            ordered = list(dict.fromkeys(int(r) for r in row_ids[top]))
-            found = await _messages(conn, f, ordered)
+            cosines: dict[int, float] = {}
+            for r, sim in zip(row_ids[top].tolist(), sims[top].tolist(), strict=True):
+                cosines.setdefault(int(r), float(sim))  # best first: a message's nearest segment
+            found = await _messages(conn, f, list(cosines))
             if len(found) >= limit or k >= sims.size or len(top) < k:
-                return [found[i] for i in ordered if i in found][:limit]
+                rows = [found[i] for i in cosines if i in found][:limit]
+                return rows, {r.id: cosines[r.id] for r in rows}
             want *= 4
 
     async def _blocks(self, conn: Any, f: reads.Filters, model: str, dims: int) -> list[Block]:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import insert
 
 from gigi_core.agent.contracts import ConfirmationPrompt, Reply, new_id
+from gigi_core.agent.render import confirmation_arguments
 from gigi_core.agent.runs import StepRecord
 from gigi_core.agent.signals import Paused, Stop, ms
 from gigi_core.errors import InvalidArguments, PolicyDenied, ToolExecutionError, UnknownAction
@@ -246,6 +247,7 @@ class CallHandler:
             spec.name,
             f"{spec.description} — {reason}.",
             row["expires_at"],
+            confirmation_arguments(spec.args, args),
         )
         raise Paused(
             Reply(

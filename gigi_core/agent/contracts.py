@@ -89,6 +89,9 @@ class ConfirmationPrompt:
     action: str
     summary: str
     expires_at: datetime
+    # The validated arguments being approved, ``name: value`` lines of plain text: secrets
+    # masked, control characters escaped, capped (``render.confirmation_arguments``).
+    arguments: str = ""
 
 
 @dataclass(frozen=True)
@@ -128,7 +131,9 @@ class Reply:
 
             parts.append(f"{c.tool} → {dumps(c.result, ensure_ascii=False, sort_keys=True)}")
         for p in self.components:
+            shown = "".join(f"\n  {line}" for line in p.arguments.splitlines())
             parts.append(
-                f"{p.summary} — confirm with `/confirm {p.run_id}` or reject with `/reject {p.run_id}`."
+                f"{p.summary}{shown}\n— confirm with `/confirm {p.run_id}` "
+                f"or reject with `/reject {p.run_id}`."
             )
         return "\n\n".join(parts)

@@ -6,7 +6,17 @@ REPL the same; surfaces with richer widgets (Discord) render ``Reply`` themselve
 
 from __future__ import annotations
 
+import json
+import re
+import unicodedata
+from collections.abc import Iterator
 from typing import Any
+
+ARG_VALUE_CHARS = 200  # one argument's rendered value in a confirmation prompt
+ARG_BLOCK_CHARS = 900  # every argument together (a Discord message holds 2,000)
+MASKED = "•••• (secret)"
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+_HIDDEN = frozenset({"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"})
 
 
 def reply_chunks(reply: Any) -> list[str]:
@@ -82,3 +92,136 @@ def followed_job(reply: Any) -> str | None:
         if isinstance(job, dict) and job.get("follow") is True and isinstance(job.get("id"), str):
             return job["id"]
     return None
+
+
+def confirmation_arguments(
+    schema: dict[str, Any],
+    args: dict[str, Any],
+    *,
+    value_chars: int = ARG_VALUE_CHARS,
+    block_chars: int = ARG_BLOCK_CHARS,
+) -> str:
+    """The validated arguments a person approves, one ``name: value`` line each.
+
+    Plain text for every surface: values are JSON (strings quoted), fields the schema marks
+    ``x-gigi-secret`` are masked, control and format characters (bidi overrides, ANSI
+    escapes) are escaped, and each value and the whole block are capped with an ellipsis.
+    A surface with markup still escapes it (Discord: ``gigi_discord.render``).
+    """
+    lines: list[str] = []
+    for key, value in _masked(schema, args, schema, 0).items():
+        name = key if _PLAIN_KEY.fullmatch(key) else _cap(_visible(json.dumps(key)), 66)
+        text = MASKED if value is _SECRET else _cap(_dump(value), value_chars)
+        lines.append(f"{name}: {text}")
+    kept: list[str] = []
+    size = 0
+    for index, line in enumerate(lines):
+        if size + len(line) + 1 > block_chars:
+            kept.append(f"… ({len(lines) - index} more not shown)")
+            break
+        kept.append(line)
+        size += len(line) + 1
+    return "\n".join(kept)
+
+
+class _Secret:
+    """Stands for a masked value until it is rendered."""
+
+    def __repr__(self) -> str:
+        return MASKED
+
+
+_SECRET = _Secret()
+
+
+def _dump(value: Any) -> str:
+    text = json.dumps(
+        value,
+        ensure_ascii=False,
+        default=lambda v: MASKED if v is _SECRET else repr(type(v)),
+    )
+    return _visible(text)
+
+
+def _visible(text: str) -> str:
+    """Characters a terminal or chat client would act on or hide become ``\\uXXXX``."""
+    if text.isprintable():
+        return text
+    return "".join(
+        (f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}")
+        if unicodedata.category(c) in _HIDDEN
+        else c
+        for c in text
+    )
+
+
+def _cap(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+
+
+def _branches(schema: Any, root: dict[str, Any], depth: int) -> Iterator[dict[str, Any]]:
+    """The schema and what it applies through ``$ref`` (local) and ``allOf/anyOf/oneOf``."""
+    if not isinstance(schema, dict) or depth > 16:
+        return
+    yield schema
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        target: Any = root
+        for part in ref[2:].split("/"):
+            target = (
+                target.get(part.replace("~1", "/").replace("~0", "~"))
+                if isinstance(target, dict)
+                else None
+            )
+        yield from _branches(target, root, depth + 1)
+    for word in ("allOf", "anyOf", "oneOf"):
+        for branch in schema.get(word) or ():
+            yield from _branches(branch, root, depth + 1)
+
+
+def _masked(schema: Any, value: Any, root: dict[str, Any], depth: int) -> Any:
+    """``value`` with every part a (sub)schema marks ``x-gigi-secret`` replaced; when any
+    branch of a combinator marks it, it is masked (a secret is never guessed to be plain)."""
+    branches = list(_branches(schema, root, depth))
+    if any(b.get("x-gigi-secret") for b in branches):
+        return _SECRET
+    if depth > 32:
+        return value
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            subs = [s for b in branches for s in _property_schemas(b, str(key))]
+            out[str(key)] = _masked({"allOf": subs}, item, root, depth + 1) if subs else item
+        return out
+    if isinstance(value, list):
+        items = []
+        for index, item in enumerate(value):
+            subs = [s for b in branches for s in _item_schemas(b, index)]
+            items.append(_masked({"allOf": subs}, item, root, depth + 1) if subs else item)
+        return items
+    return value
+
+
+def _property_schemas(schema: dict[str, Any], key: str) -> list[Any]:
+    found = []
+    props = schema.get("properties")
+    if isinstance(props, dict) and key in props:
+        found.append(props[key])
+    for pattern, sub in (schema.get("patternProperties") or {}).items():
+        try:
+            if re.search(pattern, key):
+                found.append(sub)
+        except re.error:
+            found.append(sub)  # unreadable pattern: apply it, so a secret stays masked
+    extra = schema.get("additionalProperties")
+    if not found and isinstance(extra, dict):
+        found.append(extra)
+    return found
+
+
+def _item_schemas(schema: dict[str, Any], index: int) -> list[Any]:
+    prefix = schema.get("prefixItems")
+    if isinstance(prefix, list) and index < len(prefix):
+        return [prefix[index]]
+    items = schema.get("items")
+    return [items] if isinstance(items, dict) else []

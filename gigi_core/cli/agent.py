@@ -42,6 +42,7 @@ def render_reply(reply: Any, as_json: bool) -> None:
                         "id": p.confirmation_id,
                         "action": p.action,
                         "summary": p.summary,
+                        "arguments": p.arguments,
                         "expires_at": p.expires_at.isoformat(),
                     }
                     for p in reply.components

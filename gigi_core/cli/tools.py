@@ -116,8 +116,9 @@ def call(
     reply = run(body())
     if reply.status == "awaiting_confirmation":
         [prompt] = reply.components
+        shown = "".join(f"\n  {line}" for line in prompt.arguments.splitlines())
         click.echo(
-            f"{prompt.summary}\nRun {reply.run_id} is waiting: confirm with "
+            f"{prompt.summary}{shown}\nRun {reply.run_id} is waiting: confirm with "
             f"`gigi agent confirm {reply.run_id}` or reject with `gigi agent reject {reply.run_id}`.",
             err=True,
         )

@@ -19,12 +19,27 @@ NO_PINGS = discord.AllowedMentions.none()
 Sender = Callable[..., Awaitable[discord.Message | None]]
 
 
+_MENTION = re.compile(r"@")
+ZWSP = "\u200b"
+
+
 def prompt_text(prompt: ConfirmationPrompt) -> str:
+    """The question, then the arguments being approved in a code block they cannot leave."""
     stamp = int(prompt.expires_at.timestamp())
-    return (
-        f"**Needs confirmation:** {prompt.summary} (run `{prompt.run_id}`; "
+    summary = prompt.summary if len(prompt.summary) <= 700 else prompt.summary[:699] + "…"
+    text = (
+        f"**Needs confirmation:** {summary} (run `{prompt.run_id}`; "
         f"the buttons expire <t:{stamp}:R>.)"
     )
+    if prompt.arguments:
+        text += f"\n```text\n{fenced(prompt.arguments)}\n```"
+    return text
+
+
+def fenced(text: str) -> str:
+    """Safe inside a code block: no backtick run can close it, no ``@`` can become a mention
+    (nothing pings anyway: every message is sent with ``allowed_mentions`` none)."""
+    return _MENTION.sub("@" + ZWSP, text.replace("`", "`" + ZWSP))
 
 
 def reply_parts(reply: Reply, notes: list[str] | None = None) -> list[str]:

@@ -1,0 +1,36 @@
+"""The confirmation message shows the arguments being approved, and can ping nobody."""
+
+from __future__ import annotations
+
+from discord_world import world
+
+from gigi_core.testing.scripted import call, say
+
+HOSTILE = "@everyone ``` **bold** <@123456789012345678> <@&123456789012345678> @here"
+
+
+def _posts(w) -> list:
+    return [r for r in w.env.http_requests if r.method == "POST" and r.path.endswith("/messages")]
+
+
+async def test_prompt_shows_the_text_being_added(tmp_path) -> None:
+    async with world(tmp_path, [call(("notes.add", {"text": "buy milk"})), say("Added.")]) as w:
+        [prompt] = await w.mention(w.member, "add a note")
+        assert "**Needs confirmation:**" in prompt.content
+        assert 'text: "buy milk"' in prompt.content
+
+
+async def test_hostile_arguments_cannot_break_out_or_ping(tmp_path) -> None:
+    async with world(tmp_path, [call(("notes.add", {"text": HOSTILE})), say("Added.")]) as w:
+        [prompt] = await w.mention(w.member, "add a note")
+        content = prompt.content
+        # The arguments sit in one code block that the value cannot close.
+        assert content.count("```") == 2
+        block = content.split("```", 2)[1]
+        assert block.startswith("text\n") and "text: " in block
+        assert "**bold**" in block  # shown literally inside the block, not as markup
+        for raw in ("@everyone", "@here", "<@123456789012345678>", "<@&123456789012345678>"):
+            assert raw not in content
+        assert "@\u200beveryone" in block
+        assert all(p.json["allowed_mentions"]["parse"] == [] for p in _posts(w))
+        assert w.notes.ran == []

@@ -158,11 +158,16 @@ async def test_role_member_and_channel_changes_are_seen_at_once(tmp_path) -> Non
         assert cy is not None
 
 
-async def test_past_the_budget_only_what_everyone_reads_is_listed(tmp_path, monkeypatch) -> None:
-    """Huge guilds: the member-by-member part is bounded, and past the bound fails closed."""
+@pytest.mark.parametrize("budget", [1, 3], ids=["groups", "channels"])
+async def test_past_the_budget_only_what_everyone_reads_is_listed(
+    tmp_path, monkeypatch, budget
+) -> None:
+    """Huge guilds: the member-by-member part is bounded, and past the bound fails closed.
+    Here 3 groups (ada's Mods, bob, the owner); 2 of them read #mods, so with a budget of 3
+    #mods is checked (2) and #modlog (2 more) is past it."""
     from gigi_discord import audience as audience_module
 
-    monkeypatch.setattr(audience_module, "BUDGET", 1)
+    monkeypatch.setattr(audience_module, "BUDGET", budget)
     async with world(tmp_path, [], settings=_settings(True)) as w:
         mods = _role(w, "Mods")
         staff = {w.guild.default_role: HIDDEN, mods: READS, w.guild.me: BOT}

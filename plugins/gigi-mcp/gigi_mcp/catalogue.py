@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 log = logging.getLogger(__name__)
-GENERATOR = "2"  # bump when generated manifests change shape, so caches are rebuilt
+GENERATOR = "3"  # bump when generated manifests change shape, so caches are rebuilt
 
 
 @dataclass(frozen=True)

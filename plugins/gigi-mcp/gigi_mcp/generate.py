@@ -3,7 +3,7 @@
 The manifest is regenerated from the servers file and the pins every time plugins load, and
 written to ``GIGI_HOME/mcp/manifests/mcp_<server>.yaml`` so the kernel loads it like any other
 (and ``gigi mcp show`` prints it). Server text is untrusted: descriptions are cleaned and
-capped, and ``x-gigi-*`` keys are stripped from schemas so a server cannot steer the kernel.
+capped (invisible characters removed), and ``x-gigi-*`` keys are stripped from schemas so a server cannot steer the kernel.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any
 from gigi_mcp.catalogue import ToolEntry
 from gigi_mcp.config import DEFAULT_TIMEOUT, ServerConfig
 from gigi_mcp.errors import McpConfigError
+from gigi_mcp.invisible import clean_text
 from gigi_mcp.pins import Pins, definition_hash
 from gigi_mcp.safety import classify
 
@@ -28,7 +29,6 @@ DESCRIPTION_MAX = int(os.environ.get("GIGI_MCP_DESCRIPTION_MAX_CHARS", "1024"))
 SCHEMA_TEXT_MAX = 300  # a description or title inside a schema
 SCHEMA_MAX = int(os.environ.get("GIGI_MCP_SCHEMA_MAX_CHARS", "20000"))  # one tool's schemas
 MAX_TOOLS = int(os.environ.get("GIGI_MCP_MAX_TOOLS", "128"))  # per server
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def plugin_name(server: str) -> str:
@@ -62,8 +62,9 @@ def action_names(server: str, tools: list[str]) -> dict[str, str]:
 
 
 def clean_description(text: str | None, server: str, tool: str) -> str:
-    """Untrusted text shown as data: control and bidi characters dropped, capped, labelled."""
-    body = _CONTROL.sub("", text or "").strip()
+    """Untrusted text shown as data: invisible characters dropped (``gigi_mcp.invisible``:
+    controls, format and bidi characters, tags), capped, labelled."""
+    body = clean_text(text or "").strip()
     if len(body) > DESCRIPTION_MAX:
         body = body[:DESCRIPTION_MAX].rstrip() + " [cut]"
     label = f"MCP tool {tool!r} of server {server!r}; its own description (untrusted):"
@@ -79,7 +80,7 @@ def strip_gigi_keys(schema: Any) -> Any:
             if isinstance(k, str) and k.lower().startswith("x-gigi"):
                 continue
             if k in ("description", "title") and isinstance(v, str):
-                v = _CONTROL.sub("", v)[:SCHEMA_TEXT_MAX]
+                v = clean_text(v)[:SCHEMA_TEXT_MAX]
             out[k] = strip_gigi_keys(v)
         return out
     if isinstance(schema, list):

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from gigi_mcp.config import write_json
+from gigi_mcp.invisible import describe, visible_definition
 
 HASHED = ("name", "description", "inputSchema", "outputSchema", "annotations")
 
@@ -72,19 +73,36 @@ class Pins:
         self.approved_at = _now()
 
     def diff(self) -> str:
-        """What approving would change, as a unified diff of canonical JSON per tool."""
+        """What approving would change, as a unified diff of canonical JSON per tool.
+
+        Each side is shown as the model will read it: invisible characters removed, and a
+        ``#`` line per text saying how many went and which (``gigi_mcp.invisible``). Tools
+        whose definitions differ only in such characters still appear, with a line saying so.
+        """
         lines: list[str] = []
         for tool in sorted(set(self.approved) | set(self.observed)):
             old, new = self.approved.get(tool), self.observed.get(tool)
             if old is not None and new is not None and definition_hash(old) == definition_hash(new):
                 continue
-            lines += difflib.unified_diff(
-                _pretty(old),
-                _pretty(new),
-                f"approved/{tool}" if old is not None else "/dev/null",
-                f"server/{tool}" if new is not None else "/dev/null",
-                lineterm="",
+            old_seen, old_gone = _visible(old)
+            new_seen, new_gone = _visible(new)
+            before = f"approved/{tool}" if old is not None else "/dev/null"
+            after = f"server/{tool}" if new is not None else "/dev/null"
+            body = list(
+                difflib.unified_diff(
+                    _pretty(old_seen), _pretty(new_seen), before, after, lineterm=""
+                )
             )
+            if not body:
+                body = [
+                    f"--- {before}",
+                    f"+++ {after}",
+                    "# the definitions differ only in invisible characters, which Gigi "
+                    "removes before the model reads them; approving pins the server's",
+                ]
+            lines += body
+            for side, gone in ((before, old_gone), (after, new_gone)):
+                lines += [f"# {side} {where}: {describe(cps)}" for where, cps in gone]
         return "\n".join(lines)
 
     def as_dict(self) -> dict[str, Any]:
@@ -94,6 +112,14 @@ class Pins:
             "observed": self.observed,
             "observed_at": self.observed_at,
         }
+
+
+def _visible(
+    definition: dict[str, Any] | None,
+) -> tuple[dict[str, Any] | None, list[tuple[str, list[int]]]]:
+    if definition is None:
+        return None, []
+    return visible_definition(definition)
 
 
 def _pretty(definition: dict[str, Any] | None) -> list[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from gigi_ambient.budget import BudgetReached
 from gigi_ambient.responder import Settings
 
 log = logging.getLogger(__name__)
@@ -60,7 +61,6 @@ async def picture(
     source_message_id: str | None = None,
 ) -> dict[str, Any]:
     from gigi_ambient.service import service_of
-    from gigi_core import ConfirmationRequired, PolicyDenied, ToolError
 
     svc = service_of(ctx.kernel)
     settings = Settings.from_config(ctx.config)
@@ -69,9 +69,25 @@ async def picture(
         return outcome("no_implementation")
     count = max(1, min(MAX, count))
     cost = count * settings.picture_tokens
-    budget = settings.daily_token_budget
-    if budget > 0 and await svc.spent_today(ctx.guild_id) + cost > budget:
+    try:
+        async with svc.budget.spend(ctx.guild_id, settings.daily_token_budget, cost) as spend:
+            result = await _make(ctx, action, prompt, count, edit, source_message_id)
+            if isinstance(result, list):  # the pictures made are what is spent
+                spend.used = len(result) * settings.picture_tokens
+    except BudgetReached:
         return outcome("over_budget", action)
+    if not isinstance(result, list):
+        return result
+    svc.count(ctx.guild_id, pictures=len(result))
+    return outcome("made", action, result)
+
+
+async def _make(
+    ctx: Any, action: str, prompt: str, count: int, edit: bool, source_message_id: str | None
+) -> list[str] | dict[str, Any]:
+    """The image action's URLs, or the outcome that says why there are none."""
+    from gigi_core import ConfirmationRequired, PolicyDenied, ToolError
+
     offered = {
         "prompt": prompt,
         "count": count,
@@ -98,10 +114,7 @@ async def picture(
         log.warning("ambient: %s failed (%s)", action, type(exc).__name__)
         return outcome("failed", action)
     urls = urls_of(called.result, count)
-    if not urls:
-        return outcome("bad_result", action)
-    svc.count(ctx.guild_id, pictures=len(urls), tokens=len(urls) * settings.picture_tokens)
-    return outcome("made", action, urls)
+    return urls or outcome("bad_result", action)
 
 
 async def make_and_post(svc: Any, event: Any, delivery: Any) -> str:

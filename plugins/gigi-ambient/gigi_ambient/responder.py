@@ -6,6 +6,7 @@ posted, where, and whether staff hear of it.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from dataclasses import dataclass, replace
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from gigi_ambient import prompt
 from gigi_ambient.attempts import AmbientError, AttemptFailed
+from gigi_ambient.budget import most_of_run, prompt_tokens
 from gigi_ambient.envelope import NAME, SCHEMA, Delivery, Envelope, decide, named_channel
 from gigi_ambient.history import Entry, History
 
@@ -41,6 +43,7 @@ class Settings:
     tool_reasoning_effort: str = "none"
     picture_action: str | None = None
     picture_tokens: int = 5000
+    answer_tokens: int = 1000  # output tokens reserved per model call (the budget's hold)
     persist_history: bool = False
     history_retention_days: int = 7
 
@@ -187,9 +190,16 @@ class Responder:
             persona=persona,
         )
 
+        # The most this run may cost, held against the day's budget before each attempt.
+        most = most_of_run(
+            settings, persona.system, json.dumps(SCHEMA), text, *(str(m.content) for m in earlier)
+        )
+
         async def attempt(n: int) -> tuple[Envelope, str | None]:
-            reply = await self.service.runtime.handle(request)
-            self.service.count(guild, calls=1, tokens=reply.tokens_in + reply.tokens_out)
+            async with self.service.budget.spend(guild, settings.daily_token_budget, most) as s:
+                reply = await self.service.runtime.handle(request)
+                s.used = reply.tokens_in + reply.tokens_out
+            self.service.count(guild, calls=1)
             if reply.status == "done" and isinstance(reply.output, dict):
                 return Envelope.from_output(reply.output), reply.run_id
             if reply.status == "awaiting_confirmation":
@@ -215,8 +225,6 @@ class Responder:
 
     async def _precheck(self, event: MessageCreated, settings: Settings) -> bool:
         """The ``routing`` profile's cheap yes/no; without one (or on any failure), yes."""
-        import json
-
         from gigi_core.llm import ChatRequest, StructuredOutput, SystemMessage, UserMessage
 
         schema = {
@@ -236,15 +244,18 @@ class Responder:
             structured_output=StructuredOutput(schema=schema, name="precheck"),
             max_output_tokens=20,
         )
-        try:
-            reply = await self.kernel.llm.chat(
-                request, guild_id=event.guild_id, actor=event.author_id, purpose="routing"
-            )
-            self.service.count(event.guild_id or "", tokens=_tokens(reply))
-            return bool(json.loads(reply.text or "{}").get("answer_needed", True))
-        except Exception as exc:  # no routing profile, a provider failure, bad JSON: ask
-            log.info("ambient pre-check skipped (%s)", type(exc).__name__)
-            return True
+        guild = event.guild_id or ""
+        most = prompt_tokens(*(str(m.content) for m in request.messages), json.dumps(schema)) + 20
+        async with self.service.budget.spend(guild, settings.daily_token_budget, most) as spend:
+            try:
+                reply = await self.kernel.llm.chat(
+                    request, guild_id=event.guild_id, actor=event.author_id, purpose="routing"
+                )
+                spend.used = _tokens(reply)
+                return bool(json.loads(reply.text or "{}").get("answer_needed", True))
+            except Exception as exc:  # no routing profile, a provider failure, bad JSON: ask
+                log.info("ambient pre-check skipped (%s)", type(exc).__name__)
+                return True
 
     async def _allowed_channel(self, event: MessageCreated, named: str | None) -> str | None:
         """ENV-09: a channel the model names must be one the bot may post in and the asker

@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from gigi_ambient.attempts import AmbientError, Backoff
+from gigi_ambient.budget import Budget, BudgetReached
 from gigi_ambient.envelope import Delivery
 from gigi_ambient.history import Entry, History
 from gigi_ambient.persist import HistoryStore
@@ -61,6 +62,7 @@ class AmbientService:
         self.stored = HistoryStore(kernel.db.engine, lambda: kernel.state_sealer)
         self.responder = Responder(self)
         self.backoff = Backoff()
+        self.budget = Budget(self.store, lambda: self.clock())
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
         self.poster: Poster = OutboxPoster(kernel)
         self.may_move: MayMove = surface_may_move(kernel)
@@ -72,7 +74,6 @@ class AmbientService:
         self._queues: dict[tuple[str, str], asyncio.Queue[Any]] = {}
         self._workers: dict[tuple[str, str], asyncio.Task[None]] = {}
         self._pending: dict[tuple[str, str], dict[str, int]] = {}
-        self._spent: dict[tuple[str, str], int] = {}
         self._persisted: dict[str, dict[str, Entry]] = {}  # guild -> what its rows hold
         self._loaded: set[str] = set()
         self._cleared: set[str] = set()  # persist_history off and its rows deleted
@@ -241,20 +242,11 @@ class AmbientService:
         pending = self._pending.setdefault(key, {})
         for name, value in counts.items():
             pending[name] = pending.get(name, 0) + value
-        if counts.get("tokens") and key in self._spent:  # else read with the pending ones
-            self._spent[key] += counts["tokens"]
 
     async def flush_counts(self) -> None:
         pending, self._pending = self._pending, {}
         for (guild_id, day), counts in pending.items():
             await self.store.add(guild_id, day, counts)
-
-    async def spent_today(self, guild_id: str) -> int:
-        key = (guild_id, today(self.clock()))
-        if key not in self._spent:
-            stored = await self.store.day(guild_id, key[1])
-            self._spent[key] = stored["tokens"] + self._pending.get(key, {}).get("tokens", 0)
-        return self._spent[key]
 
     async def today(self, guild_id: str) -> dict[str, int]:
         await self.flush_counts()
@@ -302,11 +294,9 @@ class AmbientService:
             # ENV-05: archived without a model call; a mention is the surface's to answer.
             await self._archive(event, settings)
             return
+        # The daily token budget is held when each call is made (``budget``), not here.
         if not await self.kernel.limits.take(
             "ambient.channel", f"{guild}:{event.channel_id}", settings.calls_per_minute, 60.0
-        ) or (
-            settings.daily_token_budget > 0
-            and await self.spent_today(guild) >= settings.daily_token_budget
         ):
             self.count(guild, skipped=1)
             await self._archive(event, settings)
@@ -348,6 +338,8 @@ class AmbientService:
             event, persona, settings = queue.get_nowait()
             try:
                 await self.answer(event, persona, settings)
+            except BudgetReached:  # archived unanswered (the question is in the history)
+                self.count(key[0], skipped=1)
             except AmbientError as exc:
                 self.count(key[0], failures=1)
                 reasons = ", ".join(exc.reasons) or "unknown"

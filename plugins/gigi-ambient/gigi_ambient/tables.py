@@ -29,6 +29,8 @@ daily = sa.Table(
     sa.Column("failures", sa.Integer, nullable=False),
     sa.Column("tokens", sa.BigInteger, nullable=False),
     sa.Column("pictures", sa.Integer, nullable=False),  # ambient_0002
+    # tokens held by calls under way, settled into ``tokens`` after each (ambient_0003)
+    sa.Column("reserved", sa.BigInteger, nullable=False, server_default="0"),
 )
 
 COUNTERS = (

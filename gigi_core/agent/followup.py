@@ -121,20 +121,22 @@ async def load(
         earlier = [str(r) for r in record.get("chain") or []][: MAX_TURNS - 1]
         rows = {head.run_id: head}
         if earlier:
-            found = await s.scalars(
+            others = await s.scalars(
                 select(AgentRunContext).where(AgentRunContext.run_id.in_(earlier))
             )
-            rows.update({r.run_id: r for r in found if r.guild_id == request.guild_id})
+            rows.update({r.run_id: r for r in others if r.guild_id == request.guild_id})
     turns: list[Turn] = []
     missing = 0
     for run_id in reversed([head.run_id, *earlier]):
         row = rows.get(run_id)
-        found = record if row is head else _open(kernel, row) if row is not None else None
-        if found is None or found.get("channel_id") != request.channel_id:
+        if row is None:  # deleted since (the member's data, or the guild's)
             missing += 1
             continue
-        own = row is not None and row.actor_id == request.actor.id
-        turns.append(_turn(found, own))
+        opened = record if row is head else _open(kernel, row)
+        if opened is None or opened.get("channel_id") != request.channel_id:
+            missing += 1
+            continue
+        turns.append(_turn(opened, own=row.actor_id == request.actor.id))
     chain = (head.run_id, *earlier)
     cut = int(record.get("cut") or 0)
     overflow = max(0, len(chain) - (MAX_TURNS - 1))
@@ -151,7 +153,7 @@ def exchange(request: Request, conversation: Conversation | None) -> dict[str, A
     }
 
 
-def _turn(record: dict[str, Any], own: bool) -> Turn:
+def _turn(record: dict[str, Any], *, own: bool) -> Turn:
     tools = (record.get("tools") or []) if own else []
     return Turn(
         str(record.get("question") or ""),

@@ -222,3 +222,23 @@ async def test_a_follow_up_in_another_channel_or_guild_starts_afresh(env) -> Non
     await rt.handle(other_guild)
     for n in (1, 2):
         assert [m.role for m in model.requests[n].messages] == ["system", "user"]
+
+
+async def test_deleting_a_members_data_removes_their_turns_from_later_follow_ups(env) -> None:
+    from gigi_core.privacy.kernel_data import delete_kernel
+
+    kernel, _, runtime = env
+    rt, model = runtime(say("ANSWER-TO-A"), say("ANSWER-TO-B"), say("ok"))
+    first = await rt.handle(ask("QUESTION-OF-A", context=None))
+    member_b = Actor(id="u2")
+    second = await rt.handle(
+        replace(ask("QUESTION-OF-B", context=None, follows_run=first.run_id), actor=member_b)
+    )
+    await kernel.db.writer.drain()
+    await delete_kernel(kernel.db, MEMBER.id, "g1", "anon:u1")
+    await rt.handle(
+        replace(ask("and now?", context=None, follows_run=second.run_id), actor=member_b)
+    )
+    sent = everything([m.model_dump(mode="json") for m in model.requests[2].messages])
+    assert "QUESTION-OF-B" in sent and "ANSWER-TO-B" in sent
+    assert "QUESTION-OF-A" not in sent and "ANSWER-TO-A" not in sent

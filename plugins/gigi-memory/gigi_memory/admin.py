@@ -23,8 +23,9 @@ from gigi_memory.policy import (
     save_channel,
     save_policy,
 )
+from gigi_memory.redactor import budget_seconds
 from gigi_memory.service import MemoryService, service_of
-from gigi_memory.text import RedactionRules, check_pattern
+from gigi_memory.text import MAX_PATTERNS, RedactionRules, check_pattern, check_patterns
 
 RETENTION_JOB = "memory.retention"
 
@@ -160,6 +161,20 @@ async def status(ctx: Any) -> dict[str, Any]:
             "at": policy.last_purge_at.isoformat() if policy.last_purge_at else None,
             "messages": policy.last_purge_count,
         },
+        "redaction": _redaction_status(svc, guild, policy.redaction),
+    }
+
+
+def _redaction_status(svc: MemoryService, guild: str, rules: RedactionRules) -> dict[str, Any]:
+    """Whether the server's patterns apply, and the messages kept without text (this process)
+    because they could not: the pattern and the reason, never any message text."""
+    stats = svc.writer.redactor.stats_for(guild)
+    last_at = stats.pop("last_at_ms")
+    return {
+        "rules_problem": rules.problem(),
+        "budget_ms": round(budget_seconds() * 1000, 3),
+        **stats,
+        "last_at": _iso(last_at),
     }
 
 
@@ -238,6 +253,10 @@ async def policy(
             "the rules apply to messages remembered from now on and to every embedding; "
             "text already stored keeps its earlier masking"
         )
+    if (problem := new.redaction.problem()) is not None:
+        out["redaction_problem"] = (
+            f"{problem}; until it is removed (redact_remove) messages are kept without text"
+        )
     if retention_days is not None and retention_days != current.retention_days:
         following = [
             c
@@ -261,11 +280,17 @@ def _rules(
     if add is not None:
         problem = check_pattern(add)
         if problem:
-            raise ToolExecutionError(f"redact_add: {problem}")
+            raise ToolExecutionError(f"redact_add: pattern {add!r} is refused: {problem}")
         if add not in patterns:
-            if len(patterns) >= 20:
-                raise ToolExecutionError("at most 20 redaction patterns; remove one first")
+            if len(patterns) >= MAX_PATTERNS:
+                raise ToolExecutionError(
+                    f"at most {MAX_PATTERNS} redaction patterns; remove one first"
+                )
             patterns.append(add)
+            # As they are applied: every pattern in one RE2 set (a stored pattern from an
+            # older release may be refused now; it is named, to be removed).
+            if (problem := check_patterns(tuple(patterns))) is not None:
+                raise ToolExecutionError(f"redact_add: {problem}")
     if remove is not None:
         if remove not in patterns:
             raise ToolExecutionError(

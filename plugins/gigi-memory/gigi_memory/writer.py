@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 from gigi_memory import ledger
 from gigi_memory.ops import NO_CONTENT, Content, Op, WriterStats, queue_limit
 from gigi_memory.policy import now_ms
-from gigi_memory.text import redact, search_text
+from gigi_memory.redactor import Redactor
+from gigi_memory.text import search_text
 from gigi_memory.write_errors import Retry, transient
 
 if TYPE_CHECKING:
@@ -52,6 +53,7 @@ class Writer:
     service: MemoryService
     queue: deque[Op] = field(default_factory=deque)
     stats: WriterStats = field(default_factory=WriterStats)
+    redactor: Redactor = field(default_factory=Redactor)  # off-loop patterns, per-guild counts
     seq: int = 0
     done_seq: int = 0
     _wake: asyncio.Event | None = None
@@ -141,6 +143,7 @@ class Writer:
             with contextlib.suppress(BaseException):
                 await self._task
         await self._release()
+        self.redactor.close()
         for op in self.queue:
             if op.future is not None and not op.future.done():
                 op.future.set_exception(RuntimeError("the memory writer closed"))
@@ -280,7 +283,7 @@ class Writer:
                 await asyncio.sleep(0)  # the batch's statements go out first
                 if task.done():
                     break
-                self._prepare_ahead(ahead[start : start + PREPARE_SLICE])
+                await self._prepare_ahead(ahead[start : start + PREPARE_SLICE])
         except BaseException:
             task.cancel()
             with contextlib.suppress(BaseException):
@@ -374,7 +377,7 @@ class Writer:
                 if time.perf_counter() - since > YIELD_SECONDS:
                     await asyncio.sleep(0)
                     since = time.perf_counter()
-                prepared.extend(self._prepare(run[start : start + PREPARE_SLICE]))
+                prepared.extend(await self._prepare(run[start : start + PREPARE_SLICE]))
             if kind == "create" and svc.dialect == "postgresql":
                 prepared = await self._copy(prepared)
                 if not prepared:
@@ -425,7 +428,7 @@ class Writer:
                 self.stats.written += written
         return left
 
-    def _prepare(self, run: list[Op]) -> list[tuple[Op, Content]]:
+    async def _prepare(self, run: list[Op]) -> list[tuple[Op, Content]]:
         """Redact, normalise and seal (CPU only, ~7 µs a message: sliced by the caller)."""
         svc = self.service
         policies: dict[str, Any] = {}  # one policy lookup per guild, not two per message
@@ -458,12 +461,12 @@ class Writer:
             todo.append((len(out), op, d, storage, rules))
             out.append(None)
         if todo:
-            rows = self._contents([(op, d, storage, rules) for _, op, d, storage, rules in todo])
+            rows = await self._contents([(op, d, s, rules) for _, op, d, s, rules in todo])
             for (at, op, *_), row in zip(todo, rows, strict=True):
                 out[at] = (op, row)
         return out
 
-    def _prepare_ahead(self, ops: list[Op]) -> None:
+    async def _prepare_ahead(self, ops: list[Op]) -> None:
         """The content of creates still queued, made while the batch before them commits;
         kept with the rules and storage it was made with, and made again if those changed."""
         svc = self.service
@@ -476,10 +479,10 @@ class Writer:
             if policy is None:
                 policy = policies[guild] = svc.cache.guild(guild)
             items.append((op, d, d.get("storage") or policy.storage, policy.redaction))
-        for (op, _, storage, rules), row in zip(items, self._contents(items), strict=True):
+        for (op, _, storage, rules), row in zip(items, await self._contents(items), strict=True):
             op.ahead = (rules, storage, row)
 
-    def _contents(self, items: list[tuple[Op, dict[str, Any], str, Any]]) -> list[Content]:
+    async def _contents(self, items: list[tuple[Op, dict[str, Any], str, Any]]) -> list[Content]:
         """The stored form of each message's text: redacted, normalised, hashed, sealed (the
         sealing in one call for all of them: one key check and one nonce range), as the
         tuple ``ledger.CONTENT`` names, which goes into the ``COPY`` row as it is."""
@@ -487,11 +490,11 @@ class Writer:
         rows: list[Content] = []
         seal: list[tuple[str, str, str]] = []
         sealed_at: list[int] = []
-        for op, d, storage, rules in items:
-            if storage == "metadata_only":
+        texts = await self.redactor.redact_each(items)
+        for (op, d, storage, _), text in zip(items, texts, strict=True):
+            if storage == "metadata_only" or text is None:  # None: redaction could not finish
                 rows.append(NO_CONTENT)
                 continue
-            text, _ = redact(d.get("text") or "", rules)
             guild = op.guild_id or ""
             if storage == "encrypted" and text:
                 seal.append((text, guild, d["message_id"]))

@@ -23,27 +23,29 @@ def test_rules_mask_by_kind_and_keep_tokens_always() -> None:
 @pytest.mark.parametrize(
     ("pattern", "why"),
     [
-        ("(a+)+", "a repeated group"),
-        ("((a)+)+$", "a repeated group"),  # the review's ReDoS: exponential on "aaaa…!"
-        ("(a|a)*", "a repeated group"),
-        (r"\w+\w+!", "repeats that multiply"),  # cubic: half a minute on 4,000 "a"s
-        (r"[a-z]{0,64}[a-z]{0,64}[a-z]{0,64}!", "repeats that multiply"),
-        ("(?P<x>a)", "named groups"),
-        ("[", "not a regular expression"),
+        ("(?=a)b", "RE2 cannot compile"),  # look-around
+        (r"(a)\1", "RE2 cannot compile"),  # backreference
+        ("(?x:(a|aa) +)$", "RE2 cannot compile"),  # verbose mode (issue 28)
+        ("a++", "RE2 cannot compile"),  # possessive
+        ("a{1001}", "RE2 cannot compile"),
+        (r"\pL{1,80}x", "too large for RE2"),
+        (r"\C", "any byte"),
+        ("[", "RE2 cannot compile"),
         ("a*", "matches empty text"),
+        (r"\b", "matches empty text"),
         ("x" * 201, "at most 200"),
     ],
 )
-def test_dangerous_or_useless_patterns_are_refused(pattern, why) -> None:
+def test_unsupported_or_useless_patterns_are_refused(pattern, why) -> None:
     assert why in (check_pattern(pattern) or "")
 
 
 @pytest.mark.parametrize(
-    "pattern", [r"PRJ-\d{4}", r"\(x\)+", r"ticket-\d+", r"[a-z]{0,64}[a-z]{0,64}!", "colou?r"]
+    "pattern",
+    [r"PRJ-\d{4}", r"\(x\)+", r"ticket-\d+", "(a+)+", r"\w+\w+!", "(a|a)*b", "colou?r"],
 )
 def test_accepted_patterns_stay_fast_on_crafted_messages(pattern) -> None:
-    """What is accepted costs little even on the worst message shapes (no timing asserted:
-    the count of steps is bounded by construction, this proves it finishes)."""
+    """RE2 has no backtracking: what was refused as exponential before is linear now."""
     assert check_pattern(pattern) is None
     rules = RedactionRules(emails=False, phones=False, patterns=(pattern,))
     for text in ("a" * 4000, "a" * 3999 + "!", "1" * 4000):
@@ -61,8 +63,8 @@ async def test_a_servers_pattern_is_masked_before_anything_is_stored(kernel) -> 
     assert await count(kernel, text="ticket") == 1
     (hit,) = (await call(kernel, "search", query="ticket"))["hits"]
     assert hit["snippet"] == "the canary ticket [redacted] is done"
-    with pytest.raises(ToolExecutionError, match="a repeated group"):
-        await call(kernel, "policy", redact_add="(a+)+")
+    with pytest.raises(ToolExecutionError, match="RE2 cannot compile"):
+        await call(kernel, "policy", redact_add="(?=a)b")
     with pytest.raises(ToolExecutionError, match="no such pattern"):
         await call(kernel, "policy", redact_remove="nope")
     await call(kernel, "policy", redact_remove=r"PRJ-[a-z]{4}", redact_emails=False)

@@ -61,11 +61,21 @@ async def _upsert(svc: Any, guild_id: str, channel_id: str, values: dict[str, An
     svc.set_channel(
         guild_id,
         channel_id,
-        ChannelInfo(True, row.timezone, context_line(row))
+        ChannelInfo(True, row.timezone, context_line(row), row.parent_id)
         if row.enabled and not row.deleted
         else None,
     )
     return row
+
+
+async def record_parent(svc: Any, guild_id: str, channel_id: str, parent_id: str) -> None:
+    """Keep a thread's parent (seen on its messages) for the jobs that post there later."""
+    async with svc.engine.begin() as conn:
+        await conn.execute(
+            sa.update(C)
+            .where(C.c.guild_id == guild_id, C.c.channel_id == channel_id)
+            .values(parent_id=parent_id)
+        )
 
 
 def check_timezone(name: str) -> str:

@@ -6,6 +6,7 @@ enabled for knowledge pass, never DMs, bots, webhooks or Gigi's own replies.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -40,8 +41,15 @@ def handle(event: Any, kernel: Any) -> None:
         if event.channel_kind in SKIPPED_KINDS or not event.text.strip():
             return
         channel = event.channel_id
-        if svc.channel(event.guild_id, channel) is None:
+        info = svc.channel(event.guild_id, channel)
+        if info is None:
             return
+        parent = event.parent_channel_id
+        if parent and parent != info.parent:  # a thread: its parent's state is its own
+            svc.set_channel(event.guild_id, channel, replace(info, parent=parent))
+            from gigi_knowledge.admin import record_parent
+
+            svc.background(record_parent(svc, event.guild_id, channel, parent))
         created = millis(event.created_at)
         svc.last_seen[(event.guild_id, channel, event.author_id)] = created
         svc.notes.saw(event.guild_id, channel, event.author_id, event.message_id, created)

@@ -4,7 +4,8 @@ Staleness (twice daily): open actions past their deadline or ``staleness_at`` wi
 check in 24 h get one nudge, a question with buttons that update the action; a status
 update re-arms it. Contradictions: a recorded yes on two decisions both older than 30
 minutes gets one note with buttons to supersede or dismiss. Neither is posted in a paused or
-secure channel (the kernel's observation state): it waits there until the channel is resumed.
+secure channel (the kernel's observation state), nor in a thread whose parent channel is:
+it waits there until the channel is resumed.
 """
 
 from __future__ import annotations
@@ -31,16 +32,18 @@ def _ago(ms: int, now: int) -> str:
 
 
 class _States:
-    """The guilds' non-active channels, read once per job run (``kernel.channels.states``)."""
+    """The guilds' non-active channels, read once per job run (``kernel.channels.states``).
+    A thread is observed only while its parent channel is too (the kernel's rule)."""
 
     def __init__(self, kernel: Any) -> None:
         self.kernel = kernel
         self._by_guild: dict[str, dict[str, str]] = {}
 
-    async def active(self, guild_id: str, channel_id: str) -> bool:
+    async def active(self, guild_id: str, channel_id: str, parent_id: str | None) -> bool:
         if guild_id not in self._by_guild:
             self._by_guild[guild_id] = await self.kernel.channels.states(guild_id)
-        return channel_id not in self._by_guild[guild_id]
+        quiet = self._by_guild[guild_id]
+        return channel_id not in quiet and (parent_id is None or parent_id not in quiet)
 
 
 def nudge_text(row: Any, now: int) -> str:
@@ -79,7 +82,7 @@ async def staleness_job(ctx: Any) -> dict[str, int]:
     targets: dict[str, list[str]] = {}
     skipped = 0  # enabled channels paused or secure now: their actions wait, unmarked
     for guild, chans in list(svc.channels.items()):
-        here = [c for c in chans if await states.active(guild, c)]
+        here = [c for c, info in chans.items() if await states.active(guild, c, info.parent)]
         skipped += len(chans) - len(here)
         if here:
             targets[guild] = sorted(here)
@@ -154,9 +157,10 @@ async def contradiction_job(ctx: Any) -> dict[str, int]:
     posted = 0
     states = _States(ctx.kernel)
     for row in rows:
-        if svc.channel(row.guild_id, row.channel_id) is None:
+        info = svc.channel(row.guild_id, row.channel_id)
+        if info is None:
             continue
-        if not await states.active(row.guild_id, row.channel_id):  # stays open until resumed
+        if not await states.active(row.guild_id, row.channel_id, info.parent):  # until resumed
             continue
         text = contradiction_text(row.later, row.earlier, row.earlier_ms, now)
         async with svc.engine.begin() as conn:  # claimed first, as staleness nudges are

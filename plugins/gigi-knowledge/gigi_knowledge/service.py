@@ -30,6 +30,7 @@ class ChannelInfo:
     enabled: bool
     timezone: str
     context: str  # purpose / type / tags, for the extraction prompt
+    parent: str | None = None  # a thread's parent channel, whose observation state it has
 
 
 def now_ms() -> int:
@@ -104,7 +105,7 @@ class KnowledgeService:
         for row in rows:
             if row.enabled and not row.deleted:
                 fresh.setdefault(row.guild_id, {})[row.channel_id] = ChannelInfo(
-                    True, row.timezone, context_line(row)
+                    True, row.timezone, context_line(row), row.parent_id
                 )
         for guild, chans in self.channels.items():  # disabled elsewhere: drop their windows
             for channel in chans:

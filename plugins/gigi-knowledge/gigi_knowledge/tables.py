@@ -64,6 +64,7 @@ channels = sa.Table(
     sa.Column("joined_ms", sa.BigInteger, nullable=False),
     sa.Column("updated_by", sa.String(64)),
     sa.Column("updated_ms", sa.BigInteger, nullable=False),
+    sa.Column("parent_id", sa.String(64)),  # a thread's parent channel (knowledge_0007)
 )
 
 decisions = sa.Table(

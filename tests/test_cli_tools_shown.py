@@ -76,3 +76,16 @@ def test_tools_call_waiting_for_confirmation_prints_the_arguments(gigi) -> None:
     assert result.exit_code == 4
     assert 'city: "Paris"' in result.output and "token: •••• (secret)" in result.output
     assert "tok-123" not in result.output
+
+
+def test_tools_list_says_which_actions_the_model_may_call(gigi) -> None:
+    rows = {r["name"]: r for r in json.loads(gigi("tools", "list", "--json").output)}
+    assert rows["wx.alert"]["model"] is True and rows["wx.reset"]["model"] is False
+    assert rows["gigi.channel.pause"]["model"] is False  # a command, never offered
+    lines = gigi("tools", "list").output.splitlines()
+    header = lines[0].split()
+    assert header[1] == "MODEL"
+    column = header.index("MODEL")
+    by_name = {line.split()[0]: line.split() for line in lines[1:] if line.strip()}
+    assert by_name["wx.alert"][column] == "yes"
+    assert by_name["wx.reset"][column] == "direct-only"

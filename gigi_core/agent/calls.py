@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 import weakref
 from typing import TYPE_CHECKING, Any
@@ -15,7 +16,7 @@ from gigi_core.agent.runs import StepRecord
 from gigi_core.agent.signals import Paused, Stop, ms
 from gigi_core.errors import InvalidArguments, PolicyDenied, ToolExecutionError, UnknownAction
 from gigi_core.llm.types import ToolResultMessage
-from gigi_core.manifest.models import ActionSpec, Safety
+from gigi_core.manifest.models import ActionSpec, Safety, wire_name
 from gigi_core.policy.decision import Decision, Outcome
 from gigi_core.store.agent_tables import AgentRunConfirmation
 from gigi_core.tools.bounds import truncate
@@ -25,6 +26,36 @@ if TYPE_CHECKING:
     from gigi_core.agent.runner import Runner
 
 _INSERT_CONFIRMATION = insert(AgentRunConfirmation.__table__)
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.:-]")
+MAX_REFUSED = 10  # names kept for the reply's note; the trace has every step
+WHY = {  # a refusal's reason class, as the reply's note says it
+    "unknown_tool": "no such tool",
+    "not_offered": "not available to you here",
+    "unparsable": "its arguments were not valid JSON",
+    "confirm_rejected": "it was rejected",
+    "confirm_expired": "its confirmation expired",
+    "confirm_failed": "it changed or was no longer allowed before it could run",
+}
+
+
+def shown_name(name: Any, limit: int = 64) -> str:
+    """A proposed name safe in any trace or chat markup: ``[A-Za-z0-9_.:-]``, else ``?``."""
+    text = _UNSAFE.sub("?", str(name))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def refused_lines(state: Any) -> list[str]:
+    """The reply's ``refused``: each call refused and not since made, as "name (why)"."""
+    return [f"{name} ({why})" for name, why in state.refused.items()]
+
+
+def _offered_elsewhere(runner: Runner, name: str) -> ActionSpec | None:
+    """A real action the model named (dotted or wire name) that this run does not offer."""
+    actions = runner.kernel.registry.actions
+    spec = actions.get(name)
+    if spec is None and len(name) <= 64:
+        spec = next((a for a in actions.values() if wire_name(a.name) == name), None)
+    return spec
 
 
 class CallHandler:
@@ -46,14 +77,19 @@ class CallHandler:
         try:
             spec = lookup(r.kernel, call["name"]) if direct else r.toolset.resolve(call["name"])
         except UnknownAction:
-            await r.commit(r.next_step(), StepRecord("tool", "unknown"), "agent.tool")
+            step = StepRecord("tool", "unknown", reason=f"unknown_tool: {shown_name(call['name'])}")
+            await r.commit(r.next_step(), step, "agent.tool", reason_code="unknown_tool")
             raise
         if spec is None:
             available = ", ".join(r.toolset.by_wire) or "none"
+            # The model hears "unknown" either way: it learns nothing of actions not offered.
+            known = _offered_elsewhere(r, str(call["name"]))
             return await self._invalid(
                 call,
-                None,
+                known,
                 f"unknown tool {truncate(repr(call['name']), 100)}; use one of: {available}",
+                "not_offered" if known else f"unknown_tool: {shown_name(call['name'])}",
+                offered=False,
             )
         if call.get("parse_error"):
             return await self._invalid(
@@ -61,11 +97,17 @@ class CallHandler:
                 spec,
                 f"arguments are not a JSON object ({truncate(call['parse_error'])}); "
                 "send a JSON object matching the schema",
+                "unparsable",
             )
         if direct and (denial := await r.base_denial(spec)) is not None:
             # Policy first: nobody learns an action's schema where they may not use it.
             step = StepRecord(
-                "tool", "denied", tool=spec.name, capability=spec.capability, decision="deny"
+                "tool",
+                "denied",
+                tool=spec.name,
+                capability=spec.capability,
+                decision="deny",
+                reason=f"policy_denied: {denial.code} {spec.capability}",
             )
             await r.commit(r.next_step(), step, "agent.tool", reason_code=denial.code)
             raise PolicyDenied(spec.name, denial.reason)
@@ -79,14 +121,18 @@ class CallHandler:
                 bounded=r.bounded(call.get("id"), arguments),
             )
         except InvalidArguments as exc:
+            reason = f"schema_invalid: {shown_name(exc.field or '(arguments)', 120)}"
             if direct:  # the caller gets the typed error; the audit still gets its row
-                step = StepRecord("tool", "invalid", tool=spec.name, capability=spec.capability)
-                await r.commit(r.next_step(), step, "agent.tool")
+                step = StepRecord(
+                    "tool", "invalid", tool=spec.name, capability=spec.capability, reason=reason
+                )
+                await r.commit(r.next_step(), step, "agent.tool", reason_code="schema_invalid")
                 raise
             return await self._invalid(
                 call,
                 spec,
                 f"{exc.field or 'arguments'}: {exc.detail}; fix the arguments and try again",
+                reason,
             )
         decision = await r.policy_decision(spec, args)
         s.tool_calls += 1
@@ -96,6 +142,8 @@ class CallHandler:
         )
         if decision.outcome is Outcome.deny:
             step.status = "denied"
+            step.reason = f"policy_denied: {decision.code} {spec.capability}"
+            self.refuse(spec.name, f"not allowed: {decision.code}")
             self.tool_result(call, {"error": f"denied: {decision.reason}"}, is_error=True)
             await r.commit(index, step, "agent.tool", reason_code=decision.code)
             if direct:
@@ -153,6 +201,7 @@ class CallHandler:
                 self.tool_result(call, {"error": truncate(str(failure))}, is_error=True)
             else:
                 s.citations.append({"tool": spec.name, "result": result})
+                s.refused.pop(spec.name, None)  # the model made the call after all
                 self.tool_result(call, result, text=text)
             await r.commit(index, step, extra_audits=(row,), durable=effects)
 
@@ -179,13 +228,28 @@ class CallHandler:
             if s.mode == "direct":
                 raise
 
-    async def _invalid(self, call: dict[str, Any], spec: ActionSpec | None, message: str) -> None:
+    async def _invalid(
+        self,
+        call: dict[str, Any],
+        spec: ActionSpec | None,
+        message: str,
+        reason: str,
+        *,
+        offered: bool = True,
+    ) -> None:
+        """``reason``: the class (and name or field path) the trace and the reply show;
+        ``offered`` False: ``spec`` is a real action this run does not offer."""
         r = self.runner
         s, b = r.state, r.budgets
         key = spec.name if spec else call["name"]
         s.retries[key] = s.retries.get(key, 0) + 1
         s.invalid += 1
-        if spec is not None and s.retries[key] > b.max_retries_per_tool:
+        klass, _, detail = reason.partition(": ")
+        if klass == "schema_invalid":
+            self.refuse(key, f"its arguments did not fit, at {detail}")
+        else:
+            self.refuse(key if spec else shown_name(key), WHY.get(klass, klass))
+        if offered and spec is not None and s.retries[key] > b.max_retries_per_tool:
             r.toolset = r.toolset.without(spec.name)
             s.tools = r.toolset.names()
             message += f". No retries left for {spec.name}; it is no longer available in this run"
@@ -195,8 +259,9 @@ class CallHandler:
             "invalid",
             tool=spec.name if spec else None,
             capability=spec.capability if spec else None,
+            reason=reason,
         )
-        await r.commit(r.next_step(), step, "agent.tool")
+        await r.commit(r.next_step(), step, "agent.tool", reason_code=klass)
         if s.invalid > b.max_invalid_calls:
             raise Stop.budget("invalid_tool_calls", b.max_invalid_calls)
 
@@ -256,10 +321,11 @@ class CallHandler:
                 status="awaiting_confirmation",
                 citations=r.citations(),
                 components=[prompt],
+                refused=refused_lines(s),
             )
         )
 
-    async def settle_confirmation(self, outcome: str, claim: Any) -> None:
+    async def settle_confirmation(self, outcome: str, claim: Any = None) -> None:
         """Run the approved call exactly once, or record the rejection as its result."""
         r = self.runner
         owner = r.journal.owner
@@ -271,10 +337,13 @@ class CallHandler:
             self.tool_result(
                 awaiting, {"error": f"the user {outcome} this call; it did not run"}, is_error=True
             )
+            action = awaiting.get("action")
+            self.refuse(str(action), WHY.get(f"confirm_{outcome}", outcome))
+            step = StepRecord(
+                "confirmation", outcome, tool=action, reason=f"confirm_{shown_name(outcome)}"
+            )
             await r.commit(
-                r.next_step(),
-                StepRecord("confirmation", outcome, tool=awaiting.get("action")),
-                "agent.confirmation",
+                r.next_step(), step, "agent.confirmation", reason_code=f"confirm_{outcome}"
             )
             if r.state.mode == "direct":
                 raise Stop(outcome, f"{awaiting.get('action')} was {outcome}; nothing ran.")
@@ -305,11 +374,11 @@ class CallHandler:
                 {"error": problem or "this confirmation is already being handled"},
                 is_error=True,
             )
-            await r.commit(
-                index,
-                StepRecord("confirmation", "failed", tool=awaiting.get("action")),
-                "agent.confirmation",
+            self.refuse(str(awaiting.get("action")), WHY["confirm_failed"])
+            step = StepRecord(
+                "confirmation", "failed", tool=awaiting.get("action"), reason="confirm_failed"
             )
+            await r.commit(index, step, "agent.confirmation", reason_code="confirm_failed")
             return
         assert spec is not None
         step = StepRecord(
@@ -332,6 +401,12 @@ class CallHandler:
         finally:  # "done" means the handler ran; a cancel before it leaves it "failed"
             outcome_state = "done" if self.executed else "failed"
             await confirmations.move(claim.confirmation_id, "executing", outcome_state, owner=owner)
+
+    def refuse(self, name: str, why: str) -> None:
+        """Remember a refused call for the reply's note (until the model makes it after all)."""
+        refused = self.runner.state.refused
+        if name in refused or len(refused) < MAX_REFUSED:
+            refused[name] = why
 
     def tool_result(
         self,

@@ -117,6 +117,9 @@ class Reply:
     output: Any = None  # the validated structured output (``Request.persona.output``)
     tokens_in: int = 0  # the run's input and output tokens, all model calls
     tokens_out: int = 0
+    # proposed calls Gigi refused (and the model did not then make): "name (why)", shown
+    # after the answer by every surface, whatever the model's text claims
+    refused: list[str] = field(default_factory=list)
 
     def chunks(self, limit: int = 2000) -> list[str]:
         """Split for surfaces with a message limit, on paragraph, line, then word boundaries."""
@@ -130,6 +133,9 @@ class Reply:
             from json import dumps
 
             parts.append(f"{c.tool} → {dumps(c.result, ensure_ascii=False, sort_keys=True)}")
+        note = self.refusal_note()
+        if note:
+            parts.append(note)
         for p in self.components:
             shown = "".join(f"\n  {line}" for line in p.arguments.splitlines())
             parts.append(
@@ -137,3 +143,9 @@ class Reply:
                 f"or reject with `/reject {p.run_id}`."
             )
         return "\n\n".join(parts)
+
+    def refusal_note(self) -> str | None:
+        """Gigi's own line on what was proposed but not done (the model's text may not say)."""
+        if not self.refused:
+            return None
+        return "Not done — Gigi refused: " + "; ".join(self.refused) + "."

@@ -47,8 +47,9 @@ def trace_lines(data: dict[str, Any]) -> list[str]:
         )
         tool = f" {step['tool']}" if step["tool"] else ""
         decision = f" {step['decision']}" if step["decision"] else ""
+        why = f" ({step['reason']})" if step.get("reason") else ""
         lines.append(
-            f"  {step['index']:>3} {step['kind']}{tool}{decision} -> {step['status']}{tokens}"
+            f"  {step['index']:>3} {step['kind']}{tool}{decision} -> {step['status']}{why}{tokens}"
         )
     for c in data["confirmations"]:
         lines.append(f"  confirmation {c['id']} {c['action']}: {c['state']}")

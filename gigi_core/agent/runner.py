@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import TypeAdapter
 
 from gigi_core.agent import persona, recovery
-from gigi_core.agent.calls import CallHandler
+from gigi_core.agent.calls import CallHandler, refused_lines
 from gigi_core.agent.contracts import Budgets, Citation, Reply, Request
 from gigi_core.agent.journal import RunJournal
 from gigi_core.agent.leases import LEASE_LOST, MOVED, MOVED_TEXT
@@ -454,6 +454,7 @@ class Runner:
             output=output if status == "done" else None,
             tokens_in=s.tokens_in,
             tokens_out=s.tokens_out,
+            refused=refused_lines(s),
         )
 
 

@@ -36,6 +36,8 @@ class StepRecord:
     duration_ms: float | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    # a refused call: ``class[: detail]``, detail a sanitised name, field path or capability
+    reason: str | None = None
 
 
 class RunStore:
@@ -200,6 +202,7 @@ class RunStore:
                     "duration_ms": st.duration_ms,
                     "input_tokens": st.input_tokens,
                     "output_tokens": st.output_tokens,
+                    "reason": st.reason,
                 }
                 for st in steps
             ],

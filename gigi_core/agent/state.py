@@ -63,6 +63,8 @@ class RunState:
     tools: dict[str, str] = field(default_factory=dict)  # wire name -> action
     retries: dict[str, int] = field(default_factory=dict)
     invalid: int = 0
+    # calls refused and not since made: shown name -> why, for the reply's "Not done" note
+    refused: dict[str, str] = field(default_factory=dict)
     step: int = 0
     tool_calls: int = 0
     llm_calls: int = 0
@@ -88,6 +90,7 @@ class RunState:
         data["pending"] = copy.deepcopy(self.pending)
         data["citations"] = list(self.citations)
         data["retries"] = dict(self.retries)
+        data["refused"] = dict(self.refused)
         return data
 
     @classmethod

@@ -37,6 +37,7 @@ def render_reply(reply: Any, as_json: bool) -> None:
                 "termination_reason": reply.termination_reason,
                 "text": reply.text,
                 "citations": [{"tool": c.tool, "result": c.result} for c in reply.citations],
+                "refused": list(reply.refused),
                 "confirmations": [
                     {
                         "id": p.confirmation_id,

@@ -29,7 +29,11 @@ def tools_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_state
 def list_tools(state: CliState, guild: str | None, as_json: bool) -> None:
-    """Every declared action with its safety class and capability."""
+    """Every declared action with its safety class and capability.
+
+    MODEL says who may call it: ``yes`` when the model may propose it (and the policy then
+    decides), ``direct-only`` when the manifest keeps it off the model (``offer_to_model:
+    false``): only a command or `gigi tools call` runs it."""
 
     async def enabled() -> set[str] | None:
         if guild is None:
@@ -45,6 +49,7 @@ def list_tools(state: CliState, guild: str | None, as_json: bool) -> None:
         {
             "name": a.name,
             "plugin": a.plugin,
+            "model": a.offer_to_model,
             "safety": a.safety.value,
             "capability": a.capability,
             "default": state.plugins().registry.capability_default(a.capability),
@@ -59,7 +64,9 @@ def list_tools(state: CliState, guild: str | None, as_json: bool) -> None:
     if as_json:
         echo_json(rows)
     else:
-        table(rows, ["name", "safety", "capability", "default", "confirm", "description"])
+        shown = [{**r, "model": "yes" if r["model"] else "direct-only"} for r in rows]
+        columns = ["name", "model", "safety", "capability", "default", "confirm", "description"]
+        table(shown, columns)
 
 
 @tools_group.command("call")

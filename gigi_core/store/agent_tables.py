@@ -58,6 +58,8 @@ class AgentRunStep(Base):
     duration_ms: Mapped[float | None] = mapped_column(Float)
     input_tokens: Mapped[int | None] = mapped_column(Integer)
     output_tokens: Mapped[int | None] = mapped_column(Integer)
+    # why a proposed call was refused: a reason class and a name, path or capability (0013)
+    reason: Mapped[str | None] = mapped_column(String(160))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 

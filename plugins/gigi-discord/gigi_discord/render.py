@@ -49,6 +49,9 @@ def reply_parts(reply: Reply, notes: list[str] | None = None) -> list[str]:
         parts.append(reply.text.strip())
     for c in reply.citations:
         parts.append(f"`{c.tool}` → {json.dumps(c.result, ensure_ascii=False, sort_keys=True)}")
+    refused = reply.refusal_note()  # Gigi's own word, whatever the model's text claims
+    if refused:
+        parts.append(refused)
     parts.extend(prompt_text(p) for p in reply.components)
     if not parts:
         parts.append("(no answer)")

@@ -34,3 +34,15 @@ async def test_hostile_arguments_cannot_break_out_or_ping(tmp_path) -> None:
         assert "@\u200beveryone" in block
         assert all(p.json["allowed_mentions"]["parse"] == [] for p in _posts(w))
         assert w.notes.ran == []
+
+
+async def test_a_refused_call_is_said_in_the_reply_and_named_in_the_trace(tmp_path) -> None:
+    turns = [call(("notes_erase_all", {"why": "@everyone"})), say("Done, all notes erased!")]
+    async with world(tmp_path, turns) as w:
+        [reply] = await w.mention(w.member, "erase every note")
+        assert reply.content.startswith("Done, all notes erased!")
+        assert "Not done — Gigi refused: notes_erase_all (no such tool)." in reply.content
+        trace = await w.member.slash(w.channel, "agent trace")
+        text = trace.followups[-1].content if trace.followups else trace.response.content
+        assert "`unknown_tool: notes_erase_all`" in text
+        assert "@everyone" not in text

@@ -43,7 +43,9 @@ def format_trace(data: dict[str, Any]) -> str:
     for st in data["steps"]:
         tool = f" `{st['tool']}`" if st["tool"] else ""
         decision = f" ({st['decision']})" if st["decision"] else ""
-        lines.append(f"{st['index']}. {st['kind']}{tool}{decision}: {st['status']}")
+        # a refusal's class and sanitised name, field path or capability: never a value
+        why = f" — `{st['reason']}`" if st.get("reason") else ""
+        lines.append(f"{st['index']}. {st['kind']}{tool}{decision}: {st['status']}{why}")
     for c in data["confirmations"]:
         lines.append(f"Confirmation `{c['id']}` for `{c['action']}`: {c['state']}")
     text = "\n".join(lines)

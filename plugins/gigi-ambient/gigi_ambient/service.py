@@ -80,6 +80,7 @@ class AmbientService:
         self._retention: dict[tuple[str, str], tuple[float, int | None]] = {}
         self._expired_at: dict[str, float] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._parents: dict[tuple[str, str], str] = {}  # (guild, thread) -> parent channel
 
     # -- facts ---------------------------------------------------------------------------
 
@@ -98,6 +99,16 @@ class AmbientService:
             found = self._channels[guild_id] = await self.store.channels_of(guild_id)
             self._read_at[guild_id] = now
         return found
+
+    def _quiet(self, guild_id: str, channel_id: str, states: Any) -> bool:
+        """Paused or secure, itself or (a thread) through its parent channel."""
+        parent = self._parents.get((guild_id, channel_id))
+        return channel_id in states or (parent is not None and parent in states)
+
+    async def observed(self, guild_id: str, channel_id: str) -> bool:
+        """Whether the channel is observed now: a message queued before it (or a thread's
+        parent) was paused or secured is then neither answered nor posted to."""
+        return not self._quiet(guild_id, channel_id, await self.kernel.channels.states(guild_id))
 
     async def settings(self, guild_id: str) -> Settings:
         return Settings.from_config(await self.kernel.plugin_config(guild_id, "ambient"))
@@ -153,7 +164,7 @@ class AmbientService:
             history = self.history(guild_id)
             cutoff = self._cutoff(settings)
             history.forget_before(cutoff)
-            blocked = set(await self.kernel.channels.states(guild_id))  # paused or secure
+            blocked = await self.kernel.channels.states(guild_id)  # paused or secure
             # Only as the guild's memory allows: a channel no memory plugin keeps is stored
             # nowhere, and nothing older than what memory keeps of that channel.
             kept = await self._memory_cutoffs(guild_id, {e.channel_id for e in history.entries})
@@ -161,7 +172,8 @@ class AmbientService:
 
             def storable(e: Entry) -> bool:
                 cut = kept.get(e.channel_id)
-                return e.channel_id not in blocked and cut is not None and e.at >= cut
+                quiet = self._quiet(guild_id, e.channel_id, blocked)
+                return not quiet and cut is not None and e.at >= cut
 
             current = {e.key for e in history.entries if storable(e)}
             delete = [k for k in persisted if k not in current]
@@ -278,7 +290,11 @@ class AmbientService:
                 await self.persist(guild, await self.settings(guild))
             return
         if isinstance(event, ChannelSecured | ChannelDeleted):
-            await self.forget_channel(guild, event.channel_id)
+            threads = [
+                t for (g, t), p in self._parents.items() if (g, p) == (guild, event.channel_id)
+            ]
+            for channel in [event.channel_id, *threads]:  # a thread is secured with its parent
+                await self.forget_channel(guild, channel)
             return
         if isinstance(event, ReactionsCleared):
             await self._reactions_cleared(event)
@@ -288,6 +304,8 @@ class AmbientService:
         persona = (await self.channels(guild)).get(event.channel_id)
         if persona is None or not event.text.strip():
             return
+        if event.parent_channel_id:  # a thread: its parent's observation state is its own
+            self._parents[(guild, event.channel_id)] = event.parent_channel_id
         settings = await self.settings(guild)
         await self.ready(guild, settings)
         if short_path_match(settings, event.channel_id, event.author_id) or event.mentions_bot:
@@ -362,10 +380,16 @@ class AmbientService:
         """Respond and post; raises ``AmbientError`` when no attempt gave an envelope."""
         if self.runtime is None:
             self.runtime = self.kernel.agent
+        guild = event.guild_id
+        if not await self.observed(guild, event.channel_id):  # paused or secured since queued
+            self.count(guild, skipped=1)
+            return None
         delivery = await self.responder.respond(event, persona, settings)
         if delivery is None:
             return None
-        guild = event.guild_id
+        if not await self.observed(guild, event.channel_id):  # ... or while it was answered
+            self.count(guild, skipped=1)
+            return None
         if delivery.hack:  # metadata only, for admins; never acted on
             await self.kernel.track(
                 "ambient.hack",

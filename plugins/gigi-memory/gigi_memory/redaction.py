@@ -296,12 +296,13 @@ DEFAULT_RULES = RedactionRules()
 # then a "."; a phone ``_is_phone`` accepts has at least 8 digits. Only for ASCII text:
 # under IGNORECASE a non-ASCII letter can match an ASCII one (U+212A KELVIN SIGN is "k").
 _TOKEN_RUN = re.compile(r"[A-Za-z0-9_-]{15}")
+_KEYWORDS = ("bearer", "passw", "pwd", "secret", "token", "api", "access")
 _DIGITS = b"0123456789"
 
 
-def _nothing_to_mask(text: str) -> bool:
-    """True only when no built-in rule can match ``text``: then its pattern need not run."""
-    if not text.isascii():
+def _nothing_to_mask(text: str, rules: RedactionRules | None = None) -> bool:
+    """True only when no built-in rule (nor, with ``rules``, an own pattern) can match."""
+    if (rules is not None and rules.patterns) or not text.isascii():
         return False
     if "eyJ" in text or _TOKEN_RUN.search(text) is not None:
         return False

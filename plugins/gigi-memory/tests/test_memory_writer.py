@@ -152,9 +152,12 @@ async def test_content_made_ahead_is_used_only_under_the_rules_it_was_made_with(
     await settle(kernel)
     made = []
     real = svc.writer._contents
-    monkeypatch.setattr(
-        svc.writer, "_contents", lambda items: made.extend(i[0] for i in items) or real(items)
-    )
+
+    async def spy(items):
+        made.extend(i[0] for i in items)
+        return await real(items)
+
+    monkeypatch.setattr(svc.writer, "_contents", spy)
 
     def queued(text: str) -> Op:
         event = message(text)
@@ -172,7 +175,7 @@ async def test_content_made_ahead_is_used_only_under_the_rules_it_was_made_with(
         return op
 
     kept, stale = queued("ahead canaryplain"), queued("ahead PRJ-abcd canarymasked")
-    svc.writer._prepare_ahead([kept, stale])  # no await since they were queued
+    await svc.writer._prepare_ahead([kept, stale])  # default rules: it never suspends
     assert made == [kept, stale]
     policy = svc.cache.guild("g1")
     rules = replace(policy.redaction, patterns=(r"PRJ-[a-z]{4}",))

@@ -44,16 +44,32 @@ HOOK_FAILED = "the policy check failed, so the call was denied"
 
 def holds_capability(actor: Actor, facts: PolicyFacts) -> tuple[bool, str]:
     """Whether the actor holds the action's capability, and through what."""
-    cap = facts.action.capability
-    if facts.capability_default is None:
+    return holds(
+        actor,
+        facts.action.capability,
+        facts.capability_default,
+        facts.grants,
+        facts.hook_capabilities,
+    )
+
+
+def holds(
+    actor: Actor,
+    cap: str,
+    default: str | None,
+    grants: frozenset[str],
+    hook_capabilities: frozenset[str],
+) -> tuple[bool, str]:
+    """The capability rule itself, for actions and for commands that are not actions."""
+    if default is None:
         return False, f"capability {cap} is unknown"
     if actor.is_admin:
         return True, "guild admin"
-    if facts.capability_default == "everyone":
+    if default == "everyone":
         return True, "granted to everyone by default"
-    if any(matches(g, cap) for g in facts.grants):
+    if any(matches(g, cap) for g in grants):
         return True, "explicit grant"
-    if any(matches(g, cap) for g in facts.hook_capabilities):
+    if any(matches(g, cap) for g in hook_capabilities):
         return True, "granted by a plugin"
     return False, f"you do not hold {cap}; a guild admin can grant it with `grants add {cap}`"
 
@@ -187,6 +203,30 @@ class PolicyEngine:
         store error; a failing ``capabilities_for`` hook is a deny)."""
         facts = await self.facts(actor, action, guild_id, channel_visible=None)
         return base_decision(actor, facts)
+
+    async def capability(self, actor: Actor, capability: str, guild_id: str) -> Decision:
+        """Allow or deny a kernel capability outside any action (the `/llm` commands): the
+        same rule as an action's (admins hold it, then defaults, grants, plugin grants); a
+        failing ``capabilities_for`` hook or any error while deciding is a deny."""
+        try:
+            from gigi_core.policy.view import guild_view
+
+            view = await guild_view(self.kernel, actor, guild_id)
+            if view.hook_failure is not None:
+                return Decision.deny(HOOK_FAILED, "policy_error")
+            held, why = holds(
+                actor,
+                capability,
+                self.kernel.registry.capability_default(capability),
+                view.grants,
+                view.hook_capabilities,
+            )
+        except Exception:
+            log.exception("could not decide capability %s in guild %s", capability, guild_id)
+            return Decision.deny(HOOK_FAILED, "policy_error")
+        if not held:
+            return Decision.deny(why, "missing_capability")
+        return Decision.allow(f"allowed ({why})")
 
     async def facts(
         self, actor: Actor, action: ActionSpec, guild_id: str, *, channel_visible: bool | None

@@ -42,6 +42,27 @@ async def admin_check(interaction: discord.Interaction[Any]) -> bool:
     return True
 
 
+async def require_capability(interaction: discord.Interaction[Any], *capabilities: str) -> Ctx:
+    """The policy engine decides (admins hold every capability; a grant gives a member
+    exactly the one it names); any one of ``capabilities`` is enough."""
+    if interaction.guild is None:
+        raise Refusal("This command only works in a server.")
+    ctx = await context(interaction)
+    reasons = []
+    for capability in capabilities:
+        decision = await ctx.kernel.policy.capability(ctx.actor, capability, ctx.guild_id)
+        if decision.allowed:
+            return ctx
+        reasons.append(decision.reason)
+    if len(capabilities) == 1:
+        raise Refusal(f"Not allowed: {reasons[0]}.")
+    names = ", ".join(capabilities[:-1]) + f" or {capabilities[-1]}"
+    raise Refusal(
+        f"Not allowed: this needs one of {names}; a server admin can grant it "
+        "with `/gigi grants add`."
+    )
+
+
 class AdminGroup(app_commands.Group):
     """A root that Discord hides from non-admins *and* that checks again when invoked.
 

@@ -13,7 +13,7 @@ from typing import Any
 import discord
 
 from gigi_core import GigiError
-from gigi_discord.commands.common import admin_check, context
+from gigi_discord.commands.common import context, require_capability
 from gigi_discord.errors import Refusal, sentence, tell
 
 log = logging.getLogger(__name__)
@@ -42,8 +42,8 @@ class CredentialModal(discord.ui.Modal):
         secret = self.key.value.strip()
         self.key.default = None
         self.key._value = None  # type: ignore[assignment]  # nothing of the key stays here
-        try:  # the form may have stayed open while the person lost Manage Server
-            await admin_check(interaction)
+        try:  # the form may have stayed open while the person lost the capability
+            await require_capability(interaction, "llm.provider.write")
         except Refusal as refusal:
             await tell(interaction, refusal.message)
             return

@@ -1,7 +1,13 @@
-"""`/llm provider|credential|profile|usage`: this server's own keys and models (admins only).
+"""`/llm provider|credential|profile|usage`: this server's own keys and models.
 
 Everything here acts for the owner ``guild:<this server>``: a guild admin can never see,
 use or change another server's or the operator's credentials from Discord.
+
+Each command is decided by the policy engine on the capability it names (``NEEDS``):
+``llm.provider.write`` adds and revokes keys, ``llm.provider.select`` chooses models,
+``llm.provider.test`` tests keys, ``llm.usage.read`` shows usage; listings need any of the
+first three. Guild admins (Manage Server) hold them all; a grant gives a member exactly one.
+Discord hides `/llm` from non-admins until the owner shows it (Integrations settings).
 """
 
 from __future__ import annotations
@@ -12,13 +18,53 @@ from typing import Any, Literal
 import discord
 from discord import app_commands
 
-from gigi_discord.commands.common import AdminGroup, choices, context, listing
+from gigi_discord.commands.common import choices, context, listing, require_capability
 from gigi_discord.commands.credential_modal import CredentialModal
 from gigi_discord.errors import Refusal, sentence, tell
+
+WRITE, SELECT, TEST = "llm.provider.write", "llm.provider.select", "llm.provider.test"
+ANY = (WRITE, SELECT, TEST)  # reading providers, key labels and profiles
+NEEDS: dict[str, tuple[str, ...]] = {
+    "llm provider list": ANY,
+    "llm credential add": (WRITE,),
+    "llm credential list": ANY,
+    "llm credential revoke": (WRITE,),
+    "llm credential test": (TEST,),
+    "llm profile set": (SELECT,),
+    "llm profile list": ANY,
+    "llm usage": ("llm.usage.read",),
+}
 
 
 def _owner(guild_id: str) -> str:
     return f"guild:{guild_id}"
+
+
+def _check(capabilities: tuple[str, ...]) -> Any:
+    async def check(interaction: discord.Interaction[Any], *_: Any) -> bool:
+        await require_capability(interaction, *capabilities)
+        return True
+
+    return check
+
+
+_LISTING = _check(ANY)  # one object: the autocompletes are shared by commands and bots
+
+
+def guard(root: app_commands.Group) -> app_commands.Group:
+    """Every leaf checks its capability when invoked, and every autocomplete checks any of
+    ``ANY`` (discord.py runs no command checks for those); a leaf missing from ``NEEDS``
+    is a bug, refused loudly at start-up rather than left unchecked."""
+    for command in root.walk_commands():
+        if isinstance(command, app_commands.Command):
+            command.add_check(_check(NEEDS[command.qualified_name]))
+            for param in command._params.values():
+                complete = param.autocomplete
+                if complete is not None and _LISTING not in getattr(
+                    complete, "__discord_app_commands_checks__", []
+                ):
+                    app_commands.check(_LISTING)(complete)
+    return root
 
 
 async def _providers(interaction: discord.Interaction[Any], current: str) -> list[Any]:
@@ -185,7 +231,12 @@ def profile_group() -> app_commands.Group:
 
 
 def llm_root() -> app_commands.Group:
-    root = AdminGroup(name="llm", description="This server's language models and keys (admins).")
+    root = app_commands.Group(
+        name="llm",
+        description="This server's language models and keys.",
+        default_permissions=discord.Permissions(manage_guild=True),
+        guild_only=True,
+    )
     root.add_command(provider_group())
     root.add_command(credential_group())
     root.add_command(profile_group())
@@ -205,4 +256,4 @@ def llm_root() -> app_commands.Group:
         ]
         await tell(interaction, listing(lines, f"No model calls in the last {days} days."))
 
-    return root.guard()
+    return guard(root)

@@ -66,7 +66,8 @@ class Budget:
             yield spend
         finally:
             try:
-                await self.store.settle(guild_id, day, held, spend.used)
+                if held or spend.used:
+                    await self.store.settle(guild_id, day, held, spend.used)
             except Exception as exc:  # held until the day ends: never more than the budget
                 log.warning("ambient: token reservation not settled (%s)", type(exc).__name__)
 

@@ -296,6 +296,7 @@ async def run_import(
         marks = await tombstones.load(conn, guild_id, [m.id for m in export.messages])
     queued: list[str] = []
     seen: set[str] = set()
+    names = svc.cache.guild(guild_id).storage != "metadata_only"
     latest = int(time.time() * 1000) + FUTURE_SLACK_MS
     for done, msg in enumerate(export.messages, start=1):
         reason = _implausible(msg, latest) or _skip(svc, guild_id, channel, msg, quiet)
@@ -312,12 +313,15 @@ async def run_import(
         else:
             seen.add(msg.id)
             svc.writer.enqueue(_op(guild_id, channel, msg, svc))
+            if names:  # search finds members by the names they wrote under
+                svc.authors.note(guild_id, msg.author_id, msg.author_name, msg.created_ms)
             queued.append(msg.id)
             if len(queued) % BATCH == 0:
                 await svc.writer.flush()
         if progress is not None:
             progress(done)
     await svc.writer.flush()
+    await svc.authors.flush()
     report.imported = len(await _existing(svc, guild_id, queued)) if queued else 0
     failed = len(queued) - report.imported
     if failed:

@@ -47,8 +47,7 @@ STOP_WORDS = frozenset(
 )
 # Words that ask for time: only a query with one of them gets the recency prior.
 TIME_WORDS = frozenset(
-    "latest last recent recently newest lately today yesterday tonight ago now current "
-    "currently new".split()
+    "latest last recent recently newest lately today yesterday tonight ago".split()
 )
 
 

@@ -25,6 +25,7 @@ async def retention_job(ctx: Any) -> dict[str, Any]:
     async with svc.engine.connect() as conn:
         guilds = list((await conn.scalars(sa.select(tables.policies.c.guild_id))).all())
     await svc.store.record_purge(counts, guilds)
+    await svc.authors.prune()  # names of members none of whose messages are left
     total = sum(counts.values())
     log.info("memory: retention purge removed %d message(s) in %d guild(s)", total, len(counts))
     await ctx.progress(1, 1, f"{total} purged")
@@ -35,7 +36,8 @@ async def export_user(kernel: Any, user_id: str, guild_id: str | None) -> dict[s
     svc = service_of(kernel)
     rows = await svc.store.user_messages(user_id, guild_id)
     mentioned = await svc.store.user_mentions(user_id, guild_id)
-    if not rows and not mentioned:
+    names = await svc.authors.export(user_id, guild_id)
+    if not rows and not mentioned and not names:
         return None
     out = []
     for row in rows:
@@ -52,7 +54,7 @@ async def export_user(kernel: Any, user_id: str, guild_id: str | None) -> dict[s
                 "search_words": row.search_text if text is None else None,
             }
         )
-    return {"messages": out, "times_mentioned": mentioned}
+    return {"messages": out, "times_mentioned": mentioned, "names": names}
 
 
 async def delete_user(kernel: Any, user_id: str, guild_id: str | None) -> dict[str, int]:
@@ -62,14 +64,16 @@ async def delete_user(kernel: Any, user_id: str, guild_id: str | None) -> dict[s
     svc = service_of(kernel)
     counts = await svc.writer.submit(Op("purge_user", guild_id, {"user_id": user_id})) or {}
     await erasures.mark(kernel, svc, user_id, guild_id)  # no sync or import brings them back
-    return counts
+    names = await svc.authors.forget(user_id, guild_id)
+    return {**counts, "names": names} if names else counts
 
 
 async def purge_guild(kernel: Any, guild_id: str) -> dict[str, int]:
     svc = service_of(kernel)
     svc.cache.forget_guild(guild_id)  # nothing more is ingested, then everything goes
-    counts = await svc.writer.submit(Op("purge_guild", guild_id, {}))
-    return {k: v for k, v in (counts or {}).items() if v}
+    counts = dict(await svc.writer.submit(Op("purge_guild", guild_id, {})) or {})
+    counts["names"] = await svc.authors.forget(None, guild_id)
+    return {k: v for k, v in counts.items() if v}
 
 
 def _iso(ms: int | None) -> str | None:

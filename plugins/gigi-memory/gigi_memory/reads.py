@@ -307,21 +307,41 @@ async def followers(conn: Any, row_ids: list[int]) -> dict[int, int]:
     return {int(n): int(p) for p, n in rows if n is not None}
 
 
+async def by_ids(conn: Any, f: Filters, row_ids: list[int]) -> list[Any]:
+    """The rows among ``row_ids`` that pass every read filter (a few: ``IN`` suffices)."""
+    if not row_ids:
+        return []
+    where, params, binds = _where(f)
+    params["ids"] = list(row_ids)
+    sql = sa.text(
+        f"SELECT {MESSAGE_COLUMNS} FROM memory_messages m WHERE m.id IN :ids AND {where}"
+    ).bindparams(*binds, sa.bindparam("ids", expanding=True))
+    return list((await conn.execute(sql, params)).all())
+
+
 LENGTH_SAMPLE = 1000  # newest messages of a scope whose mean length BM25 normalises by
-_lengths: dict[tuple[Any, ...], tuple[float, float, int]] = {}  # scope -> (at, mean, store)
+STATS_CAP = 100_000  # a scope's messages are counted up to this many for BM25's N
+_scopes: dict[tuple[Any, ...], tuple[float, float, int]] = {}  # scope -> (at, mean, messages)
+_scope_words: dict[tuple[Any, ...], tuple[float, int]] = {}  # (scope, word) -> (at, messages)
+
+
+def _plain(f: Filters) -> Filters:
+    """The scope alone (its channels), without the search's author or period: the
+    collection BM25's statistics describe."""
+    return Filters(f.guild_id, f.channel_ids, f.include_threads, f.now_ms)
 
 
 async def collection(conn: Any, f: Filters) -> tuple[float, int]:
     """(mean words per message in the scope's newest ``LENGTH_SAMPLE``, messages in the
-    store), remembered for ``COMMON_SECONDS``: BM25's length norm and its idf's N (the
-    store's, as the words' counts are: ``word_counts``)."""
+    scope up to ``STATS_CAP``), remembered for ``COMMON_SECONDS``: BM25's length norm and
+    its N. Per scope, not per store: a member's name means little in a channel where they
+    write half the messages, however rare it is across the server."""
     key = (str(conn.engine.url), f.guild_id, f.channel_ids, f.include_threads)
     now = time.monotonic()
-    known = _lengths.get(key)
+    known = _scopes.get(key)
     if known is None or now - known[0] > COMMON_SECONDS:
-        plain = Filters(f.guild_id, f.channel_ids, f.include_threads, f.now_ms)
-        where, params, binds = _where(plain)
-        params["k"] = LENGTH_SAMPLE
+        where, params, binds = _where(_plain(f))
+        params |= {"k": LENGTH_SAMPLE, "cap": STATS_CAP}
         sql = (
             f"SELECT m.search_text FROM memory_messages m WHERE {where} "
             "ORDER BY m.created_ms DESC LIMIT :k"
@@ -329,24 +349,50 @@ async def collection(conn: Any, f: Filters) -> tuple[float, int]:
         rows = (await conn.execute(sa.text(sql).bindparams(*binds), params)).all()
         lengths = [t.count(" ") + 1 for (t,) in rows if t]
         mean = sum(lengths) / len(lengths) if lengths else 1.0
-        # The highest id: an estimate (deletes leave gaps) with no scan, on both backends.
-        store = int(await conn.scalar(sa.text("SELECT max(id) FROM memory_messages")) or 0)
-        if len(_lengths) > 10_000:
-            _lengths.clear()
-        known = _lengths[key] = (now, mean, store)
+        total = await conn.scalar(
+            sa.text(
+                f"SELECT count(*) FROM (SELECT 1 FROM memory_messages m WHERE {where} LIMIT :cap) x"
+            ).bindparams(*binds),
+            params,
+        )
+        if len(_scopes) > 10_000:
+            _scopes.clear()
+        known = _scopes[key] = (now, mean, int(total or 0))
     return known[1], known[2]
 
 
+async def scope_counts(conn: Any, dialect: str, f: Filters, words: list[str]) -> dict[str, int]:
+    """How many of the scope's messages hold each word (BM25's document frequencies),
+    remembered for ``COMMON_SECONDS``. Asked only for words under ``COMMON_MATCHES`` across
+    the store (``word_counts``), so a count reads at most that many index entries."""
+    where, params, binds = _where(_plain(f))
+    scope = (str(conn.engine.url), f.guild_id, f.channel_ids, f.include_threads)
+    now = time.monotonic()
+    out: dict[str, int] = {}
+    for word in words:
+        known = _scope_words.get((scope, word))
+        if known is None or now - known[0] > COMMON_SECONDS:
+            source, match, extra = _phrase(dialect, [word])
+            sql = f"SELECT count(*) FROM {source} WHERE {match} AND {where}"
+            n = int(await conn.scalar(sa.text(sql).bindparams(*binds), params | extra) or 0)
+            if len(_scope_words) > 50_000:
+                _scope_words.clear()
+            known = _scope_words[(scope, word)] = (now, n)
+        out[word] = known[1]
+    return out
+
+
 async def author_counts(conn: Any, f: Filters, authors: list[str]) -> dict[str, int]:
-    """Messages each author has in the guild (not deleted): a name word's document count."""
+    """Messages each author has in the scope: a name word's document count."""
     if not authors:
         return {}
+    where, params, binds = _where(_plain(f))
+    params["authors"] = authors
     sql = sa.text(
-        "SELECT m.author_id, count(*) FROM memory_messages m WHERE m.guild_id = :guild "
-        "AND m.author_id IN :authors AND m.deleted_ms IS NULL GROUP BY m.author_id"
-    ).bindparams(sa.bindparam("authors", expanding=True))
-    rows = await conn.execute(sql, {"guild": f.guild_id, "authors": authors})
-    return {a: int(n) for a, n in rows}
+        f"SELECT m.author_id, count(*) FROM memory_messages m WHERE {where} "
+        "AND m.author_id IN :authors GROUP BY m.author_id"
+    ).bindparams(*binds, sa.bindparam("authors", expanding=True))
+    return {a: int(n) for a, n in await conn.execute(sql, params)}
 
 
 async def recent(conn: Any, f: Filters, limit: int) -> list[Any]:

@@ -45,7 +45,8 @@ async def lexical_path(
     named = {w: names[w] for w in chosen if w in names}
     authored = await reads.author_counts(conn, f, sorted(set().union(*named.values())))
     mean, docs = await reads.collection(conn, f)
-    df = {w: counts[w] + sum(authored.get(a, 0) for a in named.get(w, ())) for w in chosen}
+    in_scope = await reads.scope_counts(conn, svc.dialect, f, chosen)
+    df = {w: in_scope[w] + sum(authored.get(a, 0) for a in named.get(w, ())) for w in chosen}
     stats = lexical.Stats(max(docs, *df.values()), mean, df)
     weights = {w: stats.idf(w) for w in chosen}
     rows = await reads.fulltext_candidates(
@@ -64,8 +65,14 @@ async def lexical_path(
         # A match that follows another match is credited with it (a reply is read with what
         # it answers); a message that does not match itself gains nothing: measured, those
         # only crowded the list (docs/benchmarks/memory-search.md).
-        for nxt, prev in (await reads.followers(conn, sources)).items():
-            if nxt in scored and own[nxt] > 0:
+        follows = await reads.followers(conn, sources)
+        if named:  # a reply that matches only by its author's name is not a candidate yet
+            for row in await reads.by_ids(conn, f, [i for i in follows if i not in own]):
+                mine = lexical.bm25(row.search_text, row.author_id, chosen, stats, named, rank)
+                if mine > 0:
+                    own[row.id], scored[row.id] = mine, (row, mine)
+        for nxt, prev in follows.items():
+            if own.get(nxt, 0.0) > 0:
                 row, score = scored[nxt]
                 scored[nxt] = (row, score + rank.neighbour_weight * own[prev])
     return Lexical(scored, rows)

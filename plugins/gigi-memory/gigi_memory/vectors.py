@@ -104,6 +104,7 @@ class Embedder:
 
 
 KICK_SECONDS = 1.0  # the embedding job is queued at most this often while messages arrive
+CLOSE_SECONDS = 5.0  # how long closing waits to queue the last kick
 
 
 @dataclass
@@ -163,6 +164,13 @@ class VectorService:
             await asyncio.shield(self._task)
 
     async def close(self) -> None:
+        """Queue what is still kicked (a ``gigi memory import`` exits right after its last
+        commit: cancelling would leave its messages unembedded until the hourly run), then
+        stop. The database being away does not hold the close up for long."""
+        if self._task is not None and not self._task.done():
+            with contextlib.suppress(Exception, TimeoutError):
+                async with asyncio.timeout(CLOSE_SECONDS):
+                    await self.flush()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(BaseException):

@@ -131,7 +131,7 @@ def _wrap_sync(stages: Stages, stage: str, fn: Callable[..., Any]) -> Callable[.
 @contextlib.contextmanager
 def instrument(svc: Any, stages: Stages) -> Iterator[None]:
     """Install the timers on ``svc`` and memory's modules; undo them on exit."""
-    from gigi_memory import reads, tools, vecsearch, vectors
+    from gigi_memory import lexical, reads, search, tools, vecsearch, vectors
     from sqlalchemy import event
 
     patches: list[tuple[Any, str, Any]] = []
@@ -154,8 +154,14 @@ def instrument(svc: Any, stages: Stages) -> Iterator[None]:
     patch(svc.vectors, "embed", _wrap_async(stages, "  of which the embedding", svc.vectors.embed))
     patch(tools, "_ready", _wrap_async(stages, "policy check + writer flush", tools._ready))
     patch(tools, "resolve_scope", _wrap_async(stages, "resolve the scope", tools.resolve_scope))
+    patch(reads, "word_counts", _wrap_async(stages, "FTS: store counts", reads.word_counts))
+    patch(reads, "scope_counts", _wrap_async(stages, "FTS: scope counts", reads.scope_counts))
+    patch(reads, "collection", _wrap_async(stages, "FTS: scope size", reads.collection))
+    patch(reads, "followers", _wrap_async(stages, "FTS: replies' predecessors", reads.followers))
     patch(
-        reads, "selective_words", _wrap_async(stages, "FTS: word selection", reads.selective_words)
+        search,
+        "lexical_path",
+        _wrap_async(stages, "full-text path (all of it)", search.lexical_path),
     )
     patch(
         reads,
@@ -179,7 +185,7 @@ def instrument(svc: Any, stages: Stages) -> Iterator[None]:
             "recorded",
             _wrap_async(stages, "wait for the query's usage row", vectors.QueryEmbedding.recorded),
         )
-    patch(tools, "fuse", _wrap_sync(stages, "fusion + recency prior", tools.fuse))
+    patch(lexical, "fuse", _wrap_sync(stages, "fusion (+ recency when asked)", lexical.fuse))
     patch(tools, "render", _wrap_sync(stages, "render hits (incl. unseal)", tools.render))
     patch(svc, "unseal", _wrap_sync(stages, "  of which unseal", svc.unseal))
     patch(svc, "engine", _TimedEngine(svc.engine, stages))

@@ -183,4 +183,4 @@ def test_tools_list_shows_each_capability_default(tmp_path, monkeypatch) -> None
     assert rows["dice.roll"]["default"] == "everyone"
     assert rows["llm.usage.guild"]["default"] == "admins"
     header = gigi("tools", "list").splitlines()[0].split()
-    assert header[:4] == ["NAME", "SAFETY", "CAPABILITY", "DEFAULT"]
+    assert header[:5] == ["NAME", "MODEL", "SAFETY", "CAPABILITY", "DEFAULT"]

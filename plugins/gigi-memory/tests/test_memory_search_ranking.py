@@ -11,7 +11,7 @@ from memory_helpers import call, enable, message, publish, rows
 
 from gigi_core import InvalidArguments
 
-T0 = datetime.now(UTC) + timedelta(minutes=1)  # live messages: after the channel was enabled
+_T0 = [datetime.now(UTC)]  # set when a test enables the channel: live messages come after it
 
 
 def said(text: str, author: str, name: str | None, minute: int, **fields: Any) -> Any:
@@ -19,7 +19,7 @@ def said(text: str, author: str, name: str | None, minute: int, **fields: Any) -
         text,
         author_id=author,
         author_name=name,
-        created_at=T0 + timedelta(minutes=minute),
+        created_at=_T0[0] + timedelta(minutes=minute),
         **fields,
     )
 
@@ -28,6 +28,7 @@ async def lexical_only(kernel: Any) -> None:
     """Full text alone: these tests pin the lexical ranking, not the embedder's."""
     await enable(kernel, days=3650)
     await call(kernel, "policy", embeddings="off")
+    _T0[0] = datetime.now(UTC) + timedelta(seconds=1)
 
 
 async def search(kernel: Any, query: str, **args: Any) -> list[dict[str, Any]]:
@@ -183,7 +184,7 @@ async def test_names_from_an_import_are_searchable(kernel, tmp_path) -> None:
         {
             "id": str(1000 + i),
             "type": "Default",
-            "timestamp": (T0 + timedelta(minutes=i)).isoformat(),
+            "timestamp": (_T0[0] + timedelta(minutes=i)).isoformat(),
             "content": text,
             "author": {"id": author, "name": name.lower(), "nickname": name, "isBot": False},
         }

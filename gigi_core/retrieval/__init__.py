@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from gigi_core.retrieval.catalog import match_actions
     from gigi_core.retrieval.config import RetrievalSettings
     from gigi_core.retrieval.engine import RetrievalResult, retrieve
-    from gigi_core.retrieval.fusion import merge
+    from gigi_core.retrieval.fusion import asks_for_time, merge
     from gigi_core.retrieval.plan import PathPlan, QueryPlan
     from gigi_core.retrieval.port import (
         Citation,
@@ -48,6 +48,7 @@ _LAZY = {
     "RetrievalResult": "gigi_core.retrieval.engine",
     "retrieve": "gigi_core.retrieval.engine",
     "merge": "gigi_core.retrieval.fusion",
+    "asks_for_time": "gigi_core.retrieval.fusion",
     "match_actions": "gigi_core.retrieval.catalog",
 }
 
@@ -63,6 +64,7 @@ __all__ = [
     "RetrievalSettings",
     "Retriever",
     "Scope",
+    "asks_for_time",
     "match_actions",
     "merge",
     "retrieve",

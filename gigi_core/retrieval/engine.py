@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -12,7 +13,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from gigi_core.retrieval import config as retrieval_config
-from gigi_core.retrieval.fusion import merge
+from gigi_core.retrieval.fusion import asks_for_time, merge
 from gigi_core.retrieval.plan import QueryPlan, clip, deterministic_plan
 from gigi_core.retrieval.port import (
     Hit,
@@ -256,7 +257,9 @@ async def retrieve(
         reports[path.name] = report
     for p in paths:
         reports.setdefault(p.name, PathReport(p.name, "not_asked", reason="not in the plan"))
-    result.ranked = merge(per_path, settings, now)
+    timed = plan.since is not None or plan.until is not None
+    recency = timed or asks_for_time(re.findall(r"\w+", text.lower()))
+    result.ranked = merge(per_path, settings, now, recency=recency)
     result.plan = plan
     result.ms = int((time.perf_counter() - started) * 1000)
     return result

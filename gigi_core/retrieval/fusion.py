@@ -1,10 +1,16 @@
 """Seed 004 §10's merge: dedupe by source id, weighted RRF, multi-path boost, recency and
 confidence weighting, top-k. Pure and deterministic (ties break on the source id), so a
-golden test can pin the ranking and the benchmark can time it alone."""
+golden test can pin the ranking and the benchmark can time it alone.
+
+The merge never reorders what one retriever ranked unless it has a reason the retriever
+did not: another retriever agreeing (the boost counts retrievers, not a retriever's own
+sub-paths, which its ranking already weighed), the query asking for time (``recency``),
+or a hit's confidence. On real conversations that span months, recency on every query
+and the sub-path boost each pulled memory's ranking down (docs/benchmarks/memory-search.md)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -13,6 +19,15 @@ from gigi_core.retrieval.config import RetrievalSettings
 from gigi_core.retrieval.port import Hit, Ranked
 
 DAY_SECONDS = 86400.0
+# Words that ask for time: only a query with one of them (or a plan's period) gets recency.
+TIME_WORDS = frozenset(
+    "latest last recent recently newest lately today yesterday tonight ago".split()
+)
+
+
+def asks_for_time(words: Iterable[str]) -> bool:
+    """Whether a query's (lower-case) words ask for what is recent."""
+    return any(w in TIME_WORDS for w in words)
 
 
 def qualified_paths(retriever: str, hit: Hit) -> tuple[str, ...]:
@@ -48,8 +63,10 @@ def merge(
     now: datetime,
     *,
     limit: int | None = None,
+    recency: bool = True,
 ) -> list[Ranked]:
-    """Fuse each retriever's ranked hits into one ranking (best first)."""
+    """Fuse each retriever's ranked hits into one ranking (best first). ``recency``: apply
+    the recency factor (the engine asks for it only when the query asks for time)."""
     k = settings.rrf_k
     # source id -> [rrf, qualified paths, ranks, best hit, its rank, its path, flags...]
     acc: dict[str, list[Any]] = {}
@@ -78,9 +95,10 @@ def merge(
     for sid, entry in acc.items():
         hit = entry[3]
         score = entry[0]
-        if len(entry[1]) >= settings.multi_path_min:
+        if len(entry[2]) >= settings.multi_path_min:  # retrievers that found it
             score *= settings.multi_path_boost
-        score *= recency_factor(hit.timestamp, now, settings)
+        if recency:
+            score *= recency_factor(hit.timestamp, now, settings)
         score *= confidence_factor(hit.confidence, settings)
         scored.append((-score, sid, entry))
     scored.sort(key=lambda x: (x[0], x[1]))

@@ -10,7 +10,8 @@ import pytest
 from gigi_core.policy.actor import Actor
 from gigi_core.retrieval import Hit, retrieve
 from gigi_core.retrieval.engine import RetrievalResult
-from tests.retrieval.helpers import MEMBER, NOW, VISIBLE, fake, retrieval_kernel
+from gigi_core.testing.retrieval import hit
+from tests.retrieval.helpers import MEMBER, NOW, VISIBLE, days, fake, retrieval_kernel
 
 
 async def run(kernel, query: str = "postgres", actor: Actor = MEMBER) -> RetrievalResult:
@@ -128,3 +129,18 @@ async def test_guild_settings_come_from_the_gigi_plugin_config(tmp_path, databas
         assert "gigi" in await kernel.plugin_state.enabled_plugins("g1")  # still on
         with pytest.raises(ConfigError, match="retrieval"):
             await kernel.configure_plugin("g1", "gigi", {"retrieval": {"rrf": 1}})
+
+
+async def test_recency_ranks_only_when_the_query_asks_for_time(tmp_path, database_url) -> None:
+    old_first = fake(
+        "alpha",
+        hits=[
+            hit("notes:n:1", "postgres upgrade agreed", "c1", when=days(400)),
+            hit("notes:n:2", "postgres backups weekly", "c1", when=days(1)),
+        ],
+    )
+    async with retrieval_kernel(tmp_path, database_url, old_first) as kernel:
+        plain = await run(kernel, "postgres upgrade")
+        timed = await run(kernel, "latest postgres upgrade")
+    assert [r.hit.source_id for r in plain.ranked] == ["notes:n:1", "notes:n:2"]
+    assert [r.hit.source_id for r in timed.ranked] == ["notes:n:2", "notes:n:1"]

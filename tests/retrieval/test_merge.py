@@ -115,3 +115,35 @@ def test_settings_from_env_and_guild_config(monkeypatch) -> None:
         apply(RetrievalSettings(), {"per_path_limit": 2.5}, "test")
     with pytest.raises(ConfigError, match="rrf_k must be a number >= 0"):
         apply(RetrievalSettings(), {"rrf_k": "nan"}, "test")
+
+
+def test_one_retriever_keeps_its_own_order_unless_the_query_asks_for_time() -> None:
+    """Memory already weighed its sub-paths and the words: merging its list alone must not
+    reorder it (issue 29: recency on every query and the sub-path boost pulled it down)."""
+    memory = [
+        hit("memory:msg:1", "old, found by words", "c1", when=days(300), paths=["fulltext"]),
+        hit("memory:msg:2", "found both ways", "c1", when=days(200), paths=["fulltext", "vector"]),
+        hit("memory:msg:3", "new, by meaning", "c1", when=days(1), paths=["vector"]),
+    ]
+    ranked = merge({"memory": memory}, RetrievalSettings(), NOW, recency=False)
+    assert [r.hit.source_id for r in ranked] == ["memory:msg:1", "memory:msg:2", "memory:msg:3"]
+    assert ranked[1].paths == ("memory.fulltext", "memory.vector")  # still traced
+    timed = merge({"memory": memory}, RetrievalSettings(), NOW, recency=True)
+    assert timed[0].hit.source_id == "memory:msg:3"  # "latest ...": the newest comes up
+
+
+def test_the_boost_counts_retrievers_not_one_retrievers_paths() -> None:
+    s = RetrievalSettings(recency_half_life_days=0)
+    both = hit("memory:msg:1", "x", "c1", paths=["fulltext", "vector"])
+    ranked = merge({"memory": [both]}, s, NOW)
+    assert ranked[0].score == pytest.approx(1 / 61)  # no boost for memory's own two paths
+    agreed = merge({"memory": [both], "knowledge": [both]}, s, NOW)
+    assert agreed[0].score == pytest.approx(2 / 61 * 1.5)  # two retrievers agree: boosted
+
+
+def test_asks_for_time() -> None:
+    from gigi_core.retrieval import asks_for_time
+
+    assert asks_for_time(["what", "was", "the", "latest", "release"])
+    assert asks_for_time(["what", "happened", "last", "week"])
+    assert not asks_for_time(["when", "did", "caroline", "go", "to", "the", "conference"])

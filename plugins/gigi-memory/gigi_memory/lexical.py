@@ -17,7 +17,8 @@ is the same on SQLite and PostgreSQL, and it can use what the engines' rankers c
 - **Fusion by score.** The lexical score (scaled to the best hit) plus ``vector_weight``
   times the cosine of the vector path; reciprocal rank fusion of a weak vector path pulled
   the merged list below the lexical one on real conversations (docs/benchmarks/memory-search.md).
-- **Recency only when asked.** "latest", "last week": a recency prior; otherwise none.
+- **Recency only when asked.** "latest", "last week" (``gigi_core.retrieval.asks_for_time``,
+  the retrieval engine's own rule): a recency prior; otherwise none.
 
 Every constant is a documented setting (``GIGI_MEMORY_<NAME>``, docs/memory.md), chosen on
 the LoCoMo dev conversations (``bench/memory_recall.py``).
@@ -44,10 +45,6 @@ STOP_WORDS = frozenset(
     up very was we were what when where which while who whom why will with would you your
     yours yourself yourselves s t d ll m re ve didn doesn isn wasn weren aren hasn haven
     hadn won wouldn shouldn couldn let us ever also""".split()
-)
-# Words that ask for time: only a query with one of them gets the recency prior.
-TIME_WORDS = frozenset(
-    "latest last recent recently newest lately today yesterday tonight ago".split()
 )
 
 
@@ -93,10 +90,6 @@ def content_words(words: Iterable[str]) -> list[str]:
     unique = list(dict.fromkeys(words))
     kept = [w for w in unique if w not in STOP_WORDS]
     return kept or unique
-
-
-def asks_for_time(words: Iterable[str]) -> bool:
-    return any(w in TIME_WORDS for w in words)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gigi_core import ToolExecutionError
+from gigi_core.retrieval import asks_for_time
 from gigi_memory import lexical, reads, vecsearch
 from gigi_memory.service import MemoryService
 from gigi_memory.text import query_words
@@ -161,6 +162,6 @@ async def hybrid(
         created,
         limit,
         lexical.settings(),
-        recency=lexical.asks_for_time(all_words),
+        recency=asks_for_time(all_words),
     )
     return [(h.row, h.score, list(h.paths)) for h in fused], sorted(runs)

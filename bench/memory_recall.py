@@ -230,6 +230,7 @@ async def run_backend(url: str, label: str, convs: list[dict]) -> dict[str, Tall
     from gigi_memory.service import service_of
 
     from gigi_core import Actor
+    from gigi_core.retrieval import retrieve
     from gigi_core.testing import open_test_kernel
 
     home = Path(tempfile.mkdtemp(prefix="gigi-bench-recall-"))
@@ -238,6 +239,7 @@ async def run_backend(url: str, label: str, convs: list[dict]) -> dict[str, Tall
         name: Tally()
         for name in (
             "memory.search (merged)",
+            "retrieval engine (context packs)",
             "full text alone",
             "vector alone",
             "BM25 anchor (plain)",
@@ -282,6 +284,20 @@ async def run_backend(url: str, label: str, convs: list[dict]) -> dict[str, Tall
                     raise SystemExit(f"memory.search failed: {outcome.status} {outcome.error}")
                 tallies["memory.search (merged)"].add(
                     [h["message_id"] for h in outcome.result["hits"]], evidence, ms
+                )
+                t0 = time.perf_counter()
+                found = await retrieve(
+                    kernel,
+                    actor=member,
+                    guild_id=GUILD,
+                    visible_channels=frozenset({conv["channel"]}),
+                    query=q["question"],
+                    sources=("memory",),
+                    use_model=False,
+                )
+                ms = (time.perf_counter() - t0) * 1000
+                tallies["retrieval engine (context packs)"].add(
+                    [r.hit.source_id.rsplit(":", 1)[-1] for r in found.ranked[:20]], evidence, ms
                 )
                 for only, name in (("fulltext", "full text alone"), ("vector", "vector alone")):
                     t0 = time.perf_counter()

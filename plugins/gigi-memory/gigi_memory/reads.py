@@ -298,7 +298,10 @@ async def followers(conn: Any, row_ids: list[int]) -> dict[int, int]:
     sql = sa.text(
         "SELECT p.id AS prev_id, (SELECT n.id FROM memory_messages n "
         "WHERE n.guild_id = p.guild_id AND n.channel_id = p.channel_id "
-        "AND (n.created_ms > p.created_ms OR (n.created_ms = p.created_ms AND n.id > p.id)) "
+        # A range on the channel index's time (the OR alone made SQLite read every later
+        # message: 0.5 s at 100k), then the tie on the id as a filter.
+        "AND n.created_ms >= p.created_ms "
+        "AND (n.created_ms > p.created_ms OR n.id > p.id) "
         "AND n.deleted_ms IS NULL AND n.retention_until_ms > :now "
         "ORDER BY n.created_ms, n.id LIMIT 1) AS next_id "
         "FROM memory_messages p WHERE p.id IN :ids"

@@ -42,6 +42,7 @@ class Authors:
         self._seen: set[tuple[str, str, str]] = set()
         self._pending: dict[tuple[str, str, str], tuple[str, int]] = {}
         self._task: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
         self._maps: dict[str, tuple[float, dict[str, frozenset[str]]]] = {}
 
     def note(self, guild_id: str, author_id: str, name: str | None, at_ms: int) -> None:
@@ -67,21 +68,22 @@ class Authors:
             self._task = loop.create_task(self.flush(), name="gigi-memory-authors")
 
     async def flush(self) -> None:
-        """Upsert what ``note`` collected; a failure forgets it so a later message retries."""
-        while self._pending:
-            batch, self._pending = self._pending, {}
-            try:
-                async with self.engine.begin() as conn:
-                    for (guild, author, key_words), (name, at) in batch.items():
-                        await conn.execute(
-                            _upsert(self.dialect, guild, author, key_words, name, at)
-                        )
-            except Exception as exc:
-                log.warning("memory: could not record author names: %s", type(exc).__name__)
-                self._seen = {
-                    k for k in self._seen if (k[0], k[1]) not in {(g, au) for g, au, _ in batch}
-                }
-                return
+        """Upsert what ``note`` collected; a failure forgets it so a later message retries.
+        One flush at a time (``_lock``): ``forget`` waits for a batch already taken."""
+        async with self._lock:
+            while self._pending:
+                batch, self._pending = self._pending, {}
+                try:
+                    async with self.engine.begin() as conn:
+                        for (guild, author, key_words), (name, at) in batch.items():
+                            await conn.execute(
+                                _upsert(self.dialect, guild, author, key_words, name, at)
+                            )
+                except Exception as exc:
+                    log.warning("memory: could not record author names: %s", type(exc).__name__)
+                    failed = {(g, au) for g, au, _ in batch}
+                    self._seen = {k for k in self._seen if (k[0], k[1]) not in failed}
+                    return
 
     async def names(self, conn: Any, guild_id: str) -> dict[str, frozenset[str]]:
         """``word -> authors`` for the guild: every word of every name they wrote under."""
@@ -117,7 +119,9 @@ class Authors:
     async def forget(self, user_id: str | None, guild_id: str | None) -> int:
         """Delete a member's names (in one guild or all), or a whole guild's (``user_id``
         None); returns how many rows went."""
-        await self.flush()  # a name queued a moment ago goes too
+        # A name queued a moment ago goes too, and a batch the background flush already
+        # took lands first (the lock), so it cannot be written back after the delete.
+        await self.flush()
         query = sa.delete(a)
         if user_id is not None:
             query = query.where(a.c.author_id == user_id)

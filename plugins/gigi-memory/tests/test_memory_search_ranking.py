@@ -252,3 +252,19 @@ def _admin() -> Any:
     from memory_helpers import ADMIN
 
     return ADMIN
+
+
+async def test_forgetting_waits_for_a_name_batch_already_in_flight(kernel) -> None:
+    """A batch the background flush took before the delete must not land after it."""
+    import asyncio
+
+    from gigi_memory.service import service_of
+
+    await enable(kernel)
+    authors = service_of(kernel).authors
+    authors.note("g1", "u9", "Zed", 1)
+    await asyncio.sleep(0)  # the background flush takes the batch and starts writing
+    assert not authors._pending
+    await authors.forget("u9", "g1")
+    await asyncio.sleep(0.05)
+    assert await rows(kernel, "SELECT name FROM memory_authors WHERE author_id = 'u9'") == []

@@ -44,7 +44,7 @@ STOP_WORDS = frozenset(
     their theirs them themselves then there these they this those through to too under until
     up very was we were what when where which while who whom why will with would you your
     yours yourself yourselves s t d ll m re ve didn doesn isn wasn weren aren hasn haven
-    hadn won wouldn shouldn couldn let us ever also""".split()
+    hadn wouldn shouldn couldn let ever also""".split()
 )
 
 

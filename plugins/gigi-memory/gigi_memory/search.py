@@ -62,7 +62,7 @@ async def lexical_path(
     own = {r.id: lexical.bm25(r.search_text, r.author_id, chosen, stats, named, rank) for r in rows}
     scored = {r.id: (r, own[r.id]) for r in rows}
     sources = sorted((i for i in own if own[i] > 0), key=lambda i: -own[i])[:NEIGHBOUR_SOURCES]
-    if rank.neighbour_weight > 0 and len(sources) > 1:
+    if rank.neighbour_weight > 0 and sources and (named or len(sources) > 1):
         # A match that follows another match is credited with it (a reply is read with what
         # it answers); a message that does not match itself gains nothing: measured, those
         # only crowded the list (docs/benchmarks/memory-search.md).

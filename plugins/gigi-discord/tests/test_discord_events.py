@@ -76,6 +76,8 @@ async def test_message_created_carries_ids_flags_mentions_and_attachment_metadat
             "text",
         )
         assert plan.parent_channel_id is None and plan.created_at.tzinfo is not None
+        # The name the member writes under here (memory's search finds them by it).
+        assert mention.author_name == w.member.name  # no nickname set: the account name
         assert reply.reply_to_id == str(first.id)
         assert str(w.admin.id) in reply.mentioned_user_ids
         assert reply.mentioned_role_ids == (str(mods.id),)

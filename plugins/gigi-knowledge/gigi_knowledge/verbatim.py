@@ -7,12 +7,15 @@ characters and combining marks removed): a row sharing a run of ``RUN`` consecut
 with a message, or a message of ``WHOLE`` letters or more whole, is a copy. Words are also
 compared with their spacing removed (``SQUASHED`` letters or more), so a copy whose words
 were glued together, or split with a zero-width character, a fullwidth letter or across
-several tags, is the same copy. The item is then dropped, or stored without the parts that
+several tags, is the same copy. One message token is enough when it is a secret's shape
+(``TOKEN`` letters and digits or more, mixing both, or a URL with a path, an invite, an
+address): a key, an invite code or a link taken from a longer message. The item is then dropped, or stored without the parts that
 made it one (``trimmed``), so message text cannot reach a table through the model either.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -20,7 +23,15 @@ from typing import Any
 RUN = 6
 WHOLE = 12  # a short message copied whole: at least this many letters
 SQUASHED = 20  # a run compared without its spacing: at least this many letters
+TOKEN = 16  # a single message token: at least this many characters
 _PREFIX = 8
+# A link with something after its host (``discord.gg/abc``, ``https://host/x``) or an address:
+# bare host names (``github.com``) are ordinary words; what follows them is the payload.
+_SCHEME = re.compile(r"^(?:[a-z][a-z0-9+.-]*://)?(?:www\.)?")
+_LINK = re.compile(
+    r"^(?:[a-z][a-z0-9+.-]*://)?[\w-]+(?:\.[\w-]+)+(?::\d+)?[/?#]\S|^[^@\s]+@[\w-]+(?:\.[\w-]+)+$"
+)
+_EDGE = re.compile(r"^\W+|\W+$")
 # Default-ignorable characters that are not of category Cf (fillers, variation selectors).
 _IGNORABLE = frozenset(
     "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u3164\uffa0"
@@ -37,18 +48,40 @@ def _kept(ch: str) -> bool:
     )
 
 
-def normalise(text: str) -> str:
-    """The text as compared: compatibility forms folded (fullwidth → ASCII), case-folded,
-    accents and invisible characters removed; every other non-word character a space."""
+def _folded(text: str) -> str:
+    """Compatibility forms folded, case-folded, accents and invisible characters removed,
+    spacing a plain space; punctuation kept (a token's shape needs it)."""
     folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text).casefold())
-    out = []
-    for ch in folded:
-        if ch.isspace() or ch == "_":
-            out.append(" ")
-        elif _kept(ch):
-            out.append(ch if unicodedata.category(ch)[0] in "LNM" else " ")
-        # else dropped: a zero-width space inside a word leaves the word whole
+    # dropped characters vanish: a zero-width space inside a word leaves the word whole
+    return "".join(" " if ch.isspace() else ch for ch in folded if ch.isspace() or _kept(ch))
+
+
+def normalise(text: str) -> str:
+    """The text as compared: ``_folded``, and every non-word character a space."""
+    out = (ch if unicodedata.category(ch)[0] in "LNM" else " " for ch in _folded(text))
     return unicodedata.normalize("NFC", "".join(out))
+
+
+def _alnum(text: str) -> str:
+    return unicodedata.normalize(
+        "NFC", "".join(ch for ch in text if unicodedata.category(ch)[0] in "LN")
+    )
+
+
+def secret_token(token: str) -> str | None:
+    """A folded message token's letters and digits when one copied token is a copy: a key
+    (``TOKEN`` or more letters and digits, with both: long words have no digits) or a link
+    with a path, an invite or an address of ``TOKEN`` characters or more (its scheme and
+    ``www.`` dropped, so a copy without them is found)."""
+    token = _EDGE.sub("", token)
+    if len(token) < TOKEN:
+        return None
+    if _LINK.match(token):
+        return _alnum(_SCHEME.sub("", token)) or None
+    core = _alnum(token)
+    if len(core) >= TOKEN and any(c.isdigit() for c in core) and any(c.isalpha() for c in core):
+        return core
+    return None
 
 
 def words(text: str) -> list[str]:
@@ -75,7 +108,9 @@ class VerbatimGuard:
         self._grams: set[tuple[str, ...]] = set()
         self._whole: list[str] = []  # short messages, spacing removed
         self._runs: dict[str, list[str]] = {}  # a run's first letters -> runs, spacing removed
+        self._tokens: set[str] = set()  # single tokens shaped like secrets, spacing removed
         for text in texts:
+            self._tokens.update(filter(None, map(secret_token, _folded(text).split())))
             ws = words(text)
             self._grams |= _grams(ws)
             squashed = "".join(ws)
@@ -95,6 +130,8 @@ class VerbatimGuard:
             return True
         squashed = "".join(ws)
         if any(w in squashed for w in self._whole):  # a short message copied whole
+            return True
+        if any(t in squashed for t in self._tokens):  # a key, link or invite copied
             return True
         if self._runs:
             for i in range(len(squashed) - _PREFIX + 1):

@@ -108,3 +108,65 @@ async def test_the_light_note_never_joins_names_into_a_copy(kernel: Any, model: 
     assert note.signal_type == "question"
     assert note.summary.startswith("A question came up")
     assert leaked_runs(await all_tables_text(kernel)) == []
+
+
+# Issue 28, item 5: one copied token (a key, an invite, a URL) is a copy too.
+SECRET = "Xk29fjA8dk3jf9sk2jdkQ7"
+SECRET_MESSAGE = (
+    f"Staging DB credential: {SECRET} (rotate it Friday), invite https://discord.gg/qK7aBzXyw "
+    "and the internationalization notes are at https://wiki.example.com/i18n/setup"
+)
+
+
+def test_one_copied_key_url_or_invite_is_a_copy() -> None:
+    from gigi_knowledge.verbatim import VerbatimGuard
+
+    guard = VerbatimGuard([SECRET_MESSAGE])
+    assert guard.copies(f"Staging DB credential: {SECRET}")
+    assert guard.copies(f"the key is {SECRET.lower()}")
+    assert guard.copies("key " + " ".join(SECRET[i : i + 4] for i in range(0, len(SECRET), 4)))
+    assert guard.copies(zero_width(SECRET))
+    assert guard.copies("Invite link: discord.gg/qK7aBzXyw")
+    assert guard.copies("Setup notes live at wiki.example.com/i18n/setup")
+
+
+def test_ordinary_long_words_are_not_copies() -> None:
+    """Long words without digits, and bare host names, are language, not secrets."""
+    from gigi_knowledge.verbatim import VerbatimGuard
+
+    guard = VerbatimGuard(
+        [
+            SECRET_MESSAGE,
+            "The internationalization and counterrevolutionary work, see https://github.com",
+        ]
+    )
+    assert not guard.copies("Internationalization work was planned")
+    assert not guard.copies("Counterrevolutionary internationalization")
+    assert not guard.copies("The team rotates the staging credential on Friday")
+    assert not guard.copies("The project is hosted on github.com")
+
+
+async def test_a_copied_key_never_reaches_a_table(kernel: Any, model: Any) -> None:
+    await enable(kernel)
+    m = message(SECRET_MESSAGE)
+    ids = [m.message_id]
+    model.on("classify", classify(high=True))
+    model.on(
+        "extract",
+        extraction(
+            decisions=[
+                decision(f"Staging DB credential: {SECRET}", ids),
+                decision("The staging credential rotates on Friday", ids, tags=[SECRET]),
+            ],
+            signals=[signal("Invite posted: discord.gg/qK7aBzXyw", ids)],
+            entities=[entity("Staging DB", ids, aliases=[SECRET])],
+        ),
+    )
+    await publish(kernel, m)
+    stored = await all_tables_text(kernel)
+    assert SECRET.casefold() not in stored.casefold()
+    assert "qk7abzxyw" not in stored.casefold()
+    summaries = [d.summary for d in await rows(kernel, "knowledge_decisions")]
+    assert summaries == ["The staging credential rotates on Friday"]
+    (e,) = await rows(kernel, "knowledge_entities")
+    assert e.name == "Staging DB" and e.aliases in ([], "[]")

@@ -9,12 +9,14 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Iterator
 from typing import Any
 
 ARG_VALUE_CHARS = 200  # one argument's rendered value in a confirmation prompt
 ARG_BLOCK_CHARS = 900  # every argument together (a Discord message holds 2,000)
 MASKED = "•••• (secret)"
+MAX_DEPTH = 32  # nesting of a value; anything deeper is masked (too deep to tell)
+MAX_HOPS = 32  # $ref and combinator steps from one subschema; past it the part is masked
+MAX_BRANCHES = 256  # subschemas applying to one value; past it the part is masked
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _HIDDEN = frozenset({"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"})
 
@@ -105,7 +107,7 @@ def confirmation_arguments(
     """The validated arguments a person approves, one ``name: value`` line each.
 
     Plain text for every surface: values are JSON (strings quoted), fields the schema marks
-    ``x-gigi-secret`` are masked, control and format characters (bidi overrides, ANSI
+    secret (``x-gigi-secret``, ``writeOnly``, ``format: password``) are masked, control and format characters (bidi overrides, ANSI
     escapes) are escaped, and each value and the whole block are capped with an ellipsis.
     A surface with markup still escapes it (Discord: ``gigi_discord.render``).
     """
@@ -133,6 +135,7 @@ class _Secret:
 
 
 _SECRET = _Secret()
+_SECRET_SCHEMA: dict[str, Any] = {"x-gigi-secret": True}
 
 
 def _dump(value: Any) -> str:
@@ -160,34 +163,64 @@ def _cap(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
 
 
-def _branches(schema: Any, root: dict[str, Any], depth: int) -> Iterator[dict[str, Any]]:
-    """The schema and what it applies through ``$ref`` (local) and ``allOf/anyOf/oneOf``."""
-    if not isinstance(schema, dict) or depth > 16:
-        return
-    yield schema
-    ref = schema.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/"):
-        target: Any = root
-        for part in ref[2:].split("/"):
-            target = (
-                target.get(part.replace("~1", "/").replace("~0", "~"))
-                if isinstance(target, dict)
-                else None
-            )
-        yield from _branches(target, root, depth + 1)
-    for word in ("allOf", "anyOf", "oneOf"):
-        for branch in schema.get(word) or ():
-            yield from _branches(branch, root, depth + 1)
+def _is_secret(schema: dict[str, Any]) -> bool:
+    """Gigi's mark, or JSON Schema's own words for a secret (what MCP servers send)."""
+    return bool(schema.get("x-gigi-secret")) or (
+        schema.get("writeOnly") is True or schema.get("format") == "password"
+    )
+
+
+def _branches(schema: Any, root: dict[str, Any]) -> list[dict[str, Any]]:
+    """The schema and what it applies through ``$ref`` (local), ``allOf/anyOf/oneOf``,
+    ``then/else`` and ``dependentSchemas``: each subschema once, however often it is reached
+    (a reference cycle ends); past ``MAX_HOPS`` the secret mark stands for the rest."""
+    found: list[dict[str, Any]] = []
+    seen: set[int] = set()
+    todo: list[tuple[Any, int]] = [(schema, 0)]
+    while todo:
+        node, hops = todo.pop()
+        if not isinstance(node, dict) or id(node) in seen:
+            continue
+        if hops > MAX_HOPS or len(seen) >= MAX_BRANCHES:
+            return [*found, _SECRET_SCHEMA]  # too deep to tell: fail closed
+        seen.add(id(node))
+        found.append(node)
+        for word in ("$ref", "$dynamicRef"):
+            if word in node:
+                target = _resolve(node[word], root)
+                if not isinstance(target, dict | bool):
+                    return [*found, _SECRET_SCHEMA]  # a reference it cannot follow: masked
+                todo.append((target, hops + 1))
+        for word in ("allOf", "anyOf", "oneOf"):
+            subs = node.get(word)
+            todo += [(b, hops + 1) for b in subs] if isinstance(subs, list) else []
+        todo += [(node.get(word), hops + 1) for word in ("then", "else")]
+        dependent = node.get("dependentSchemas")
+        if isinstance(dependent, dict):
+            todo += [(b, hops + 1) for b in dependent.values()]
+    return found
+
+
+def _resolve(ref: Any, root: dict[str, Any]) -> Any:
+    """A local JSON pointer (``#``, ``#/$defs/x``); None for anything else."""
+    if not isinstance(ref, str) or not (ref == "#" or ref.startswith("#/")):
+        return None
+    target: Any = root
+    for part in ref[2:].split("/") if ref != "#" else ():
+        key = part.replace("~1", "/").replace("~0", "~")
+        target = target.get(key) if isinstance(target, dict) else None
+    return target
 
 
 def _masked(schema: Any, value: Any, root: dict[str, Any], depth: int) -> Any:
-    """``value`` with every part a (sub)schema marks ``x-gigi-secret`` replaced; when any
-    branch of a combinator marks it, it is masked (a secret is never guessed to be plain)."""
-    branches = list(_branches(schema, root, depth))
-    if any(b.get("x-gigi-secret") for b in branches):
+    """``value`` with every part a (sub)schema marks secret replaced; when any branch of a
+    combinator marks it, it is masked (a secret is never guessed to be plain), and so is
+    anything nested deeper than ``MAX_DEPTH``."""
+    if depth > MAX_DEPTH:
         return _SECRET
-    if depth > 32:
-        return value
+    branches = _branches(schema, root)
+    if any(_is_secret(b) for b in branches):
+        return _SECRET
     if isinstance(value, dict):
         out = {}
         for key, item in value.items():
@@ -208,21 +241,29 @@ def _property_schemas(schema: dict[str, Any], key: str) -> list[Any]:
     props = schema.get("properties")
     if isinstance(props, dict) and key in props:
         found.append(props[key])
-    for pattern, sub in (schema.get("patternProperties") or {}).items():
+    patterns = schema.get("patternProperties")
+    for pattern, sub in (patterns if isinstance(patterns, dict) else {}).items():
         try:
             if re.search(pattern, key):
                 found.append(sub)
         except re.error:
             found.append(sub)  # unreadable pattern: apply it, so a secret stays masked
-    extra = schema.get("additionalProperties")
-    if not found and isinstance(extra, dict):
-        found.append(extra)
+    if not found:
+        found += [
+            extra
+            for extra in (schema.get("additionalProperties"), schema.get("unevaluatedProperties"))
+            if isinstance(extra, dict)
+        ]
     return found
 
 
 def _item_schemas(schema: dict[str, Any], index: int) -> list[Any]:
+    """The subschema for one position: ``prefixItems`` then ``items`` (2020-12), or the
+    older tuple form, ``items: [...]`` then ``additionalItems``."""
+    items = schema.get("items")
     prefix = schema.get("prefixItems")
+    if isinstance(items, list):
+        prefix, items = items, schema.get("additionalItems")
     if isinstance(prefix, list) and index < len(prefix):
         return [prefix[index]]
-    items = schema.get("items")
-    return [items] if isinstance(items, dict) else []
+    return [rest for rest in (items, schema.get("unevaluatedItems")) if isinstance(rest, dict)][:1]

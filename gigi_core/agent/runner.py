@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
 
-from gigi_core.agent import persona, recovery
+from gigi_core.agent import channels, persona, recovery
 from gigi_core.agent.calls import CallHandler, refused_lines
 from gigi_core.agent.contracts import Budgets, Citation, Reply, Request
 from gigi_core.agent.journal import RunJournal
@@ -76,6 +76,9 @@ class Runner:
         self.limits = bounds.limits()  # read once per run, not at every call
         # call id -> the arguments object that passed bounds.problem in this runner
         self._bounded: dict[str, Any] = {}
+        # A restored run's channels its surface's lister is not there to vouch for: its own
+        # and its pending call's (``channels.allowed``); None for a run started here.
+        self.vouched: frozenset[str] | None = None
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -290,38 +293,9 @@ class Runner:
     async def _channels_visible(
         self, spec: Any, args: dict[str, Any]
     ) -> tuple[bool | None, bool | None]:
-        """Arguments marked ``x-gigi-channel`` (or typed ``x-gigi-type: channel``) name
-        channels the actor must be able to view, and the answer's audience too: (actor may,
-        audience may), None where nothing was asked.
-
-        An omitted channel argument means the channel asked in (the tools' default), which is
-        read just as surely: it passes the actor's check too (seeing a channel is not reading
-        its history: Discord's Read Message History)."""
-        props = spec.args.get("properties") or {}
-        marked = [
-            k
-            for k, p in props.items()
-            if isinstance(p, dict)
-            and (p.get("x-gigi-channel") or p.get("x-gigi-type") == "channel")
-        ]
-        named = [str(args[k]) for k in marked if k in args]
-        own = self.request.channel_id
-        implied = [own] if own is not None and any(k not in args for k in marked) else []
-        if not named and not implied:
-            return None, None
-        check = self.request.channel_visible
-        if check is None:
-            return all(c == own for c in named), None
-        for channel in dict.fromkeys([*named, *implied]):
-            if not await check(channel):
-                return False, None
-        if not named:
-            return True, None  # the channel asked in is always in its answer's audience
-        # An answer shown publicly lists only what its whole audience may read: a moderator
-        # asking in #general must not have a tool read #mods into it (the surface narrows
-        # ``visible_channels`` to that audience; ``channel_visible`` is the actor's own).
-        listed = await self.request.visible_channels() if self.request.visible_channels else None
-        return True, listed is None or all(c in listed for c in named)
+        """(actor may, audience may) for the channels this call reads (``channels.allowed``)."""
+        named, implied = channels.of_call(spec, args, self.request.channel_id)
+        return await channels.allowed(self.request, named, implied, self.vouched)
 
     # -- writes --------------------------------------------------------------------------
 

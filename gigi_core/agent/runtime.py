@@ -9,7 +9,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from gigi_core.agent import context_step, followup
+from gigi_core.agent import channels, context_step, followup
 from gigi_core.agent.confirmations import ConfirmationError, ConfirmationStore
 from gigi_core.agent.contracts import Budgets, ChannelCheck, Reply, Request, new_id
 from gigi_core.agent.journal import RunJournal, durability_from
@@ -160,9 +160,12 @@ class AgentRuntime:
                 visible_channels=visible_channels,
             )
         elif channel_visible is not None:
-            # Another approver's channels are not the requester's: the tool keeps to its
-            # channel rather than see what the approver may see.
-            runner.request = replace(runner.request, channel_visible=channel_visible)
+            # Another approver's view is not the requester's: the rest of the run reads only
+            # what the requester was checked for (its channel, the approved call's), and of
+            # that only what the approver may read now; tools see no approver's channel list.
+            assert runner.vouched is not None
+            narrowed = channels.within(runner.vouched, channel_visible)
+            runner.request = replace(runner.request, channel_visible=narrowed)
         return self._remember(runner, await runner.resume("approved", claim))
 
     async def _end_if_expired(self, confirmation_id: str) -> None:
@@ -363,7 +366,9 @@ class AgentRuntime:
         request = request_from_json(state.request)
         budgets = self.budgets if state.mode == "agent" else self._direct_budgets()
         journal = self._journal(run_id, stored_status=status)
-        return Runner(self, state, request, budgets, journal)
+        runner = Runner(self, state, request, budgets, journal)
+        runner.vouched = _vouched(self.kernel, state, request)
+        return runner
 
     async def _same_guild(self, run_id: str, guild_id: str | None) -> None:
         """A surface passes its guild: an admin there is no admin of another guild's run."""
@@ -424,6 +429,19 @@ def request_from_json_minimal(run: Any) -> Request:
         kind="direct",
         text="",
     )
+
+
+def _vouched(kernel: Kernel, state: RunState, request: Request) -> frozenset[str]:
+    """The channels a stored run's asker was checked for: its own, and those its pending
+    call named, which passed the asker's channel and audience checks when it was proposed."""
+    own = request.channel_id
+    found = {own} if own is not None else set()
+    awaiting = state.awaiting or {}
+    spec = kernel.registry.actions.get(str(awaiting.get("action") or ""))
+    if spec is not None:
+        named, implied = channels.of_call(spec, awaiting.get("arguments"), own)
+        found.update(named, implied)
+    return frozenset(found)
 
 
 def _structured(request: Request) -> bool:

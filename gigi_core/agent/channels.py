@@ -70,6 +70,21 @@ async def allowed(
     return True, all(c in listed for c in named)
 
 
+async def readable(request: Request, wanted: Iterable[str]) -> frozenset[str]:
+    """The channels of ``wanted`` that ``allowed`` would pass for ``request`` now, each as
+    read by a call that named it (its own channel as the implied one); the surface's list
+    is asked once."""
+    own = request.channel_id
+    check = request.channel_visible
+    wanted = list(dict.fromkeys(wanted))
+    if check is None:
+        return frozenset(c for c in wanted if c == own)
+    seen = [c for c in wanted if await check(c)]
+    others = [c for c in seen if c != own]
+    listed = await request.visible_channels() if request.visible_channels and others else None
+    return frozenset(c for c in seen if c == own or listed is None or c in listed)
+
+
 def within(channels: Iterable[str], check: ChannelCheck) -> ChannelCheck:
     """A check passing only ``channels``, and of those only what ``check`` passes too."""
     kept = frozenset(channels)

@@ -5,7 +5,8 @@ Each run stores only its own turn (question, answer, the tool results behind it)
 of the runs before it in the same conversation; a follow-up reads them back, so deleting a
 member's runs removes their turns from everyone's later conversations too. Context items are
 never stored here: the ones the new turn refers to as ``unchanged`` are re-read and checked
-by the broker for the asker now, then shown from that check (``history``).
+by the broker for the asker now, then shown from that check (``history``). Each stored tool
+result names the channels it read, and is carried only while they pass the asker's checks.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
+from gigi_core.agent import channels
 from gigi_core.context.pack import QUESTION_HEADING
 from gigi_core.context.tokens import count_tokens, cut_to_tokens
 from gigi_core.store.agent_tables import AgentRunContext
@@ -55,7 +57,9 @@ class Turn:
 
     question: str
     answer: str
-    tools: tuple[tuple[str, str], ...] = ()  # (action, result text); only the asker's own
+    # (action, result text): only the asker's own, and only those whose channels they may
+    # still read (``load``)
+    tools: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -125,7 +129,7 @@ async def load(
                 select(AgentRunContext).where(AgentRunContext.run_id.in_(earlier))
             )
             rows.update({r.run_id: r for r in others if r.guild_id == request.guild_id})
-    turns: list[Turn] = []
+    found: list[tuple[dict[str, Any], bool]] = []
     missing = 0
     for run_id in reversed([head.run_id, *earlier]):
         row = rows.get(run_id)
@@ -136,7 +140,10 @@ async def load(
         if opened is None or opened.get("channel_id") != request.channel_id:
             missing += 1
             continue
-        turns.append(_turn(opened, own=row.actor_id == request.actor.id))
+        found.append((opened, row.actor_id == request.actor.id))
+    wanted = [c for opened, own in found if own for c in _tool_channels(opened)]
+    allowed = await channels.readable(request, wanted) if wanted else frozenset()
+    turns = [_turn(opened, own=own, allowed=allowed) for opened, own in found]
     chain = (head.run_id, *earlier)
     cut = int(record.get("cut") or 0)
     overflow = max(0, len(chain) - (MAX_TURNS - 1))
@@ -153,13 +160,27 @@ def exchange(request: Request, conversation: Conversation | None) -> dict[str, A
     }
 
 
-def _turn(record: dict[str, Any], *, own: bool) -> Turn:
-    tools = (record.get("tools") or []) if own else []
-    return Turn(
-        str(record.get("question") or ""),
-        str(record.get("answer") or ""),
-        tuple((str(a), str(t)) for a, t in tools),
-    )
+def _turn(record: dict[str, Any], *, own: bool, allowed: frozenset[str]) -> Turn:
+    """The turn as this follow-up may carry it: the asker's own tool results, each only if
+    every channel it read passes the asker's checks now (``allowed``)."""
+    tools = []
+    for entry in (record.get("tools") or []) if own else []:
+        read = _read(entry)
+        if read and all(c in allowed for c in read):
+            tools.append((str(entry[0]), str(entry[1])))
+    return Turn(str(record.get("question") or ""), str(record.get("answer") or ""), tuple(tools))
+
+
+def _read(entry: Any) -> list[str]:
+    """The channels a stored tool result read; none for a malformed entry, or one stored
+    before they were recorded (it is not carried: what it read cannot be checked)."""
+    if not isinstance(entry, list | tuple) or len(entry) != 3 or not isinstance(entry[2], list):
+        return []
+    return [str(c) for c in entry[2]]
+
+
+def _tool_channels(record: dict[str, Any]) -> list[str]:
+    return [c for entry in record.get("tools") or [] for c in _read(entry)]
 
 
 def save(
@@ -173,16 +194,25 @@ def save(
     exchange = state.exchange
     if exchange is None:  # a direct call, or a run stored before conversations were kept
         return None
-    tools = []
+    tools: list[list[Any]] = []
+    proposed: dict[str, Any] = {}  # call id -> the arguments the model gave it
     for m in state.messages:
-        if m.get("role") == "tool" and len(tools) < STORED_TOOL_RESULTS:
+        if m.get("role") == "assistant":
+            for c in m.get("tool_calls") or []:
+                if isinstance(c, dict) and isinstance(c.get("id"), str):
+                    proposed[c["id"]] = c.get("arguments")
+        elif m.get("role") == "tool" and len(tools) < STORED_TOOL_RESULTS:
             name = str(m.get("name") or "")
             text = str(m.get("content") or "")
             if len(text) > STORED_TOOL_CHARS:
                 text = text[:STORED_TOOL_CHARS] + "…"
-            tools.append([state.tools.get(name, name), text])
+            action = state.tools.get(name, name)
+            spec = kernel.registry.actions.get(action)
+            args = proposed.get(str(m.get("tool_call_id")))
+            # What it read, checked again for the asker before a follow-up re-sends it.
+            tools.append([action, text, channels.read_by(spec, args, request.channel_id)])
     record = {
-        "v": 1,
+        "v": 2,
         "channel_id": request.channel_id,
         "question": str(exchange.get("question") or ""),
         "answer": answer,

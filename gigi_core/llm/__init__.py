@@ -15,6 +15,7 @@ from gigi_core.llm.errors import ErrorClass, ProviderError
 from gigi_core.llm.lazy import LazyProvider, lazy_exports
 
 if TYPE_CHECKING:
+    from gigi_core.llm.budgets import BudgetExhausted
     from gigi_core.llm.client import (
         JsonReply,
         LlmHttpClient,
@@ -63,6 +64,8 @@ _LAZY = {
     "parse_since": "gigi_core.llm.usage",
     # No model is configured for the owner: surfaces turn it into a set-up hint.
     "NothingToResolve": "gigi_core.llm.records",
+    # A budget cannot cover the call: says which, what is left and when it resets.
+    "BudgetExhausted": "gigi_core.llm.budgets",
     "Provider": "gigi_core.llm.provider",
     "Supports": "gigi_core.llm.provider",
     "RetryPolicy": "gigi_core.llm.retry",
@@ -90,6 +93,7 @@ _LAZY = {
 
 __all__ = [
     "AssistantMessage",
+    "BudgetExhausted",
     "ChatRequest",
     "ChatResponse",
     "ContentPart",

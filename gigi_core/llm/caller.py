@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from gigi_core.errors import GigiError
 from gigi_core.llm import calls
+from gigi_core.llm.budgets import Budgets, Hold, settle_rows
 from gigi_core.llm.errors import ProviderError
 from gigi_core.llm.records import CredentialUnusable, LlmConfigError, Resolution
 from gigi_core.llm.types import ChatRequest, ChatResponse, EmbeddingRequest, EmbeddingResponse
@@ -68,6 +69,18 @@ def embed_fn(request: EmbeddingRequest) -> Call:
     return call
 
 
+def spent(result: Any) -> int | None:
+    """The tokens a reply cost as its provider reported them (None: it did not say)."""
+    usage = getattr(result, "usage", None)
+    if usage is None:
+        return None
+    if usage.total_tokens is not None:
+        return int(usage.total_tokens)
+    if usage.input_tokens is None and usage.output_tokens is None:
+        return None
+    return (usage.input_tokens or 0) + (usage.output_tokens or 0)
+
+
 def check_durability(durability: str | None) -> str:
     if durability is None:
         return "step"
@@ -88,8 +101,10 @@ class Caller:
         credentials: CredentialStore,
         cache: LlmCache,
         provider: Callable[[str], Provider],
+        budgets: Budgets,
     ) -> None:
         self.kernel = kernel
+        self.budgets = budgets
         self.resolver = resolver
         self.credentials = credentials
         self.cache = cache
@@ -216,6 +231,11 @@ class Caller:
             or (resolution.owner.id if resolution.owner.type == "guild" else None),
             channel_id=where.get("channel_id"),
         )
+        holds: list[Hold] = []
+        if "most" in where:  # raises BudgetExhausted, holding nothing, if one cannot cover it
+            holds = await self.budgets.reserve(
+                where["budget_guild"], where, resolution.provider, model, where["most"]
+            )
         started = time.perf_counter()
         error_class: str | None = None
         result: Any = None
@@ -247,7 +267,10 @@ class Caller:
                 if values is not None:
                     outcome = {"id": meta.info.id, "values": values}
                     self.resolver.noted(meta.after(values))
-            await self._record(usage_write([row], outcome), durability)
+            write = usage_write([row], outcome)
+            if holds:  # settled in the usage row's own transaction
+                write.settles = settle_rows(holds, spent(result) if error_class is None else 0)
+            await self._record(write, durability)
             log.info(
                 "llm call provider=%s model=%s purpose=%s billing=%s status=%s "
                 "error_class=%s latency_ms=%.0f",

@@ -46,11 +46,16 @@ def ms(started: float) -> float:
 def where(
     request_id: str | None, actor: Actor | str | None, guild_id: str | None, channel_id: str | None
 ) -> dict[str, Any]:
+    """Who and where a call is for; the roles and admin flag (as the surface reported them)
+    decide which budgets cover it and are never stored."""
+    is_actor = not (isinstance(actor, str) or actor is None)
     return {
         "request_id": request_id or uuid.uuid4().hex,
         "actor_id": actor_id(actor),
         "guild_id": guild_id,
         "channel_id": channel_id,
+        "roles": actor.roles if is_actor else frozenset(),  # type: ignore[union-attr]
+        "admin": actor.is_admin if is_actor else False,  # type: ignore[union-attr]
     }
 
 

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gigi_core.llm import calls
+from gigi_core.llm.budget_store import BudgetStatus, BudgetStore
+from gigi_core.llm.budgets import BudgetInfo, Budgets, most_tokens, output_cap
 from gigi_core.llm.cache import LlmCache
 from gigi_core.llm.caller import Call, Caller, chat_fn, check_durability, embed_fn
 from gigi_core.llm.credentials import CredentialStore
@@ -85,13 +87,18 @@ class LlmService:
         self.resolver = Resolver(
             self.profiles, self.policies, self.credentials, self.keyless_providers, self.cache
         )
-        self.caller = Caller(kernel, self.resolver, self.credentials, self.cache, self.provider)
+        self.budgets = Budgets(kernel.db, self.cache)
+        self.budget_store = BudgetStore(kernel.db)
+        self.caller = Caller(
+            kernel, self.resolver, self.credentials, self.cache, self.provider, self.budgets
+        )
         # The resolver's facts, by the kind its cache keys start with: renewed in the
         # background near expiry, so no call waits for the read (``cache.py``).
         self.cache.loaders.update(
             policy=lambda key: self.policies.get(key[1]),
             profile=lambda key: self.profiles.get(Owner(key[1], key[2]), key[3]),
             credential=lambda key: self.credentials.meta(key[1]),
+            budgets=lambda key: self.budgets.read(key[1]),
         )
         self._keyless: tuple[Provider, ...] | None = None
 
@@ -287,6 +294,51 @@ class LlmService:
         await self._audit("llm.policy.set", Owner.guild(guild_id), by, None)
         return policy
 
+    # -- budgets (``budgets.py``; ``docs/llm-admin.md#budgets``) --------------------------
+
+    async def set_budget(
+        self, guild_id: str, scope_kind: str, scope_id: str | None, **options: Any
+    ) -> BudgetInfo:
+        """Create or change a budget (``BudgetStore.set``); calls here meet it at once."""
+        budget = await self.budget_store.set(guild_id, scope_kind, scope_id, **options)
+        self._changed()
+        await self._audit("llm.budget.set", Owner.guild(guild_id), options.get("by"), budget.id)
+        return budget
+
+    async def budget_status(self, guild_id: str) -> list[BudgetStatus]:
+        return await self.budget_store.status(guild_id)
+
+    async def reset_budget(
+        self,
+        guild_id: str,
+        scope_kind: str,
+        scope_id: str | None,
+        window: str,
+        *,
+        subject: str | None = None,
+        by: str | None = None,
+    ) -> int:
+        """Zero the current window's spend (what calls in flight hold stays held)."""
+        budget = await self.budget_store.find(guild_id, scope_kind, scope_id, window)
+        rows = await self.budget_store.reset(budget, subject)
+        await self._audit("llm.budget.reset", Owner.guild(guild_id), by, budget.id)
+        return rows
+
+    async def remove_budget(
+        self,
+        guild_id: str,
+        scope_kind: str,
+        scope_id: str | None,
+        window: str,
+        *,
+        by: str | None = None,
+    ) -> BudgetInfo:
+        budget = await self.budget_store.find(guild_id, scope_kind, scope_id, window)
+        await self.budget_store.remove(budget)
+        self._changed()
+        await self._audit("llm.budget.remove", Owner.guild(guild_id), by, budget.id)
+        return budget
+
     def _changed(self, credential_id: str | None = None) -> None:
         """Forget cached resolution here at once, and tell the other processes."""
         from gigi_core.store.changes import Change
@@ -340,6 +392,10 @@ class LlmService:
             request = ChatRequest(model=resolution.model, messages=list(request_or_messages))
         request = calls.apply_params(request, resolution.params)
         where = calls.where(request_id, actor, guild_id, channel_id)
+        if await self._budgeted(resolution, where):
+            if request.max_output_tokens is None:  # a cap makes the most it may cost known
+                request = request.model_copy(update={"max_output_tokens": output_cap()})
+            where["most"] = most_tokens(request)
 
         def make(model: str) -> Call:  # the fallback model gets its own copy
             same = model == request.model
@@ -368,11 +424,28 @@ class LlmService:
         else:
             base = EmbeddingRequest(model=resolution.model, inputs=list(texts_or_request))
         where = calls.where(request_id, actor, guild_id, channel_id)
+        if await self._budgeted(resolution, where):
+            where["most"] = most_tokens(base)
 
         def make(model: str) -> Call:
             return embed_fn(base.model_copy(update={"model": model}))
 
         return await self.caller.with_fallback(resolution, make, where, durability)  # type: ignore[no-any-return]
+
+    async def _budgeted(self, resolution: Resolution, where: dict[str, Any]) -> bool:
+        """Whether the guild has budgets this call may meet; sets ``where["budget_guild"]``.
+
+        A call billed to the member's own key spends none of the guild's budgets.
+        """
+        guild = where["guild_id"] or (
+            resolution.owner.id if resolution.owner.type == "guild" else None
+        )
+        if guild is None or resolution.owner.type == "user":
+            return False
+        if not await self.budgets.for_guild(guild):
+            return False
+        where["budget_guild"] = guild
+        return True
 
     @property
     def unrecorded(self) -> int:

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, insert, select, union_all, update
 
+from gigi_core.llm.budgets import SETTLE
 from gigi_core.llm.records import LlmConfigError, UsageRow
 from gigi_core.store.llm_tables import LlmCredential, LlmUsageEvent, LlmUsageRollup
 from gigi_core.store.tables import utcnow
@@ -158,9 +159,13 @@ class UsageWrite:
 
     rows: list[dict[str, Any]]
     outcomes: list[dict[str, Any]]
+    #: Budget holds settled with this usage (``gigi_core.llm.budgets.settle_rows``).
+    settles: list[dict[str, Any]] = field(default_factory=list)
 
     def __call__(self, conn: Connection) -> None:
         conn.execute(_INSERT_EVENTS, self.rows)
+        if self.settles:
+            conn.execute(SETTLE, self.settles)
         sums = rollup(self.rows)
         if sums:  # one executemany: a row per day and per hour of each key
             conn.execute(_upsert(conn.dialect.name), sums)
@@ -176,7 +181,9 @@ class UsageWrite:
     def combine(writes: list[UsageWrite]) -> UsageWrite:
         """Several calls' usage as one write: one insert and one upsert for all."""
         return UsageWrite(
-            [row for w in writes for row in w.rows], [o for w in writes for o in w.outcomes]
+            [row for w in writes for row in w.rows],
+            [o for w in writes for o in w.outcomes],
+            [s for w in writes for s in w.settles],
         )
 
 

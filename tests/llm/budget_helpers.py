@@ -1,0 +1,51 @@
+"""Shared by the budget tests and the two-process worker: a kernel calling a fake OpenAI
+on loopback, and a chat request whose most cost is known."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import func, select
+
+from gigi_core.kernel import Kernel
+from gigi_core.llm.budgets import most_tokens
+from gigi_core.llm.types import ChatRequest
+from gigi_core.store.budget_tables import LlmBudgetWindow
+
+GUILD = "g1"
+KEY = "sk-budget-test-0123456789"
+HI = [{"role": "user", "content": "hi"}]
+MAX_OUT = 100
+
+
+def request() -> ChatRequest:
+    return ChatRequest(model="m-1", messages=HI, max_output_tokens=MAX_OUT)  # type: ignore[arg-type]
+
+
+#: The most one such call may cost: what each call holds.
+MOST = most_tokens(request())
+
+
+def usage_of(total: int) -> dict[str, Any]:
+    """A reply's usage that spends ``total`` tokens."""
+    return {"prompt_tokens": total - 1, "completion_tokens": 1, "total_tokens": total}
+
+
+async def configure(kernel: Kernel, base_url: str) -> None:
+    await kernel.llm.add_credential(
+        f"guild:{GUILD}", "openai-compatible", "main", KEY, base_url=base_url
+    )
+    await kernel.llm.set_profile(f"guild:{GUILD}", "chat", "main", "m-1")
+
+
+async def counters(kernel: Kernel) -> tuple[int, int]:
+    """(spent, reserved) summed over every window row."""
+    await kernel.db.writer.drain()
+    w = LlmBudgetWindow
+    async with kernel.db.engine.connect() as conn:
+        row = (
+            await conn.execute(
+                select(func.coalesce(func.sum(w.spent), 0), func.coalesce(func.sum(w.reserved), 0))
+            )
+        ).one()
+    return int(row[0]), int(row[1])

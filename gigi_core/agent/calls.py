@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import time
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import insert
 
 from gigi_core.agent.contracts import ConfirmationPrompt, Reply, new_id
-from gigi_core.agent.render import confirmation_arguments
+from gigi_core.agent.render import confirmation_arguments, declared_path
 from gigi_core.agent.runs import StepRecord
 from gigi_core.agent.signals import Paused, Stop, ms
 from gigi_core.errors import InvalidArguments, PolicyDenied, ToolExecutionError, UnknownAction
@@ -42,6 +43,16 @@ def shown_name(name: Any, limit: int = 64) -> str:
     """A proposed name safe in any trace or chat markup: ``[A-Za-z0-9_.:-]``, else ``?``."""
     text = _UNSAFE.sub("?", str(name))
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def unknown_tool_reason(runner: Runner, name: Any) -> str:
+    """``unknown_tool: NAME`` for a real action's name; else a hash and length, so the trace
+    keeps no text the model chose (a name can carry anything it read)."""
+    text = str(name)
+    if _offered_elsewhere(runner, text) is not None:
+        return f"unknown_tool: {shown_name(text)}"
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"unknown_tool: sha256:{digest} ({len(text)} chars)"
 
 
 def refused_lines(state: Any) -> list[str]:
@@ -77,7 +88,7 @@ class CallHandler:
         try:
             spec = lookup(r.kernel, call["name"]) if direct else r.toolset.resolve(call["name"])
         except UnknownAction:
-            step = StepRecord("tool", "unknown", reason=f"unknown_tool: {shown_name(call['name'])}")
+            step = StepRecord("tool", "unknown", reason=unknown_tool_reason(r, call["name"]))
             await r.commit(r.next_step(), step, "agent.tool", reason_code="unknown_tool")
             raise
         if spec is None:
@@ -88,7 +99,7 @@ class CallHandler:
                 call,
                 known,
                 f"unknown tool {truncate(repr(call['name']), 100)}; use one of: {available}",
-                "not_offered" if known else f"unknown_tool: {shown_name(call['name'])}",
+                "not_offered" if known else unknown_tool_reason(r, call["name"]),
                 offered=False,
             )
         if call.get("parse_error"):
@@ -121,7 +132,8 @@ class CallHandler:
                 bounded=r.bounded(call.get("id"), arguments),
             )
         except InvalidArguments as exc:
-            reason = f"schema_invalid: {shown_name(exc.field or '(arguments)', 120)}"
+            path = declared_path(spec.args, exc.field) if exc.field else "(arguments)"
+            reason = f"schema_invalid: {shown_name(path, 120)}"
             if direct:  # the caller gets the typed error; the audit still gets its row
                 step = StepRecord(
                     "tool", "invalid", tool=spec.name, capability=spec.capability, reason=reason

@@ -163,6 +163,35 @@ def _cap(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
 
 
+def declared_path(schema: dict[str, Any], field: str) -> str:
+    """``field`` (a dotted argument path) with every object key the schema does not declare
+    replaced by ``?``: a trace keeps the schema's own words and array indexes, never a key
+    the model chose (consecutive unknown parts become one ``?``)."""
+    nodes: list[Any] = [schema]
+    out: list[str] = []
+    for part in field.split(".") if field else ():
+        branches = [b for node in nodes for b in _branches(node, schema)]
+        names = {
+            name
+            for b in branches
+            for words in (b.get("properties"), b.get("required"))
+            if isinstance(words, dict | list)
+            for name in words
+        }
+        arrays = any(
+            b.get("type") == "array" or "items" in b or "prefixItems" in b for b in branches
+        )
+        if part in names or (part.isdigit() and arrays):
+            out.append(part)
+        elif not out or out[-1] != "?":
+            out.append("?")
+        if part.isdigit() and arrays:
+            nodes = [s for b in branches for s in _item_schemas(b, int(part))]
+        else:
+            nodes = [s for b in branches for s in _property_schemas(b, part)]
+    return ".".join(out)
+
+
 def _is_secret(schema: dict[str, Any]) -> bool:
     """Gigi's mark, or JSON Schema's own words for a secret (what MCP servers send)."""
     return bool(schema.get("x-gigi-secret")) or (

@@ -7,6 +7,7 @@ when the model's own text claims success.
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 from sqlalchemy import select
@@ -45,11 +46,11 @@ async def test_unknown_tool_is_named_sanitised_and_the_reply_says_it_was_not_don
     trace = await rt.trace(reply.run_id)
     [step] = refused_steps(trace)
     assert step["status"] == "invalid" and step["tool"] is None
-    assert (
-        step["reason"].startswith("unknown_tool: box__teleport??everyone?")
-        and len(step["reason"]) <= 100
-    )
-    assert any("unknown_tool: box__teleport" in line for line in trace_lines(trace))
+    # the trace keeps a hash and the length, not the name the model chose (issue 28)
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    assert step["reason"] == f"unknown_tool: sha256:{digest} ({len(name)} chars)"
+    assert any(step["reason"] in line for line in trace_lines(trace))
+    assert "teleport" not in json.dumps(trace)
     assert SECRET_TEXT not in json.dumps(trace)
 
 

@@ -17,6 +17,7 @@ from gigi_mcp.catalogue import Catalogue
 from gigi_mcp.config import McpConfig, load_config
 from gigi_mcp.errors import McpConfigError, ToolQuarantined
 from gigi_mcp.generate import build, write_manifest
+from gigi_mcp.invisible import clean_text
 from gigi_mcp.pins import definition_hash, load_pins, save_pins
 from gigi_mcp.results import convert
 from gigi_mcp.sealed import opener
@@ -78,9 +79,11 @@ class Bridge:
         }
         # action -> reason; starts from what the pins said when the manifests were generated
         self.quarantine: dict[str, str] = {
-            e.action: _reason(e.server, e.tool, e.status)
+            e.action: _refused(e.server, e.tool, e.refused)
+            if e.refused
+            else _reason(e.server, e.tool, e.status)
             for e in catalogue.entries.values()
-            if e.status in ("changed", "new")
+            if e.status in ("changed", "new") or e.refused
         }
         for action, reason in self.quarantine.items():
             self._withdraw(action, reason)
@@ -152,6 +155,10 @@ class Bridge:
     async def close(self) -> None:
         """Stop every session at once: each stdio child gets its grace period in parallel."""
         await asyncio.gather(*(s.stop() for s in self.sessions.values()), return_exceptions=True)
+
+
+def _refused(server: str, tool: str, why: str) -> str:
+    return f"the MCP tool {clean_text(tool)!r} of server {server!r} is refused: {why}"
 
 
 def _reason(server: str, tool: str, status: str) -> str:

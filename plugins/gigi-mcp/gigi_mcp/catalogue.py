@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 log = logging.getLogger(__name__)
-GENERATOR = "3"  # bump when generated manifests change shape, so caches are rebuilt
+GENERATOR = "4"  # bump when generated manifests change shape, so caches are rebuilt
 
 
 @dataclass(frozen=True)
@@ -26,11 +26,12 @@ class ToolEntry:
     action: str
     server: str
     tool: str  # the server's own name, sent on tools/call
-    status: str  # pending | approved | changed | new
+    status: str  # pending | approved | changed | new | refused
     safety: str
     confirm: str
     why: str
     basis: str | None = None  # hash of the definition the manifest declares; None: none to call
+    refused: str | None = None  # why its definition can never be offered (gigi_mcp.invisible)
 
 
 @dataclass

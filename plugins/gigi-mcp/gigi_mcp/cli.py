@@ -234,6 +234,8 @@ def add_commands(cli: Any) -> None:
                     f"  {tool['action']:<40} {tool['status']:<9} {tool['safety']:<11} "
                     f"confirm={tool['confirm']}"
                 )
+                if tool.get("refused"):
+                    click.echo(f"    refused: {tool['refused']}")
 
     @mcp.command("remove")
     @click.argument("name")
@@ -349,11 +351,15 @@ def _refresh_one(
 def _report(root: Path, done: Any, *, quiet: bool) -> list[dict[str, Any]]:
     """Print what a listing found (unless ``quiet``); returns the server's tool rows."""
     from gigi_mcp import ops
+    from gigi_mcp.invisible import clean_text
 
     name = done.server
     rows = next(r for r in ops.describe(root) if r["name"] == name)["tools"]
     if not quiet:
         click.echo(f"{name}: {len(done.pins.observed)} tool(s) listed")
         for tool in done.quarantined:
-            click.echo(f"  quarantined: {tool} (changed since approval)")
+            click.echo(f"  quarantined: {clean_text(tool)} (changed since approval)")
+        for row in rows:
+            if row.get("refused"):
+                click.echo(f"  refused: {row['action']}: {row['refused']}")
     return rows

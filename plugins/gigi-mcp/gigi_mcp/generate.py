@@ -3,7 +3,9 @@
 The manifest is regenerated from the servers file and the pins every time plugins load, and
 written to ``GIGI_HOME/mcp/manifests/mcp_<server>.yaml`` so the kernel loads it like any other
 (and ``gigi mcp show`` prints it). Server text is untrusted: descriptions are cleaned and
-capped (invisible characters removed), and ``x-gigi-*`` keys are stripped from schemas so a server cannot steer the kernel.
+capped (invisible characters removed; a tool whose names or enum values hold some is refused,
+``gigi_mcp.invisible``), and ``x-gigi-*`` keys are stripped from schemas so a server cannot
+steer the kernel.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 from gigi_mcp.catalogue import ToolEntry
 from gigi_mcp.config import DEFAULT_TIMEOUT, ServerConfig
 from gigi_mcp.errors import McpConfigError
-from gigi_mcp.invisible import clean_text
+from gigi_mcp.invisible import clean_text, visible_definition
 from gigi_mcp.pins import Pins, definition_hash
 from gigi_mcp.safety import classify
 
@@ -138,8 +140,12 @@ def build(server: str, config: ServerConfig, pins: Pins) -> tuple[dict[str, Any]
         if definition is None:
             continue
         override = config.tools.get(tool)
-        args = strip_gigi_keys(definition.get("inputSchema") or {"type": "object"})
-        result = definition.get("outputSchema")
+        # Cleaned before x-gigi keys are stripped: a key hiding "x-gigi" goes too. The
+        # hidden characters of exact strings (names, enum values) refuse the tool instead.
+        seen, found = visible_definition(definition)
+        refused = found.reason()
+        args = strip_gigi_keys(seen.get("inputSchema") or {"type": "object"})
+        result = seen.get("outputSchema")
         result = strip_gigi_keys(result) if result is not None else None
         problem = schema_problem(args, args=True) or (
             schema_problem(result, args=False) if result is not None else None
@@ -161,7 +167,9 @@ def build(server: str, config: ServerConfig, pins: Pins) -> tuple[dict[str, Any]
             capabilities.append(
                 {"name": capability, "description": f"Use {tool} on {server}", "default": "admins"}
             )
-        quarantined = status in ("changed", "new")
+        if refused is not None:
+            log.warning("gigi-mcp: tool %r of server %r refused: %s", tool, server, refused)
+        quarantined = status in ("changed", "new") or refused is not None
         timeout = (override.timeout_seconds if override else None) or config.timeout_seconds
         spec: dict[str, Any] = {
             "name": action,
@@ -177,9 +185,10 @@ def build(server: str, config: ServerConfig, pins: Pins) -> tuple[dict[str, Any]
         if quarantined:
             spec["offer_to_model"] = False
         actions.append(spec)
-        basis = None if status == "new" else definition_hash(definition)
+        basis = None if status == "new" or refused else definition_hash(definition)
+        shown = "refused" if refused else status
         entries.append(
-            ToolEntry(action, server, tool, status, cls.safety, cls.confirm, cls.why, basis)
+            ToolEntry(action, server, tool, shown, cls.safety, cls.confirm, cls.why, basis, refused)
         )
     where = " ".join(config.stdio or []) if config.stdio else config.url
     # The version changes with every definition or class: a confirmation asked for under one

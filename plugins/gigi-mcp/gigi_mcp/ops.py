@@ -216,6 +216,7 @@ def describe(
                         "safety": e.safety,
                         "confirm": e.confirm,
                         "why": e.why,
+                        "refused": e.refused,
                     }
                     for e in entries
                 ],

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from gigi_mcp.config import write_json
-from gigi_mcp.invisible import describe, visible_definition
+from gigi_mcp.invisible import Found, clean_text, describe, visible_definition, why_refused
 
 HASHED = ("name", "description", "inputSchema", "outputSchema", "annotations")
 
@@ -76,8 +76,9 @@ class Pins:
         """What approving would change, as a unified diff of canonical JSON per tool.
 
         Each side is shown as the model will read it: invisible characters removed, and a
-        ``#`` line per text saying how many went and which (``gigi_mcp.invisible``). Tools
-        whose definitions differ only in such characters still appear, with a line saying so.
+        ``#`` line per text saying how many went and which (``gigi_mcp.invisible``), or per
+        exact string (a property name, an enum value) why they refuse the tool. Tools whose
+        definitions differ only in such characters still appear, with a line saying so.
         """
         lines: list[str] = []
         for tool in sorted(set(self.approved) | set(self.observed)):
@@ -86,8 +87,9 @@ class Pins:
                 continue
             old_seen, old_gone = _visible(old)
             new_seen, new_gone = _visible(new)
-            before = f"approved/{tool}" if old is not None else "/dev/null"
-            after = f"server/{tool}" if new is not None else "/dev/null"
+            shown = clean_text(tool)  # a name's own characters are noted as refusing it
+            before = f"approved/{shown}" if old is not None else "/dev/null"
+            after = f"server/{shown}" if new is not None else "/dev/null"
             body = list(
                 difflib.unified_diff(
                     _pretty(old_seen), _pretty(new_seen), before, after, lineterm=""
@@ -98,11 +100,16 @@ class Pins:
                     f"--- {before}",
                     f"+++ {after}",
                     "# the definitions differ only in invisible characters, which Gigi "
-                    "removes before the model reads them; approving pins the server's",
+                    "removes before the model reads them (or refuses the tool, where it "
+                    "cannot); approving pins the server's",
                 ]
             lines += body
-            for side, gone in ((before, old_gone), (after, new_gone)):
-                lines += [f"# {side} {where}: {describe(cps)}" for where, cps in gone]
+            for side, found in ((before, old_gone), (after, new_gone)):
+                lines += [f"# {side} {where}: {describe(cps)}" for where, cps in found.removals]
+                lines += [
+                    f"# {side} {where}: refused: {why_refused(what, cps)}"
+                    for where, what, cps in found.refusals
+                ]
         return "\n".join(lines)
 
     def as_dict(self) -> dict[str, Any]:
@@ -114,11 +121,9 @@ class Pins:
         }
 
 
-def _visible(
-    definition: dict[str, Any] | None,
-) -> tuple[dict[str, Any] | None, list[tuple[str, list[int]]]]:
+def _visible(definition: dict[str, Any] | None) -> tuple[dict[str, Any] | None, Found]:
     if definition is None:
-        return None, []
+        return None, Found()
     return visible_definition(definition)
 
 

@@ -130,3 +130,150 @@ def test_gigi_mcp_approve_shows_the_removed_characters(home, tmp_path, monkeypat
     manifest = gigi_mcp("mcp", "show", "hostile").output
     assert "Look up a word." in manifest and invisible_left(manifest) == []
     assert "\\U000E" not in manifest.upper() and "\\UDB40" not in manifest.upper()
+
+
+# Issue 28, item 7: every string the model reads is cleaned; where cleaning would change
+# what the tool accepts (a property name, an enum or const value), the tool is refused.
+ZW = "\u200b"
+
+
+def schema_tool(schema: dict) -> dict:
+    return {"name": "lookup", "description": "Look up a word.", "inputSchema": schema}
+
+
+def test_examples_defaults_and_comments_lose_them_too() -> None:
+    schema = {
+        "type": "object",
+        "$comment": f"internal{TAGS}",
+        "examples": [{"word": f"x{TAGS}"}],
+        "properties": {
+            "word": {
+                "type": "string",
+                "default": f"dog{TAGS}",
+                "examples": [f"cat{OTHERS}", {"nested": f"v{TAGS}"}],
+            },
+            "n": {"type": "integer", "default": 3},
+        },
+    }
+    pins = Pins()
+    pins.observe({"lookup": schema_tool(schema)})
+    manifest, [entry] = build("s", ServerConfig(stdio=["x"]), pins)
+    [action] = manifest["actions"]
+    assert invisible_left(json.dumps(action, ensure_ascii=False)) == []
+    word = action["args"]["properties"]["word"]
+    assert word["default"] == "dog" and word["examples"] == ["cat", {"nested": "v"}]
+    assert (
+        action["args"]["examples"] == [{"word": "x"}] and action["args"]["$comment"] == "internal"
+    )
+    assert entry.status == "pending" and action.get("offer_to_model", True) is True
+    diff = pins.diff()
+    assert invisible_left(diff) == []
+    for where in (
+        "inputSchema.$comment",
+        "inputSchema.examples[0].word",
+        "inputSchema.properties.word.default",
+        "inputSchema.properties.word.examples[0]",
+        "inputSchema.properties.word.examples[1].nested",
+    ):
+        assert f"# server/lookup {where}: removed " in diff, where
+
+
+REFUSED = [
+    ({"properties": {f"word{TAGS}": {"type": "string"}}}, "inputSchema.properties.word", "name"),
+    (
+        {"properties": {"word": {"type": "string", "enum": ["a", f"b{TAGS}"]}}},
+        "inputSchema.properties.word.enum[1]",
+        "value",
+    ),
+    ({"properties": {"word": {"const": f"go{ZW}"}}}, "inputSchema.properties.word.const", "value"),
+    # a property named like a prose keyword is still a property: its enum is not prose
+    (
+        {"properties": {"description": {"enum": [f"x{TAGS}"]}}},
+        "inputSchema.properties.description.enum[0]",
+        "value",
+    ),
+    (
+        {"properties": {"word": {"type": "string"}}, "required": [f"word{ZW}"]},
+        "inputSchema.required[0]",
+        "value",
+    ),
+    (
+        {"properties": {"word": {"type": "string", "pattern": f"^a{ZW}$"}}},
+        "inputSchema.properties.word.pattern",
+        "value",
+    ),
+]
+
+
+@pytest.mark.parametrize(("extra", "where", "what"), REFUSED)
+def test_invisible_characters_that_cannot_be_removed_refuse_the_tool(
+    home, extra: dict, where: str, what: str
+) -> None:
+    from gigi_mcp import ops
+    from gigi_mcp.bridge import Bridge, build_catalogue
+    from gigi_mcp.config import McpConfig, save_config
+    from gigi_mcp.generate import dump_yaml
+    from gigi_mcp.pins import save_pins
+
+    definition = schema_tool({"type": "object", **extra})
+    pins = Pins()
+    pins.observe({"lookup": definition, "other": tool("Fine.") | {"name": "other"}})
+    diff = pins.diff()  # what the operator reads before approving
+    assert invisible_left(diff) == []
+    assert f"# server/lookup {where}: refused: its {what} holds " in diff
+    pins.approve()  # approving does not make it acceptable
+    save_pins(home, "s", pins)
+    save_config(home, McpConfig(servers={"s": ServerConfig(stdio=["x"])}))
+
+    manifest, entries = build("s", ServerConfig(stdio=["x"]), pins)
+    entry = next(e for e in entries if e.tool == "lookup")
+    assert entry.status == "refused" and entry.refused is not None
+    assert entry.refused.startswith(f"{where}: its {what} holds ") and "U+" in entry.refused
+    action = next(a for a in manifest["actions"] if a["name"] == "mcp_s.lookup")
+    assert action["offer_to_model"] is False
+    assert invisible_left(dump_yaml(manifest)) == []
+    assert next(e for e in entries if e.tool == "other").status == "approved"
+
+    bridge = Bridge(build_catalogue(home))
+    reason, code = bridge.denial("mcp_s.lookup")
+    assert code == "mcp_quarantined" and "is refused" in reason and where in reason
+    assert invisible_left(reason) == []
+    bridge.on_listing("s", {"lookup": definition, "other": tool("Fine.") | {"name": "other"}})
+    assert bridge.denial("mcp_s.lookup")[1] == "mcp_quarantined"  # the same listing: still refused
+    assert bridge.denial("mcp_s.other") is None
+
+    [row] = ops.describe(home)
+    shown = {t["tool"]: t for t in row["tools"]}
+    assert shown["lookup"]["status"] == "refused" and where in shown["lookup"]["refused"]
+
+
+def test_a_tool_name_with_invisible_characters_is_refused() -> None:
+    name = f"lookup{TAGS}"
+    pins = Pins()
+    pins.observe({name: tool("Look up a word.") | {"name": name}})
+    manifest, [entry] = build("s", ServerConfig(stdio=["x"]), pins)
+    assert entry.status == "refused" and entry.refused.startswith("name: its value holds 37")
+    assert invisible_left(dump_yaml_of(manifest)) == []
+    diff = pins.diff()
+    assert invisible_left(diff) == [] and "# server/lookup name: refused: " in diff
+
+
+def dump_yaml_of(manifest: dict) -> str:
+    from gigi_mcp.generate import dump_yaml
+
+    return dump_yaml(manifest)
+
+
+def test_gigi_mcp_list_says_why_a_tool_is_refused(home, gigi_mcp) -> None:
+    from gigi_mcp.config import McpConfig, save_config
+    from gigi_mcp.pins import save_pins
+
+    pins = Pins()
+    pins.observe({"lookup": schema_tool({"type": "object", "properties": {f"w{TAGS}": {}}})})
+    pins.approve()
+    save_pins(home, "s", pins)
+    save_config(home, McpConfig(servers={"s": ServerConfig(stdio=["x"])}))
+    out = gigi_mcp("mcp", "list").output
+    assert "mcp_s.lookup" in out and "refused" in out
+    assert "    refused: inputSchema.properties.w: its name holds 37 invisible characters" in out
+    assert HIDDEN in out and invisible_left(out) == []

@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from gigi_core.cli.common import UsageFailure, echo_json, pass_state, run, table, with_kernel
+from gigi_core.cli.llm_budget import budget_group
 from gigi_core.llm.records import PURPOSES
 
 
@@ -367,4 +368,5 @@ def _with(state: Any, body: Any) -> Any:
     return run(go(), state)
 
 
+llm_group.add_command(budget_group)
 COMMANDS = [llm_group]

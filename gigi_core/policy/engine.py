@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from gigi_core.hooks import HookTimeout, read_only
 from gigi_core.manifest.models import ActionSpec, Safety
 from gigi_core.policy.actor import Actor
-from gigi_core.policy.capabilities import matches
+from gigi_core.policy.capabilities import KERNEL_CAPABILITY_NAMES, matches
 from gigi_core.policy.decision import Decision, Outcome
 from gigi_core.store.plugin_state import PluginStateClash
 
@@ -69,9 +69,15 @@ def holds(
         return True, "granted to everyone by default"
     if any(matches(g, cap) for g in grants):
         return True, "explicit grant"
-    if any(matches(g, cap) for g in hook_capabilities):
+    if not kernel_capability(cap) and any(matches(g, cap) for g in hook_capabilities):
         return True, "granted by a plugin"
     return False, f"you do not hold {cap}; a guild admin can grant it with `grants add {cap}`"
+
+
+def kernel_capability(cap: str) -> bool:
+    """The kernel's own rights (``llm.*`` and every capability it declares): a plugin's
+    ``capabilities_for`` hook cannot grant them, only admins, defaults and guild grants."""
+    return cap in KERNEL_CAPABILITY_NAMES or cap.startswith("llm.")
 
 
 def base_decision(actor: Actor, facts: PolicyFacts) -> Decision:
@@ -206,8 +212,9 @@ class PolicyEngine:
 
     async def capability(self, actor: Actor, capability: str, guild_id: str) -> Decision:
         """Allow or deny a kernel capability outside any action (the `/llm` commands): the
-        same rule as an action's (admins hold it, then defaults, grants, plugin grants); a
-        failing ``capabilities_for`` hook or any error while deciding is a deny."""
+        same rule as an action's (admins hold it, then defaults, then guild grants; a plugin's
+        hook never grants a kernel capability); a failing ``capabilities_for`` hook or any
+        error while deciding is a deny."""
         try:
             from gigi_core.policy.view import guild_view
 

@@ -11,7 +11,8 @@ The built-in patterns are Python ``re`` written so that each can start only once
 of the characters it is made of and never backtracks across a run (look-behind anchors,
 possessive repeats): linear on any message (``test_memory_redaction_limits``). A server's
 own patterns are compiled only with RE2 (``google-re2``), which has no backtracking at all;
-what RE2 cannot compile is refused. They run off the event loop (``gigi_memory.redactor``).
+what RE2 cannot compile is refused. They run off the event loop (``gigi_memory.redactor``)
+for ingest and the embedding job; a query is cut to ``MAX_QUERY_CHARS`` first instead.
 """
 
 from __future__ import annotations
@@ -350,13 +351,34 @@ def _mask_builtin(text: str, rules: RedactionRules) -> tuple[str, int]:
 
 def redact(text: str, rules: RedactionRules = DEFAULT_RULES) -> tuple[str, int]:
     """The normalised text with secrets (and, by the rules, e-mails, phones, own patterns)
-    masked, and how many values were masked. In the caller's thread: for queries and the
-    embedding job; ingest runs the server's patterns off the loop (``redactor``)."""
+    masked, and how many values were masked. In the caller's thread, at any length: on the
+    event loop only through ``redact_query``; ingest and the embedding job run the server's
+    patterns off the loop (``redactor``)."""
     text, found = mask_builtin(normalise(text), rules)
     if rules.patterns:
         text, more = mask_custom(text, rules.patterns)
         found += more
     return text, found
+
+
+MAX_QUERY_CHARS = 1000  # a query's redaction runs on the loop: this bounds what it costs
+
+
+def cut_query(text: str) -> str:
+    """At most ``MAX_QUERY_CHARS``, cut at the last space before the limit (a key or token
+    cut in half would escape its mask); a text without a space there is cut at the limit."""
+    if len(text) <= MAX_QUERY_CHARS:
+        return text
+    head = text[: MAX_QUERY_CHARS + 1]
+    at = max(head.rfind(" "), head.rfind("\n"), head.rfind("\t"))
+    return head[:at] if at > 0 else head[:MAX_QUERY_CHARS]
+
+
+def redact_query(text: str, rules: RedactionRules = DEFAULT_RULES) -> tuple[str, int]:
+    """``redact`` for a search's or a count's query, which runs on the event loop: cut first
+    (and again after NFKC, which can lengthen text), so a server's own pattern costs at most
+    what it costs on 1,000 characters (``a.*b|a``: ~2 ms; ~30 ms on 4,000)."""
+    return redact(cut_query(normalise(cut_query(text))), rules)
 
 
 def redact_full(text: str, rules: RedactionRules = DEFAULT_RULES) -> tuple[str, int]:

@@ -27,13 +27,16 @@ from gigi_memory.redaction import (
     LABELS,
     MAX_PATTERN_CHARS,
     MAX_PATTERNS,
+    MAX_QUERY_CHARS,
     RedactionError,
     RedactionRules,
     check_pattern,
     check_patterns,
+    cut_query,
     normalise,
     redact,
     redact_full,
+    redact_query,
 )
 
 __all__ = [
@@ -41,14 +44,17 @@ __all__ = [
     "LABELS",
     "MAX_PATTERNS",
     "MAX_PATTERN_CHARS",
+    "MAX_QUERY_CHARS",
     "RedactionError",
     "RedactionRules",
     "check_pattern",
     "check_patterns",
+    "cut_query",
     "normalise",
     "query_words",
     "redact",
     "redact_full",
+    "redact_query",
     "search_text",
     "words",
     "words_full",
@@ -131,5 +137,6 @@ def search_text(text: str) -> str:
 
 
 def query_words(text: str, rules: RedactionRules = DEFAULT_RULES) -> list[str]:
-    """A count's or a search's text, normalised exactly like stored messages."""
-    return words(redact(text, rules)[0])
+    """A count's or a search's text, normalised exactly like stored messages; only its first
+    ``MAX_QUERY_CHARS`` (to a space) are read: this redaction runs on the event loop."""
+    return words(redact_query(text, rules)[0])

@@ -6,7 +6,10 @@ messages whose ``vector_model`` is not the guild's current model (``gigi_memory.
 batches never overlap, so several jobs run at once, one loop per guild in each process),
 re-applies the guild's redaction, cuts segments, embeds them and writes segments and
 vectors, one transaction per batch (the checkpoint: a message is done when its
-``vector_model`` is set). A message edited or deleted while its batch was being embedded
+``vector_model`` is set). The server's own patterns run on a worker thread with the
+per-message budget (``gigi_memory.redactor``): a message over it is checkpointed without
+vectors (counted in ``/memory status``), never embedded unmasked; rules that cannot be
+applied give the batch back and fail the job. A message edited or deleted while its batch was being embedded
 is skipped, never given stale vectors. When the embedder fails the batch gives its claim
 back and the job raises, the job service retries it, and the scheduled run picks up
 whatever is left; changing the model re-embeds the same way.
@@ -29,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from gigi_memory import EMBED_JOBS, pending, segments, tables
-from gigi_memory.text import redact
+from gigi_memory.redactor import Redactor
+from gigi_memory.text import cut_query, redact_query
 
 if TYPE_CHECKING:
     from gigi_memory.service import MemoryService
@@ -120,6 +124,15 @@ class VectorService:
     generation: int = 0  # bumped whenever this process changes segments (the NumPy cache)
     running: set[str] = field(default_factory=set)  # guilds an embedding loop here works on
     again: set[str] = field(default_factory=set)  # a job stepped aside: the loop looks again
+    _redactor: Redactor | None = None
+
+    @property
+    def redactor(self) -> Redactor:
+        """The embedding job's own redaction thread (ingest's is never queued behind a batch
+        of 128), counting into the per-server stats ``/memory status`` shows."""
+        if self._redactor is None:
+            self._redactor = Redactor(stats=self.service.writer.redactor.stats)
+        return self._redactor
 
     # -- asking for the job ----------------------------------------------------------------
 
@@ -175,6 +188,8 @@ class VectorService:
             self._task.cancel()
             with contextlib.suppress(BaseException):
                 await self._task
+        if self._redactor is not None:
+            self._redactor.close()
 
     # -- the source ------------------------------------------------------------------------
 
@@ -240,12 +255,13 @@ class VectorService:
         embedder = await self.embedder(guild_id)
         if embedder is None:
             return QueryEmbedding(None)
+        query = cut_query(query)  # redacted on the loop, below: its cost is bounded by length
         cache_key = (guild_id, embedder.key, query)
         hit = self._queries.get(cache_key)
         if hit is not None:
             self._queries.move_to_end(cache_key)
             return QueryEmbedding(hit)
-        text = redact(query, self.service.cache.guild(guild_id).redaction)[0]
+        text = redact_query(query, self.service.cache.guild(guild_id).redaction)[0]
         try:
             # ``turn``: the kernel attaches the usage row to the next write from this task;
             # that write is queued at once below (the row alone, committed while the search
@@ -308,7 +324,7 @@ async def embed_job(ctx: Any, guild_id: str | None = None) -> dict[str, Any]:
     if not svc.cache.loaded:
         await svc.start()
     guilds = [guild_id] if guild_id else sorted(set(svc.cache.guilds) | set(svc.cache.channels))
-    totals = {"messages": 0, "segments": 0, "skipped": 0}
+    totals = {"messages": 0, "segments": 0, "skipped": 0, "not_embedded": 0}
     for guild in guilds:
         done = await _embed_guild(ctx, svc, guild)
         for k in totals:
@@ -348,7 +364,7 @@ async def _embed_loop(
     """Claim, embed and write batches until none is left: (totals, whether to run again)."""
     lease = _lease_seconds(ctx)
     started = time.monotonic()
-    out, fanned = {"messages": 0, "segments": 0, "skipped": 0}, False
+    out, fanned = {"messages": 0, "segments": 0, "skipped": 0, "not_embedded": 0}, False
     while not ctx.cancelled:
         batch = await pending.claim(
             svc.engine, svc.dialect, guild_id, embedder.key, BATCH_MESSAGES, lease
@@ -370,7 +386,7 @@ async def _embed_loop(
         wrote = await _embed_batch(svc, embedder, guild_id, batch)
         for k, v in wrote.items():
             out[k] += v
-        if not wrote["messages"]:  # all edited or deleted meanwhile: the edits queue a run
+        if not wrote["messages"] + wrote["not_embedded"]:  # all edited or deleted meanwhile
             if guild_id in svc.vectors.again:
                 svc.vectors.again.discard(guild_id)
                 continue
@@ -423,14 +439,25 @@ async def _embed_batch(
     svc: MemoryService, embedder: Embedder, guild_id: str, batch: pending.Claim
 ) -> dict[str, int]:
     rules = svc.cache.guild(guild_id).redaction
+    raw = [svc.unseal(row) or row.search_text or "" for row in batch.rows]
+    try:  # the rules may have grown since the rows were written; off the loop, budgeted
+        masked, later = await svc.vectors.redactor.redact_to_embed(guild_id, raw, rules)
+    except Exception:  # rules that cannot be applied: nothing is embedded, the job fails
+        with contextlib.suppress(Exception):
+            await pending.release(svc.engine, svc.dialect, batch)
+        raise
+    if later:  # not reached behind slow ones: given back, the next batch starts with them
+        rows = [batch.rows[i] for i in later]
+        await pending.release(svc.engine, svc.dialect, pending.Claim(batch.token, rows))
+        keep = set(range(len(batch.rows))) - set(later)
+        batch = pending.Claim(batch.token, [batch.rows[i] for i in sorted(keep)])
+        masked = [masked[i] for i in sorted(keep)]
     texts: list[str] = []
     spans_of: list[list[segments.Span]] = []
-    for row in batch.rows:
-        text = svc.unseal(row) or row.search_text or ""
-        text = redact(text, rules)[0]  # the rules may have grown since the row was written
-        spans = segments.chunk(text)
+    for text in masked:  # None: over the budget, checkpointed below without vectors
+        spans = segments.chunk(text) if text is not None else []
         spans_of.append(spans)
-        texts.extend(text[sp.start : sp.end] for sp in spans)
+        texts.extend(text[sp.start : sp.end] for sp in spans if text is not None)
     key, vectors = (embedder.key, [])
     if texts:
         try:
@@ -450,4 +477,10 @@ async def _embed_batch(
     if marked:  # marking rows embedded re-indexes their words (not a HOT update): merge later
         svc.store.note_written()
         svc.writer.wake()
-    return {"messages": marked, "segments": written, "skipped": len(plan) - marked}
+    withheld = sum(text is None for text in masked)
+    return {
+        "messages": max(0, marked - withheld),
+        "segments": written,
+        "skipped": len(plan) - marked,
+        "not_embedded": withheld,
+    }

@@ -107,7 +107,7 @@ async def test_an_edit_during_embedding_never_gets_stale_vectors(kernel) -> None
         ),
     )
     done = await _embed_batch(svc, embedder, "g1", batch)
-    assert done == {"messages": 0, "segments": 0, "skipped": 1}
+    assert done == {"messages": 0, "segments": 0, "skipped": 1, "not_embedded": 0}
     assert await segments_of(kernel) == []
     await embed_all(kernel)  # the batch gave its claim back: the new text is embedded now
     (seg,) = await segments_of(kernel, first.message_id)
@@ -136,10 +136,10 @@ async def test_a_claimed_batch_is_skipped_until_its_lease_expires(kernel) -> Non
     assert {r.id for r in third.rows} == {r.id for r in first.rows} | {r.id for r in second.rows}
     embedder = await svc.vectors.embedder("g1")
     late = await _embed_batch(svc, embedder, "g1", first)  # the dead batch, late
-    assert late == {"messages": 0, "segments": 0, "skipped": 3}
+    assert late == {"messages": 0, "segments": 0, "skipped": 3, "not_embedded": 0}
     assert await segments_of(kernel) == []
     done = await _embed_batch(svc, embedder, "g1", third)
-    assert done == {"messages": 5, "segments": 5, "skipped": 0}
+    assert done == {"messages": 5, "segments": 5, "skipped": 0, "not_embedded": 0}
     found = await segments_of(kernel)
     assert len(found) == 5 and len({r.message_row_id for r in found}) == 5
     assert await pending.next_free_ms(svc.engine, svc.dialect, "g1", key, 30.0) is None
@@ -243,6 +243,7 @@ async def test_a_second_job_for_a_guild_embedding_here_steps_aside_and_is_not_lo
         "messages": 0,
         "segments": 0,
         "skipped": 0,
+        "not_embedded": 0,
     }
     assert "g1" in svc.vectors.again
     queued = [j.key for j in await kernel.jobs.list(name="memory.embed") if j.status == "queued"]

@@ -223,3 +223,37 @@ def test_windows_start_at_the_reset_hour() -> None:
     assert start == datetime(2025, 12, 1, 6, tzinfo=UTC)
     assert next_start("monthly", start) == datetime(2026, 1, 1, 6, tzinfo=UTC)
     assert next_start("weekly", datetime(2026, 2, 23, 6, tzinfo=UTC)).day == 2
+
+
+async def test_embeddings_hold_their_inputs_and_settle_what_was_reported(
+    database_url, tmp_path
+) -> None:
+    async with llm_kernel(tmp_path, database_url) as kernel, FakeOpenAI() as fake:
+        await configure(kernel, fake.base_url)
+        await kernel.llm.set_profile(f"guild:{GUILD}", "embedding", "main", "e-1")
+        await kernel.llm.set_budget(GUILD, "channel", "c1", limit=10)
+        texts = ["one", "two"]
+        reply = await kernel.llm.embed(texts, guild_id=GUILD, actor=MEMBER, channel_id="c1")
+        assert len(reply.vectors) == 2
+        assert await counters(kernel) == (6, 0)  # the fake reports 3 tokens an input
+        with pytest.raises(BudgetExhausted, match="channel c1 daily budget of 10 tokens"):
+            await kernel.llm.embed(["x" * 60], guild_id=GUILD, actor=MEMBER, channel_id="c1")
+        # calls for another channel (or none) do not meet it
+        await kernel.llm.embed(["x" * 60], guild_id=GUILD, actor=MEMBER, channel_id="c2")
+
+
+async def test_a_call_on_the_members_own_key_spends_no_guild_budget(database_url, tmp_path) -> None:
+    async with llm_kernel(tmp_path, database_url) as kernel, FakeOpenAI() as fake:
+        await configure(kernel, fake.base_url)
+        llm = kernel.llm
+        await llm.set_policy(GUILD, personal_keys="guild-allowed")
+        await llm.add_credential(
+            "user:u1", "openai-compatible", "mine", "sk-user-0123456789", base_url=fake.base_url
+        )
+        await llm.set_profile("user:u1", "chat", "mine", "m-own")
+        await llm.set_budget(GUILD, "guild", None, limit=0)
+        fake.reply_text("ok", usage=usage_of(MOST))
+        await llm.chat(request(), guild_id=GUILD, actor=MEMBER, billing="me")
+        with pytest.raises(BudgetExhausted):
+            await llm.chat(request(), guild_id=GUILD, actor=MEMBER, billing="server")
+        assert await counters(kernel) == (0, 0)

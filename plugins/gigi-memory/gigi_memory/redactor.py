@@ -8,10 +8,11 @@ worker thread (RE2 releases the GIL while it matches), each message with a budge
 ``budget_seconds()`` of that thread's CPU time; a caller waits for its slice at most twice
 the sum of its budgets, counted from when the thread starts it (not while it is queued
 behind another caller's), and for the message the thread is on then to finish (RE2 cannot
-be interrupted; it is judged by its own CPU time); the messages after it are not reached. At ingest (the writer's ``redact_many``), a message over its
-budget, or whose rules cannot be applied at all (a stored pattern RE2 refuses), is kept as
-metadata only: its row, author, time and mentions are stored, its text, search words and
-embedding are not. The embedding job (``redact_to_embed``, on a thread of its own) embeds
+be interrupted; it is judged by its own CPU time); the messages after it are not reached.
+At ingest (the writer's ``redact_many``), a message over its budget or not reached, or
+whose rules cannot be applied at all (a stored pattern RE2 refuses), is kept as metadata
+only: its row, author, time and mentions are stored, its text, search words and embedding
+are not. The embedding job (``redact_to_embed``, on a thread of its own) embeds
 no message over the budget and stops on rules that cannot be applied. Never the unmasked
 text, never a silent drop: each such message is counted per server and the reason shown
 by ``/memory status``.
@@ -223,7 +224,7 @@ async def _wait(future: asyncio.Future[None], work: _Slice, allowed: float) -> N
         began = work.began
         left = allowed if began is None else began + allowed - time.monotonic()
         if left <= 0:
-            return  # what the thread has not finished comes back None
+            return  # the thread stops after its current message; the rest are not reached
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(left):
                 await asyncio.shield(future)

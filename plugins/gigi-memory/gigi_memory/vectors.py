@@ -9,8 +9,8 @@ vectors, one transaction per batch (the checkpoint: a message is done when its
 ``vector_model`` is set). The server's own patterns run on a worker thread with the
 per-message budget (``gigi_memory.redactor``): a message over it is checkpointed without
 vectors (counted in ``/memory status``), never embedded unmasked; rules that cannot be
-applied give the batch back and fail the job. A message edited or deleted while its batch was being embedded
-is skipped, never given stale vectors. When the embedder fails the batch gives its claim
+applied give the batch back and fail the job. A message edited or deleted while its batch
+was being embedded is skipped, never given stale vectors. When the embedder fails the batch gives its claim
 back and the job raises, the job service retries it, and the scheduled run picks up
 whatever is left; changing the model re-embeds the same way.
 

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from gigi_core.cli.common import UsageFailure, echo_json, table, with_kernel
-from gigi_core.llm.budgets import WINDOWS
+from gigi_core.llm.budget_windows import WINDOWS
 
 
 def _scope_options(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, select, update
 
+from gigi_core.llm.budget_windows import WINDOWS
 from gigi_core.llm.budgets import (
     EVERY,
     SCOPE_KINDS,
     UNITS,
-    WINDOWS,
     BudgetInfo,
     next_start,
     window_start,

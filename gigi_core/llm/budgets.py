@@ -45,7 +45,6 @@ log = logging.getLogger(__name__)
 
 SCOPE_KINDS: tuple[str, ...] = ("guild", "member", "channel", "role", "model")
 UNITS: tuple[str, ...] = ("tokens", "money")
-WINDOWS: tuple[str, ...] = ("daily", "weekly", "monthly")
 EVERY = "*"  # a member or channel budget's scope id: each member (channel) has its own
 #: A generous estimate of a prompt's tokens: one per this many bytes of its JSON.
 BYTES_PER_TOKEN = 3

@@ -26,6 +26,7 @@ from gigi_core.agent.signals import Paused, Stop, ms
 from gigi_core.agent.state import RunState
 from gigi_core.agent.toolset import Toolset
 from gigi_core.errors import GigiError, ToolError
+from gigi_core.llm.budgets import BudgetExhausted
 from gigi_core.llm.errors import ProviderError
 from gigi_core.llm.types import ChatRequest, ChatResponse, Message, NamedToolChoice
 from gigi_core.policy.view import GuildView, guild_view
@@ -169,6 +170,11 @@ class Runner:
             raise Stop(
                 "provider_error", f"The language model failed: {exc.provider_message}", "failed"
             ) from None
+        except BudgetExhausted as exc:  # a model budget of the guild cannot cover the call
+            await self.commit(
+                index, StepRecord("llm", "error", duration_ms=ms(started)), "agent.plan"
+            )
+            raise Stop.spent(exc) from None
         except GigiError as exc:  # nothing configured, credential unusable ...
             await self.commit(
                 index, StepRecord("llm", "error", duration_ms=ms(started)), "agent.plan"

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from gigi_core.agent.contracts import Reply
+    from gigi_core.llm.budgets import BudgetExhausted
 
 STOPPED = {
     "max_steps": "the step limit ({}) was reached",
@@ -35,6 +36,16 @@ class Stop(Exception):
     @classmethod
     def budget(cls, reason: str, limit: int) -> Stop:
         return cls(reason, "I stopped before finishing: " + STOPPED[reason].format(limit) + ".")
+
+    @classmethod
+    def spent(cls, exc: BudgetExhausted) -> Stop:
+        """A model budget refused the call: the member reads which budget and when it resets,
+        and what an admin can do (the exception's hint is the operator's shell command)."""
+        if exc.most > exc.budget.limit:
+            then = "An admin can raise it."
+        else:
+            then = "An admin can raise or reset it before then."
+        return cls("budget_exhausted", f"I cannot answer: {exc.message}. {then}", "failed")
 
 
 def ms(started: float) -> float:

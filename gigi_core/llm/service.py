@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from gigi_core.kernel import Kernel
+    from gigi_core.llm.budget_quota import Allowance
     from gigi_core.llm.provider import Provider
     from gigi_core.policy.actor import Actor
 
@@ -307,6 +308,15 @@ class LlmService:
 
     async def budget_status(self, guild_id: str) -> list[BudgetStatus]:
         return await self.budget_store.status(guild_id)
+
+    async def quota(
+        self, guild_id: str, actor: Actor | str | None, channel_id: str | None = None
+    ) -> list[Allowance]:
+        """What ``actor`` has left on every budget that covers them (``budget_quota``)."""
+        from gigi_core.llm.budget_quota import allowances
+
+        where = calls.where(None, actor, guild_id, channel_id)
+        return await allowances(self.budget_store, guild_id, where)
 
     async def reset_budget(
         self,

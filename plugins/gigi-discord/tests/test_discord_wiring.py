@@ -32,7 +32,9 @@ async def test_create_bot_is_sharding_ready_without_message_content(tmp_path) ->
         assert bot.intents.guild_messages and bot.intents.dm_messages and bot.intents.guilds
         assert bot.runtime is kernel.agent
         roots = {c.name: c for c in bot.tree.get_commands()}
-        assert set(roots) == {"ask", "agent", "gigi", "llm"}
+        assert set(roots) == {"ask", "agent", "gigi", "llm", "quota"}
+        # /quota is every member's own allowance: shown to everyone, in servers only
+        assert roots["quota"].default_permissions is None and roots["quota"].guild_only
         assert roots["llm"].default_permissions == discord.Permissions(manage_guild=True)
         # The native /gigi privacy commands are for every member, so /gigi cannot be hidden.
         assert roots["gigi"].default_permissions is None

@@ -1,12 +1,13 @@
-"""`/llm provider|credential|profile|usage`: this server's own keys and models.
+"""`/llm provider|credential|profile|usage|budget`: this server's own keys and models.
 
 Everything here acts for the owner ``guild:<this server>``: a guild admin can never see,
 use or change another server's or the operator's credentials from Discord.
 
 Each command is decided by the policy engine on the capability it names (``NEEDS``):
 ``llm.provider.write`` adds and revokes keys, ``llm.provider.select`` chooses models,
-``llm.provider.test`` tests keys, ``llm.usage.read`` shows usage; listings need any of the
-first three. Guild admins (Manage Server) hold them all; a grant gives a member exactly one.
+``llm.provider.test`` tests keys, ``llm.usage.read`` shows usage and budgets (which
+``llm.provider.write`` sets, resets and removes); listings need any of the first three.
+Guild admins (Manage Server) hold them all; a grant gives a member exactly one.
 Discord hides `/llm` from non-admins until the owner shows it (Integrations settings).
 """
 
@@ -20,6 +21,7 @@ from discord import app_commands
 
 from gigi_discord.commands.common import choices, context, listing, require_capability
 from gigi_discord.commands.credential_modal import CredentialModal
+from gigi_discord.commands.llm_budget import budget_group
 from gigi_discord.errors import Refusal, sentence, tell
 
 WRITE, SELECT, TEST = "llm.provider.write", "llm.provider.select", "llm.provider.test"
@@ -33,6 +35,10 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "llm profile set": (SELECT,),
     "llm profile list": ANY,
     "llm usage": ("llm.usage.read",),
+    "llm budget set": (WRITE,),
+    "llm budget show": ("llm.usage.read",),
+    "llm budget reset": (WRITE,),
+    "llm budget remove": (WRITE,),
 }
 
 
@@ -240,6 +246,7 @@ def llm_root() -> app_commands.Group:
     root.add_command(provider_group())
     root.add_command(credential_group())
     root.add_command(profile_group())
+    root.add_command(budget_group())
 
     @root.command(name="usage", description="Model calls and tokens used by this server.")
     @app_commands.describe(days="How many days back (default 30)")

@@ -18,6 +18,7 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from gigi_core import hookimpl
+from gigi_core.default_plugins import console_budget
 from gigi_core.default_plugins.console_input import install_sigint, isatty, read_plain_line
 
 if TYPE_CHECKING:
@@ -42,6 +43,8 @@ Type a message to talk to the agent, or a command:
   /commands           every plugin command (run them as /ROOT SUB name=value ... or JSON)
   /gigi channel pause|resume|secure [channel=ID]   what plugins may observe here
   /gigi privacy info|export|delete                 your own data
+  /llm budget set|show|reset|remove ...   model budgets here (/llm for the options)
+  /quota              what you have left on every model budget here, and when it resets
   /enable NAME [--allow-external]   enable a plugin here (you are this guild's admin)
   /disable NAME       disable a plugin here
   /help               this text (`help` works too)
@@ -447,6 +450,8 @@ COMMANDS = {
     "enable": ConsoleSurface.cmd_enable,
     "disable": ConsoleSurface.cmd_disable,
     "help": ConsoleSurface.cmd_help,
+    "llm": console_budget.cmd_llm,
+    "quota": console_budget.cmd_quota,
 }
 
 

@@ -152,6 +152,12 @@ class BudgetStore:
                     exempt_admins=True,
                 )
                 s.add(row)
+            if row.limit is not None and row.limit != limit:  # alerts count from the new limit
+                await s.execute(
+                    update(LlmBudgetWindow)
+                    .where(LlmBudgetWindow.budget_id == row.id)
+                    .values(alerted=0)
+                )
             row.limit = limit
             if reset_hour is not None:
                 row.reset_hour = reset_hour
@@ -195,7 +201,11 @@ class BudgetStore:
         flight hold stays held until they settle. Returns the rows reset."""
         starts = int(self._start(budget).timestamp())
         w = LlmBudgetWindow
-        query = update(w).where(w.budget_id == budget.id, w.starts == starts).values(spent=0)
+        query = (
+            update(w)
+            .where(w.budget_id == budget.id, w.starts == starts)
+            .values(spent=0, alerted=0)  # its thresholds are announced again
+        )
         if subject is not None:
             query = query.where(w.subject == subject)
         async with self.db.session() as s:

@@ -210,6 +210,8 @@ class Hold:
     subject: str
     starts: int
     amount: int
+    guild_id: str = ""
+    limit: int = 0  # the budget's limit when held: what the alert thresholds are shares of
 
 
 def applicable(
@@ -307,6 +309,8 @@ def settle_rows(holds: Sequence[Hold], used: int | None) -> list[dict[str, Any]]
             "b_starts": h.starts,
             "b_held": h.amount,
             "b_used": h.amount if used is None else used,
+            "b_limit": h.limit,
+            "b_guild": h.guild_id,
         }
         for h in holds
     ]
@@ -393,7 +397,10 @@ class Budgets:
             budget = covering[index][0]
             left = max(budget.limit - used, 0)
             raise BudgetExhausted(budget, most, left, next_start(budget.window, starts[index]))
-        return [Hold(r["b_id"], r["b_subject"], r["b_starts"], most) for r in rows]
+        return [
+            Hold(r["b_id"], r["b_subject"], r["b_starts"], most, guild_id, r["b_limit"])
+            for r in rows
+        ]
 
     async def _hold(self, rows: list[dict[str, Any]]) -> tuple[int, int] | None:
         """The hold's write; a caller cancelled while it commits gives the holds back."""

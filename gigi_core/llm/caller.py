@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from gigi_core.errors import GigiError
 from gigi_core.llm import calls
+from gigi_core.llm.budget_alerts import BudgetAlerts
 from gigi_core.llm.budgets import Budgets, Hold, settle_rows
 from gigi_core.llm.errors import ProviderError
 from gigi_core.llm.records import CredentialUnusable, LlmConfigError, Resolution
@@ -105,6 +106,7 @@ class Caller:
     ) -> None:
         self.kernel = kernel
         self.budgets = budgets
+        self.alerts = BudgetAlerts(kernel, budgets)
         self.resolver = resolver
         self.credentials = credentials
         self.cache = cache
@@ -129,6 +131,12 @@ class Caller:
                 "llm usage row not recorded (deferred, after the reply): %d in this process",
                 self.unrecorded,
             )
+
+    def _alert(self, write: Any, future: asyncio.Future[Any]) -> None:
+        """The settle committed: post the budget alerts it claimed (none, nearly always)."""
+        alerts = getattr(write, "alerts", None)
+        if alerts and not future.cancelled() and future.exception() is None:
+            self.alerts.announce(alerts)
 
     async def key(self, credential_id: str) -> tuple[str, CredentialMeta]:
         """The credential's key, checked against revocation and rotation right before use.
@@ -291,6 +299,7 @@ class Caller:
             if future is None:
                 raise UsageNotRecorded("the usage row arrived after the database was closed")
             future.add_done_callback(self._deferred_landed)
+            future.add_done_callback(functools.partial(self._alert, write))
             return
         if durability == "turn":  # with the run's next write, which the reply waits for
             try:
@@ -298,6 +307,7 @@ class Caller:
             except RuntimeError as exc:  # the database is closed
                 raise UsageNotRecorded(str(exc)) from None
             future.add_done_callback(self._landed)  # the turn itself fails on a failure
+            future.add_done_callback(functools.partial(self._alert, write))
             return
         try:
             await writer.write(write)  # shielded: a caller giving up does not cancel it
@@ -309,3 +319,6 @@ class Caller:
                 f"({type(exc).__name__}), so its answer was withheld",
                 hint="check that the database is reachable and has space",
             ) from exc
+        alerts = getattr(write, "alerts", None)  # a wrapped write (tests) claims nothing
+        if alerts:
+            self.alerts.announce(alerts)

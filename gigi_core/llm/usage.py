@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, insert, select, union_all, update
 
+from gigi_core.llm.budget_alerts import Alert, claim
 from gigi_core.llm.budgets import SETTLE
 from gigi_core.llm.records import LlmConfigError, UsageRow
 from gigi_core.store.llm_tables import LlmCredential, LlmUsageEvent, LlmUsageRollup
@@ -161,11 +162,16 @@ class UsageWrite:
     outcomes: list[dict[str, Any]]
     #: Budget holds settled with this usage (``gigi_core.llm.budgets.settle_rows``).
     settles: list[dict[str, Any]] = field(default_factory=list)
+    #: The alert thresholds this write's settles claimed: posted once it commits.
+    alerts: list[Alert] = field(default_factory=list)
+    #: The writes a combined write stands for: each gets back the alerts its settles claimed.
+    parts: list[UsageWrite] = field(default_factory=list)
 
     def __call__(self, conn: Connection) -> None:
         conn.execute(_INSERT_EVENTS, self.rows)
         if self.settles:
             conn.execute(SETTLE, self.settles)
+            self._claimed(claim(conn, self.settles))
         sums = rollup(self.rows)
         if sums:  # one executemany: a row per day and per hour of each key
             conn.execute(_upsert(conn.dialect.name), sums)
@@ -184,7 +190,19 @@ class UsageWrite:
             [row for w in writes for row in w.rows],
             [o for w in writes for o in w.outcomes],
             [s for w in writes for s in w.settles],
+            parts=list(writes),
         )
+
+    def _claimed(self, claimed: list[tuple[int, Alert]]) -> None:
+        """Hands each claimed alert to the write whose settle row claimed it (a retried
+        transaction starts over)."""
+        for part in (self, *self.parts):
+            part.alerts = []
+        owners: list[UsageWrite] = []
+        for part in self.parts or [self]:
+            owners.extend([part] * len(part.settles))
+        for index, alert in claimed:
+            owners[index].alerts.append(alert)
 
 
 def usage_write(

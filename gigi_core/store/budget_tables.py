@@ -58,3 +58,5 @@ class LlmBudgetWindow(Base):
     starts: Mapped[int] = mapped_column(BigInteger, primary_key=True)  # epoch seconds, UTC
     spent: Mapped[int] = mapped_column(BigInteger, default=0)
     reserved: Mapped[int] = mapped_column(BigInteger, default=0)
+    #: The highest alert threshold (percent of the limit) already announced: 0, 80, 95, 100.
+    alerted: Mapped[int] = mapped_column(Integer, default=0, server_default="0")

@@ -332,13 +332,16 @@ def _echo_policy(policy: Any) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @with_kernel
 async def usage(kernel: Any, guild: str, since: str | None, as_json: bool) -> None:
-    """Calls and tokens by provider, model, purpose and status."""
+    """Calls and tokens by provider, model, purpose and status; then each budget's spend
+    against its limit in the current window (``--json``: the usage rows only, as before;
+    budgets in ``gigi llm budget show --json``)."""
     from gigi_core.llm.usage import parse_since
 
     rows = [r.as_dict() for r in await kernel.llm.usage(guild, parse_since(since))]
     if as_json:
         echo_json(rows)
         return
+    budgets = [b.summary() for b in await kernel.llm.budget_status(guild)]
     table(
         rows,
         [
@@ -353,6 +356,13 @@ async def usage(kernel: Any, guild: str, since: str | None, as_json: bool) -> No
             "cached_tokens",
         ],
     )
+    if not budgets:
+        click.echo(f"\nNo budgets in guild {guild} (`gigi llm budget set`).")
+        return
+    click.echo("\nBudgets, current window:")
+    for b in budgets:
+        b["left"] = "each its own" if b["left"] is None else b["left"]
+    table(budgets, ["scope", "window", "limit", "spent", "reserved", "left", "resets_at"])
 
 
 def _with(state: Any, body: Any) -> Any:

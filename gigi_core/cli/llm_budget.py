@@ -141,6 +141,18 @@ async def budget_show(kernel: Any, guild: str, as_json: bool) -> None:
         rows,
         ["scope", "window", "limit", "spent", "reserved", "left", "resets_at", "exempt"],
     )
+    from gigi_core.llm.budget_alerts import staff_channel
+
+    channel = await staff_channel(kernel, guild)
+    if channel is not None:
+        click.echo(f"Alerts at 80, 95 and 100 % of a window go to channel {channel}.")
+    else:
+        click.echo(
+            "No staff channel is set, so budget alerts (80, 95, 100 %) are not posted: set "
+            f"`staff_channel` in the gigi plugin's config (`gigi plugins config gigi --guild "
+            f'{guild} --set-json \'{{"staff_channel": "CHANNEL_ID"}}\'`; --set-json '
+            "replaces the whole config, so keep any `retrieval` block in it)."
+        )
 
 
 @budget_group.command("reset")

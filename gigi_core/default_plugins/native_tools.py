@@ -131,7 +131,8 @@ async def permissions_check(ctx: Any, action: str) -> dict[str, Any]:
 
 
 async def llm_usage_guild(ctx: Any, since: str | None = None) -> dict[str, Any]:
-    """Usage aggregates of ``ctx.guild_id`` (counts and tokens only; no content exists)."""
+    """Usage aggregates of ``ctx.guild_id`` (counts and tokens only; no content exists) and
+    each budget's spend against its limit in the current window."""
     from gigi_core import GigiError, ToolExecutionError
     from gigi_core.llm import parse_since
 
@@ -146,9 +147,11 @@ async def llm_usage_guild(ctx: Any, since: str | None = None) -> dict[str, Any]:
         key: sum(r[key] for r in rows)
         for key in ("calls", "input_tokens", "output_tokens", "reasoning_tokens", "cached_tokens")
     }
+    budgets = [b.summary() for b in await ctx.kernel.llm.budget_status(ctx.guild_id)]
     return {
         "guild_id": ctx.guild_id,
         "since": when.isoformat() if when else None,
         "rows": rows,
         "totals": totals,
+        "budgets": budgets,  # the current window of each budget: spent, held, limit
     }

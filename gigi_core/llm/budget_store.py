@@ -47,6 +47,21 @@ class BudgetStatus:
             return None
         return max(self.budget.limit - self.spent - self.reserved, 0)
 
+    def summary(self) -> dict[str, Any]:
+        """Spend against the limit for a usage report: ids, counters and times only (for a
+        * budget the limit is each member's or channel's, the counters their sum)."""
+        b = self.budget
+        return {
+            "scope": b.scope_kind + (f" {b.scope_id}" if b.scope_id else ""),
+            "window": b.window,
+            "unit": b.unit,
+            "limit": b.limit,
+            "spent": self.spent,
+            "reserved": self.reserved,
+            "left": self.left,
+            "resets_at": self.resets_at.isoformat(),
+        }
+
     def as_dict(self) -> dict[str, Any]:
         return {
             **self.budget.as_dict(),

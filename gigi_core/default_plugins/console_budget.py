@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gigi_core.errors import GigiError
+from gigi_core import GigiError
 
 if TYPE_CHECKING:
     from gigi_core.default_plugins.console import ConsoleSurface

@@ -7,12 +7,13 @@ a budget is named as on the CLI (``member=``, ``channel=``, ``role=``, ``model=`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gigi_core import GigiError
 
-if TYPE_CHECKING:
-    from gigi_core.default_plugins.console import ConsoleSurface
+# The console surface (``gigi_core.default_plugins.console.ConsoleSurface``), typed loosely:
+# a plugin module names no other module's internals, even for type checking.
+ConsoleSurface = Any
 
 WRITE, READ = "llm.provider.write", "llm.usage.read"
 TARGETS = ("member", "channel", "role", "model")

@@ -1,6 +1,6 @@
-"""Two real processes fire 100 concurrent model calls each at one PostgreSQL budget with
-room for 10 (issue 30): exactly 10 calls reach the provider, the rest are refused, and the
-window's spend is the budget, never more."""
+"""Two real processes fire 100 concurrent model calls each at one budget with room for 10,
+on PostgreSQL and on one SQLite file (issue 30): exactly 10 calls reach the provider, the
+rest are refused, and the window's spend is the budget, never more, with nothing left held."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ async def start_worker(*args: str) -> asyncio.subprocess.Process:
     return proc
 
 
-@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+@pytest.mark.parametrize("database_url", ["sqlite", "postgresql"], indirect=True)
 async def test_two_processes_never_spend_past_a_budget(database_url, tmp_path) -> None:
     key = generate_key()
     async with (

@@ -194,6 +194,8 @@ class Kernel:
         if "jobs" in self.__dict__:
             await self.jobs.close()
         await self.hooks.notify("shutdown", kernel=self)
+        if "llm" in self.__dict__:  # budget alerts still being posted go out first
+            await self.llm.close()
         await self.db.close()
         if "gigi_core.llm.client" in sys.modules:  # only if something used a provider
             from gigi_core.llm.client import close_shared_http_client

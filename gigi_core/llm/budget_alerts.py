@@ -122,6 +122,9 @@ async def staff_channel(kernel: Kernel, guild_id: str) -> str | None:
 class BudgetAlerts:
     """Posts claimed alerts in the background: a notice never delays or fails a reply."""
 
+    #: How long the kernel's close waits for notices still being posted before it gives up.
+    close_seconds = 5.0
+
     def __init__(self, kernel: Kernel, budgets: Budgets) -> None:
         self.kernel = kernel
         self.budgets = budgets
@@ -142,10 +145,29 @@ class BudgetAlerts:
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
+    async def close(self) -> None:
+        """At shutdown: the notices being posted get ``close_seconds`` to go out (a threshold
+        crossed just before is not lost); those still stuck are given up and counted."""
+        try:
+            await asyncio.wait_for(self.drain(), self.close_seconds)
+        except TimeoutError:
+            pending = list(self._tasks)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+
     async def _post_all(self, alerts: list[Alert]) -> None:
-        for alert in alerts:
+        for index, alert in enumerate(alerts):
             try:
                 await self._post(alert)
+            except asyncio.CancelledError:  # the kernel closed before it went out
+                self.undelivered += len(alerts) - index
+                log.warning(
+                    "llm budget alert not posted: the kernel closed first (guild=%s percent=%d)",
+                    alert.guild_id,
+                    alert.percent,
+                )
+                raise
             except Exception as exc:  # the claim stands: logged and counted, never retried
                 self.undelivered += 1
                 log.warning(

@@ -457,6 +457,12 @@ class LlmService:
         where["budget_guild"] = guild
         return True
 
+    async def close(self) -> None:
+        """Before the database closes: queued settles land, then the budget alerts they
+        claimed are posted (bounded), so a notice is not lost at shutdown."""
+        await self.kernel.db.writer.drain()
+        await self.caller.alerts.close()
+
     @property
     def unrecorded(self) -> int:
         """Usage rows of ``deferred`` calls lost to a failed write after their reply."""

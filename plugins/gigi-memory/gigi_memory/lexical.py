@@ -33,6 +33,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 
+from gigi_core import ToolExecutionError
+
 # English function words as ``text.words`` splits them ("don't" -> "don", "t"). Only the
 # query's words are filtered: messages keep every word, so counts and phrases are exact.
 STOP_WORDS = frozenset(
@@ -81,8 +83,12 @@ class RankSettings:
 
 @functools.cache
 def settings() -> RankSettings:
-    """The process's settings, read once (``settings.cache_clear()`` re-reads them)."""
-    return RankSettings.from_env()
+    """The process's settings, read once (``settings.cache_clear()`` re-reads them). A bad
+    value refuses the search with its name, never a bare ``ValueError`` the member cannot read."""
+    try:
+        return RankSettings.from_env()
+    except ValueError as exc:
+        raise ToolExecutionError(f"memory search is misconfigured: {exc}") from None
 
 
 def content_words(words: Iterable[str]) -> list[str]:

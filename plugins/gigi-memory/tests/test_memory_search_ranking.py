@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from memory_helpers import call, enable, message, publish, rows
 
-from gigi_core import InvalidArguments
+from gigi_core import InvalidArguments, ToolExecutionError
 
 _T0 = [datetime.now(UTC)]  # set when a test enables the channel: live messages come after it
 
@@ -282,3 +282,22 @@ async def test_a_reply_that_matches_only_by_its_authors_name_is_found(kernel) ->
     )
     hits = [h["snippet"] for h in await search(kernel, "what did Caroline say about the release")]
     assert set(hits[:2]) == {"when do we ship the release", "friday works for me"}
+
+
+async def test_a_bad_ranking_setting_refuses_the_search_by_name(kernel, monkeypatch) -> None:
+    from gigi_memory import lexical
+
+    await lexical_only(kernel)
+    await publish(kernel, said("garden tomatoes", "u1", "Ann", 0))
+    monkeypatch.setenv("GIGI_MEMORY_VECTOR_WEIGHT", "heavy")
+    lexical.settings.cache_clear()
+    try:
+        with pytest.raises(
+            ToolExecutionError, match="GIGI_MEMORY_VECTOR_WEIGHT: expected a number"
+        ):
+            await kernel.call_tool(
+                "memory.search", {"query": "garden"}, actor=_admin(), guild_id="g1", channel_id="c1"
+            )
+    finally:
+        monkeypatch.delenv("GIGI_MEMORY_VECTOR_WEIGHT")
+        lexical.settings.cache_clear()

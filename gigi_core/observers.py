@@ -133,6 +133,15 @@ class EventBus:
             for observer in (self._observers or {}).values():
                 self._line(observer.name).bump("dropped")
 
+    def start(self) -> None:
+        """Start the router now, in the caller's task context, instead of at the first publish.
+
+        A host that tracks the tasks its handlers create (SimCord in tests) must not see the
+        router, which lives as long as the kernel, as a handler's unfinished work.
+        """
+        if not self._closed:
+            self._start()
+
     def observers(self) -> dict[str, _Observer]:
         if self._observers is None:
             self._observers = {}

@@ -2,6 +2,7 @@
 
     from gigi_core.testing import open_test_kernel, ScriptedModel
     from gigi_core.testing.scripted import call, say          # scripted model turns
+    from gigi_core.testing import start_event_router          # before simcord.run(bot)
     from gigi_core.testing.fake_providers import FakeOpenAI   # wire-level fake servers
 
 ``gigi_core.testing`` and its submodules (``scripted``, ``fake_providers``, ``kernel``)
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from gigi_core.agent.runtime import AgentRuntime
     from gigi_core.manifest.models import wire_name
     from gigi_core.plugins import LoadedPlugins
+    from gigi_core.testing.events import start_event_router
     from gigi_core.testing.fake_providers import (
         FakeAnthropic,
         FakeGemini,
@@ -38,6 +40,8 @@ if TYPE_CHECKING:
 _FAKES = "gigi_core.testing.fake_providers"
 _LAZY = {
     "open_test_kernel": "gigi_core.testing.kernel",
+    # Before simcord.run(bot): the event router starts outside the bot, so the run settles.
+    "start_event_router": "gigi_core.testing.events",
     "ScriptedModel": "gigi_core.testing.scripted",
     "ScriptExhausted": "gigi_core.testing.scripted",
     # The agent runtime with a model of your choice: AgentRuntime(kernel, model=ScriptedModel(...)).
@@ -80,6 +84,7 @@ __all__ = [
     "fake_vector",
     "load_test_plugins",
     "open_test_kernel",
+    "start_event_router",
     "wire_name",
 ]
 

@@ -18,7 +18,7 @@ from discord_notes_plugin import Notes
 from gigi_discord import create_bot
 from gigi_discord.settings import DiscordSettings
 
-from gigi_core.testing import AgentRuntime, open_test_kernel
+from gigi_core.testing import AgentRuntime, open_test_kernel, start_event_router
 from gigi_core.testing.scripted import ScriptedModel
 
 
@@ -82,7 +82,7 @@ async def world(
     ) as kernel:
         model = ScriptedModel(list(turns)) if turns is not None else None
         bot = make_bot(kernel, model, settings)
-        await start_event_bus(kernel)
+        await start_event_router(kernel)
         async with simcord.run(bot) as env:
             guild = env.create_guild(name="Test Server")
             channel = guild.create_text_channel("general")
@@ -95,18 +95,6 @@ async def world(
             # Refusals and GigiErrors are answered on purpose; anything else is a bug.
             unexpected = [e for e in env.errors if not _answered_on_purpose(e)]
             assert unexpected == [], unexpected
-
-
-async def start_event_bus(kernel: Any) -> None:
-    """Start the kernel's event router outside the bot, as ``gigi run`` effectively does.
-
-    The router and the observers' workers live as long as the kernel; started from inside
-    a bot handler, SimCord would count them as the bot's unfinished work and never settle.
-    """
-    from gigi_core.events import MessageDeleted
-
-    await kernel.publish(MessageDeleted(guild_id="0", channel_id="0", message_ids=()))
-    await kernel.events.drain()
 
 
 def _answered_on_purpose(error: BaseException) -> bool:

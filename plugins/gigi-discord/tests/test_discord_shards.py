@@ -12,14 +12,14 @@ import time
 import discord
 import pytest
 import simcord
-from discord_world import make_bot, start_event_bus
+from discord_world import make_bot
 from gigi_discord import create_bot
 from gigi_discord.settings import DiscordSettings
 from gigi_discord.shards import ShardLost, ShardSupervisor
 
 from gigi_core import ConfigError
 from gigi_core.surfaces import ShardLeases
-from gigi_core.testing import open_test_kernel
+from gigi_core.testing import open_test_kernel, start_event_router
 from gigi_core.testing.scripted import ScriptedModel, say
 
 
@@ -28,7 +28,7 @@ async def served(kernel, shards: tuple[int, ...], tmp_path) -> dict[str, bool]:
     model = ScriptedModel([say("here") for _ in range(3)])
     bot = make_bot(kernel, model)
     bot.shard_ids, bot.shard_count = list(shards), 2
-    await start_event_bus(kernel)
+    await start_event_router(kernel)
     async with simcord.run(bot) as env:
         guilds = [env.create_guild(name=f"on shard {s}", shard_id=s) for s in (0, 1)]
         user = env.create_user("bob")

@@ -400,3 +400,34 @@ async def test_reads_fail_closed_while_their_audit_rows_fail_and_recover_after(
     await kernel.call_tool("box.echo", {"text": "four"}, actor=USER, guild_id="g1")
     assert seen == []  # queued again, not awaited
     assert len(await kernel.audit.recent("g1", limit=5)) >= 2
+
+
+async def test_a_gigi_error_inside_a_tool_reaches_the_member_with_its_hint(box) -> None:
+    """A refusal written for users (a spent budget, a denied nested call) is not masked as
+    "failed (ExcName)"; other exceptions still are (``test_handler_exception_is_masked``)."""
+    from datetime import UTC, datetime
+
+    from gigi_core.llm import BudgetExhausted
+    from gigi_core.llm.budgets import BudgetInfo
+
+    kernel, _ = box
+    budget = BudgetInfo("b1", "g1", "guild", "", "tokens", 100, "daily", 0)
+    resets = datetime(2026, 1, 2, tzinfo=UTC)
+
+    async def spent(ctx):
+        raise BudgetExhausted(budget, 50, 10, resets)
+
+    async def denied(ctx):
+        raise PolicyDenied("box.wipe", "only admins may wipe")
+
+    kernel.registry.handlers["box.crash"] = spent
+    with pytest.raises(ToolExecutionError) as info:
+        await kernel.call_tool("box.crash", {}, actor=USER, guild_id="g1")
+    text = str(info.value)
+    assert text.startswith("box.crash: the server's daily budget of 100 tokens is spent")
+    assert "resets at 2026-01-02 00:00 UTC" in text and "gigi llm budget set|reset" in text
+    assert isinstance(info.value.__cause__, BudgetExhausted)
+    kernel.registry.handlers["box.crash"] = denied
+    with pytest.raises(ToolExecutionError, match="box.wipe denied: only admins may wipe"):
+        await kernel.call_tool("box.crash", {}, actor=USER, guild_id="g1")
+    assert [r.status for r in await audit_rows(kernel)][-2:] == ["error", "error"]

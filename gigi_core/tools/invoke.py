@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from gigi_core.errors import (
     ConfirmationRequired,
+    GigiError,
     InvalidArguments,
     PolicyDenied,
     ToolExecutionError,
@@ -196,7 +197,8 @@ async def execute(
     | None = None,
     channel_lister: ChannelLister | None = None,
 ) -> ToolOutcome:
-    """Run an already-allowed call with a timeout; failures are masked for the caller.
+    """Run an already-allowed call with a timeout; failures are masked for the caller,
+    except a ``GigiError`` (a spent budget, a refusal), whose message and hint are for them.
 
     A caller that stores the audit row itself (the agent runner, in its checkpoint
     transaction) passes ``write_audit=False`` and reads ``ToolOutcome.audit``; on failure
@@ -234,6 +236,11 @@ async def execute(
         failure = ToolExecutionError(f"{spec.name} did not finish within {spec.timeout_seconds:g}s")
     except ToolExecutionError as exc:
         status, failure = "error", exc
+    except GigiError as exc:  # written for the member (a spent budget, a refusal): shown
+        status = "error"
+        log.info("tool %s refused: %s", spec.name, type(exc).__name__)
+        failure = ToolExecutionError(f"{spec.name}: {exc.message}", hint=exc.hint)
+        failure.__cause__ = exc
     except Exception as exc:
         status = "error"
         log.exception("tool %s raised", spec.name)

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
         shared_http_client,
     )
     from gigi_core.llm.parsing import as_int, join_text, make_tool_call, parse_arguments
-    from gigi_core.llm.provider import Provider, Supports
+    from gigi_core.llm.provider import ModelInfo, Provider, Supports
     from gigi_core.llm.records import NothingToResolve
     from gigi_core.llm.retry import RetryPolicy
     from gigi_core.llm.types import (
@@ -66,6 +66,7 @@ _LAZY = {
     "NothingToResolve": "gigi_core.llm.records",
     # A budget cannot cover the call: says which, what is left and when it resets.
     "BudgetExhausted": "gigi_core.llm.budgets",
+    "ModelInfo": "gigi_core.llm.provider",
     "Provider": "gigi_core.llm.provider",
     "Supports": "gigi_core.llm.provider",
     "RetryPolicy": "gigi_core.llm.retry",
@@ -106,6 +107,7 @@ __all__ = [
     "LazyProvider",
     "LlmHttpClient",
     "Message",
+    "ModelInfo",
     "NamedToolChoice",
     "NothingToResolve",
     "Provider",

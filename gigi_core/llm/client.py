@@ -117,6 +117,22 @@ class LlmHttpClient:
         self._sleep = sleep or asyncio.sleep
         self._http = http
 
+    async def get_json(
+        self,
+        url: str,
+        *,
+        provider: str,
+        headers: Mapping[str, str] | None = None,
+        params: Mapping[str, str] | None = None,
+        read_timeout: float | None = None,
+    ) -> JsonReply:
+        """GET ``url`` (e.g. a models listing) with the same retries, deadlines and caps."""
+        if params:
+            url = str(httpx.URL(url).copy_merge_params(dict(params)))
+        return await self.post_json(
+            url, None, provider=provider, headers=headers, read_timeout=read_timeout, method="GET"
+        )
+
     async def post_json(
         self,
         url: str,
@@ -125,6 +141,7 @@ class LlmHttpClient:
         provider: str,
         headers: Mapping[str, str] | None = None,
         read_timeout: float | None = None,
+        method: str = "POST",
     ) -> JsonReply:
         """POST ``payload`` and return the decoded 2xx body, retrying what is worth retrying."""
         loop = asyncio.get_running_loop()
@@ -137,7 +154,7 @@ class LlmHttpClient:
             left = deadline - loop.time()
             try:
                 return await self._attempt(
-                    url, payload, provider, headers, read_timeout, attempt, left, secrets
+                    url, payload, provider, headers, read_timeout, attempt, left, secrets, method
                 )
             except ProviderError as err:
                 err.attempts = attempt
@@ -170,17 +187,22 @@ class LlmHttpClient:
         attempt: int,
         left: float,
         secrets: tuple[str, ...],
+        method: str = "POST",
     ) -> JsonReply:
         limit = self.settings.attempt_timeout
         if read_timeout is not None:
             limit = min(limit, read_timeout)
         whole_call = left <= limit
         limit = max(min(limit, left), 0.0)
-        content = json.dumps(payload, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        content = (
+            None
+            if method == "GET"
+            else json.dumps(payload, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        )
         try:
             async with asyncio.timeout(limit):
                 status, got, data, where = await self._exchange(
-                    url, content, provider, headers, read_timeout, secrets
+                    url, content, provider, headers, read_timeout, secrets, method
                 )
         except TimeoutError:
             if whole_call:
@@ -200,23 +222,26 @@ class LlmHttpClient:
     async def _exchange(
         self,
         url: str,
-        content: bytes,
+        content: bytes | None,
         provider: str,
         headers: Mapping[str, str] | None,
         read_timeout: float | None,
         secrets: tuple[str, ...],
+        method: str = "POST",
     ) -> tuple[int, httpx.Headers, bytes | None, str]:
         """Send and read the body up to the cap: ``data`` is None when a 2xx body exceeds it."""
         client = self._http or shared_http_client()
         effective: Any = read_timeout if read_timeout is not None else self.timeout
         if effective is None:
             effective = DEFAULT_TIMEOUT
-        sent = {"content-type": "application/json", "accept": "application/json"}
+        sent = {"accept": "application/json"}
+        if content is not None:
+            sent["content-type"] = "application/json"
         sent.update(headers or {})
         cap = self.settings.max_response_bytes
         try:
             request = client.build_request(
-                "POST", url, content=content, headers=sent, timeout=effective
+                method, url, content=content, headers=sent, timeout=effective
             )
             response = await client.send(request, stream=True)
             try:

@@ -32,6 +32,27 @@ class Supports:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class ModelInfo:
+    """One model a credential can call, as the provider's models endpoint lists it.
+
+    Only ids and public facts: listings are shown to admins and cached, never sent to a model.
+    """
+
+    id: str
+    display_name: str | None = None
+    created: str | None = None  # as the provider states it (ISO date or Unix seconds)
+    context_window: int | None = None
+    output_limit: int | None = None
+    #: What the provider says the model does (``chat``, ``embeddings``...), when it says.
+    kinds: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["kinds"] = list(self.kinds)
+        return out
+
+
 class Provider(ABC):
     """Base of every LLM provider. ``name`` is the id credentials and profiles refer to.
 
@@ -73,6 +94,20 @@ class Provider(ABC):
     ) -> EmbeddingResponse:
         """Embed a batch of texts; providers without embeddings keep this default."""
         raise self.unsupported("embeddings")
+
+    async def list_models(self, *, api_key: str, base_url: str | None = None) -> list[ModelInfo]:
+        """Every model ``api_key`` can call, all pages read; optional for a provider plugin.
+
+        Callers go through ``kernel.llm.list_models`` (cached per credential); providers
+        without a models endpoint keep this default, which says so.
+        """
+        raise self.unsupported("model listing")
+
+    async def generate_images(
+        self, request: ImageRequest, *, api_key: str, base_url: str | None = None
+    ) -> ImageResponse:
+        """Draw pictures; providers without image generation keep this default."""
+        raise self.unsupported("image generation")
 
     def base_url_for(self, base_url: str | None) -> str:
         """The base URL to call (given or default), without a trailing slash."""

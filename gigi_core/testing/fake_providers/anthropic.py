@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from gigi_core.testing.fake_providers.common import FakeToolCall
-from gigi_core.testing.fake_providers.server import FakeProviderServer, Reply
+from gigi_core.testing.fake_providers.models import ANTHROPIC_MODELS, anthropic_models
+from gigi_core.testing.fake_providers.server import FakeProviderServer, RecordedRequest, Reply
 
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -68,8 +69,19 @@ class FakeAnthropic(FakeProviderServer):
     base_path = ""
     key_header = "x-api-key"
 
+    #: What ``GET /v1/models`` lists (``models_page_size`` a page) when nothing is scripted.
+    models: tuple[str, ...] | list[str] = ANTHROPIC_MODELS
+    models_page_size = 2
+
     def route_of(self, method: str, path: str) -> str | None:
+        if method == "GET":
+            return "models" if path == "/v1/models" else None
         return "chat" if path == "/v1/messages" else None
+
+    def default_reply(self, request: RecordedRequest) -> Reply:
+        if request.route == "models":
+            return Reply(200, anthropic_models(self.models, request, self.models_page_size))
+        return super().default_reply(request)
 
     def error_json(self, status: int, message: str, **extra: Any) -> Any:
         error: dict[str, Any] = {"type": _ERROR_TYPES.get(status, "api_error"), "message": message}

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gigi_core.testing.fake_providers.common import AUTO, FakeToolCall, fake_vector
+from gigi_core.testing.fake_providers.models import GEMINI_MODELS, gemini_models
 from gigi_core.testing.fake_providers.server import FakeProviderServer, RecordedRequest, Reply
 
 _STATUS_NAMES = {
@@ -71,7 +72,13 @@ class FakeGemini(FakeProviderServer):
         super().__init__(api_key=api_key)
         self.embedding_dimension = embedding_dimension
 
+    #: What ``GET /v1beta/models`` lists (``models_page_size`` a page) when nothing is scripted.
+    models: tuple[str, ...] | list[str] = GEMINI_MODELS
+    models_page_size = 2
+
     def route_of(self, method: str, path: str) -> str | None:
+        if method == "GET":
+            return "models" if path == "/v1beta/models" else None
         match = _PATH.match(path)
         if match is None:
             return None
@@ -94,6 +101,8 @@ class FakeGemini(FakeProviderServer):
         return {"error": error}
 
     def default_reply(self, request: RecordedRequest) -> Reply:
+        if request.route == "models":
+            return Reply(200, gemini_models(self.models, request, self.models_page_size))
         if request.route == "embeddings" and isinstance(request.json, dict):
             items = request.json.get("requests") or [request.json]
             vectors = [

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gigi_core.testing.fake_providers.common import FakeToolCall, fake_vector
+from gigi_core.testing.fake_providers.models import OPENAI_MODELS, openai_models
 from gigi_core.testing.fake_providers.server import FakeProviderServer, RecordedRequest, Reply
 
 DEFAULT_USAGE = {
@@ -122,9 +123,13 @@ class FakeOpenAI(FakeProviderServer):
     def __init__(self, *, api_key: str | None = None, embedding_dimension: int = 8) -> None:
         super().__init__(api_key=api_key)
         self.embedding_dimension = embedding_dimension
+        #: What ``GET {base}/models`` lists when no reply is scripted for it.
+        self.models: list[str] = list(OPENAI_MODELS)
 
     def route_of(self, method: str, path: str) -> str | None:
         suffix = path[len(self.base_path) :] if path.startswith(self.base_path) else None
+        if method == "GET":
+            return "models" if suffix == "/models" else None
         return {
             "/chat/completions": "chat",
             "/embeddings": "embeddings",
@@ -139,6 +144,8 @@ class FakeOpenAI(FakeProviderServer):
         return {"error": error}
 
     def default_reply(self, request: RecordedRequest) -> Reply:
+        if request.route == "models":
+            return Reply(200, openai_models(self.models))
         if request.route == "embeddings" and isinstance(request.json, dict):
             inputs = request.json.get("input")
             texts = [inputs] if isinstance(inputs, str) else list(inputs or [])

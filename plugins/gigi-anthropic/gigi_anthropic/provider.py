@@ -10,7 +10,7 @@ from typing import Any
 
 from gigi_anthropic.request import build_payload
 from gigi_anthropic.response import parse_message
-from gigi_core.llm import ChatRequest, ChatResponse, Provider, Supports
+from gigi_core.llm import ChatRequest, ChatResponse, ModelInfo, Provider, Supports
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
@@ -51,6 +51,13 @@ class AnthropicProvider(Provider):
         elif isinstance(beta, list | tuple) and beta:
             headers["anthropic-beta"] = ",".join(str(b) for b in beta)
         return headers
+
+    async def list_models(self, *, api_key: str, base_url: str | None = None) -> list[ModelInfo]:
+        """``GET /v1/models``, every page (``gigi_anthropic.models``)."""
+        from gigi_anthropic.models import list_models
+
+        url = self.messages_url(base_url).removesuffix("/messages") + "/models"
+        return await list_models(self.http, self.name, url, self.headers(api_key, {}))
 
     async def chat(
         self, request: ChatRequest, *, api_key: str, base_url: str | None = None

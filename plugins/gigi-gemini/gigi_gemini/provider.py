@@ -15,6 +15,7 @@ from gigi_core.llm import (
     ChatResponse,
     EmbeddingRequest,
     EmbeddingResponse,
+    ModelInfo,
     Provider,
     ProviderError,
     Supports,
@@ -67,6 +68,15 @@ class GeminiProvider(Provider):
     def headers(self, api_key: str) -> dict[str, str]:
         """The key as a header (never in the URL)."""
         return {"x-goog-api-key": api_key} if api_key else {}
+
+    async def list_models(self, *, api_key: str, base_url: str | None = None) -> list[ModelInfo]:
+        """``GET /v1beta/models``, every page (``gigi_gemini.models``)."""
+        from gigi_gemini.models import list_models
+
+        base = self.base_url_for(base_url)
+        if not base.endswith(f"/{API_VERSION}"):
+            base = f"{base}/{API_VERSION}"
+        return await list_models(self.http, self.name, f"{base}/models", self.headers(api_key))
 
     async def chat(
         self, request: ChatRequest, *, api_key: str, base_url: str | None = None

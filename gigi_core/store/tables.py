@@ -113,3 +113,5 @@ from gigi_core.store import lease_tables as _lease_tables  # noqa: E402,F401  (s
 from gigi_core.store import limit_tables as _limit_tables  # noqa: E402,F401  (rate-limit buckets)
 from gigi_core.store import llm_tables as _llm_tables  # noqa: E402,F401  (registers LLM tables on Base)
 from gigi_core.store import outbox_tables as _outbox_tables  # noqa: E402,F401  (posted buttons)
+from gigi_core.store import personal_tables as _personal_tables  # noqa: E402,F401  (BYOK choices)
+from gigi_core.store import review_tables as _review_tables  # noqa: E402,F401  (plugin reviews)

@@ -4,7 +4,8 @@ Order for a request in a guild (``billing="auto"``):
 
 1. the guild's profile for the purpose;
 2. the actor's personal (``user``) profile, only where the guild policy allows personal
-   keys here (``guild-allowed``, or ``dm-only`` when ``dm=True``);
+   keys here (``guild-allowed``, or ``dm-only`` when ``dm=True``), and always in a DM
+   outside any guild (``private_dm``: no guild policy applies there);
 3. the tenant's profile, only when the operator enabled tenant fallback: globally with
    ``GIGI_TENANT_FALLBACK=1`` or per guild with ``gigi llm policy set --tenant-fallback``.
 
@@ -61,6 +62,12 @@ def tenant_fallback_from_env() -> bool:
 
 def personal_allowed(policy: GuildPolicy, dm: bool) -> bool:
     return policy.personal_keys == "guild-allowed" or (dm and policy.personal_keys == "dm-only")
+
+
+def private_dm(guild_id: str | None, dm: bool) -> bool:
+    """A DM outside any guild (no guild id, or a surface's per-member ``dm:<id>`` scope): no
+    guild policy governs it, so the member's own key may answer there on a fresh install."""
+    return dm and (not guild_id or guild_id.startswith("dm:"))
 
 
 def keyless_default(providers: Sequence[Provider], purpose: str) -> Resolution | None:
@@ -131,7 +138,9 @@ class Resolver:
         """Owners to consult, in order, plus the policy and tenant switch that decided them."""
         policy = await self.policy(guild_id) if guild_id else GuildPolicy("")
         tenant_on = tenant_fallback_from_env() or policy.tenant_fallback
-        personal = actor_id is not None and personal_allowed(policy, dm)
+        personal = actor_id is not None and (
+            personal_allowed(policy, dm) or private_dm(guild_id, dm)
+        )
         if billing == "me":
             if actor_id is None or not personal:
                 where = f"guild {guild_id}" if guild_id else "this context"

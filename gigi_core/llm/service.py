@@ -10,6 +10,7 @@ call itself runs in ``caller.py``.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Sequence
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
 
     from gigi_core.kernel import Kernel
     from gigi_core.llm.budget_quota import Allowance
+    from gigi_core.llm.personal import PersonalKeys
     from gigi_core.llm.provider import Provider
     from gigi_core.policy.actor import Actor
 
@@ -127,6 +129,13 @@ class LlmService:
                 if not getattr(p, "requires_key", True)
             )
         return self._keyless
+
+    @functools.cached_property
+    def personal(self) -> PersonalKeys:
+        """Members' own keys, billing choices and disclosures (``personal.py``)."""
+        from gigi_core.llm.personal import PersonalKeys
+
+        return PersonalKeys(self)
 
     def describe_providers(self) -> list[dict[str, Any]]:
         return [p.describe() for p in self.kernel.registry.all_providers()]

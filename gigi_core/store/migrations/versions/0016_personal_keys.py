@@ -1,10 +1,14 @@
-"""Personal keys: remembered billing choices and guild-context disclosures (issue owner: BYOK).
+"""Personal keys: each member's remembered billing choice per guild (``server`` or ``me``)
+and their acknowledgement that guild context may go to their own provider.
 
 Revision ID: kernel_0016
 Revises: kernel_0015
 
-PLACEHOLDER (session 13 coordination): filled in by the change that owns it, or removed.
+Two small tables keyed by (guild, member); metadata only, removed by privacy delete.
 """
+
+import sqlalchemy as sa
+from alembic import op
 
 revision = "kernel_0016"
 down_revision = "kernel_0015"
@@ -13,8 +17,21 @@ depends_on = None
 
 
 def upgrade() -> None:
-    pass
+    op.create_table(
+        "llm_billing_choices",
+        sa.Column("guild_id", sa.String(64), primary_key=True),
+        sa.Column("user_id", sa.String(64), primary_key=True),
+        sa.Column("billing", sa.String(8), nullable=False),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    )
+    op.create_table(
+        "llm_context_disclosures",
+        sa.Column("guild_id", sa.String(64), primary_key=True),
+        sa.Column("user_id", sa.String(64), primary_key=True),
+        sa.Column("acknowledged_at", sa.DateTime(timezone=True), nullable=False),
+    )
 
 
 def downgrade() -> None:
-    pass
+    op.drop_table("llm_context_disclosures")
+    op.drop_table("llm_billing_choices")

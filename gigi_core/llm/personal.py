@@ -1,0 +1,164 @@
+"""A member's own provider keys (owner ``user:<id>``) and the choices that go with them.
+
+Every surface (Discord, the console, ``gigi llm key``) calls these: a member manages only
+their own keys and needs no capability for it; whether a key is *used* is the guild's
+policy (``resolve.py``). The billing choice (``server`` or ``me``) is remembered per member
+and guild, and so is the member's acknowledgement that guild context (memory, knowledge,
+channel history) may be sent to their own provider: until then it is left out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from sqlalchemy import delete, select
+
+from gigi_core.llm.records import CredentialInfo, LlmConfigError, Owner, ProfileInfo
+from gigi_core.store.personal_tables import LlmBillingChoice, LlmContextDisclosure
+from gigi_core.store.tables import utcnow
+
+if TYPE_CHECKING:
+    from gigi_core.llm.service import CredentialTest, LlmService
+
+Choice = Literal["server", "me"]
+CHOICES: tuple[str, ...] = ("server", "me")
+#: The purposes ``prefer`` points at the chosen key: ``chat`` serves every answer slot
+#: (``respond``, ``extract``, ...) through ``purpose_chain``. Never ``embedding``: shared
+#: memory and knowledge vectors are always made with the server's key.
+PREFERRED_PURPOSES: tuple[str, ...] = ("chat",)
+#: What guild context a personal key would carry, for the disclosure a member confirms.
+DISCLOSED = (
+    "the server's memory and knowledge entries that match your request, recent messages "
+    "of the channel when you ask for them, and earlier turns of the conversation"
+)
+
+
+def check_choice(billing: str) -> Choice:
+    if billing not in CHOICES:
+        raise LlmConfigError(
+            f"invalid billing choice {billing!r}", hint="use server (the server pays) or me"
+        )
+    return billing  # type: ignore[return-value]
+
+
+def disclosure_text(provider: str | None) -> str:
+    """What a member reads before guild context first goes to their own provider."""
+    where = f"your {provider} account" if provider else "your own provider"
+    return (
+        f"Requests billed to your personal key are sent to {where}. Here that can include "
+        f"{DISCLOSED}. Until you confirm once for this server, that context is left out of "
+        "answers billed to your key."
+    )
+
+
+@dataclass(frozen=True)
+class KeyView:
+    """A member's key as they see it: its listing and the purposes it answers for them."""
+
+    credential: CredentialInfo
+    preferred_for: tuple[str, ...]
+
+
+class PersonalKeys:
+    """``kernel.llm.personal``: a thin layer over the service, always for ``user:<id>``."""
+
+    def __init__(self, llm: LlmService) -> None:
+        self.llm = llm
+        self.db = llm.kernel.db
+
+    # -- keys ----------------------------------------------------------------------------
+
+    async def add(
+        self,
+        user_id: str,
+        provider: str,
+        label: str,
+        api_key: str,
+        *,
+        base_url: str | None = None,
+        model: str | None = None,
+    ) -> CredentialInfo:
+        """Seal the member's key; with ``model`` it also answers for them at once."""
+        owner = Owner.user(user_id)
+        cred = await self.llm.add_credential(
+            owner, provider, label, api_key, base_url=base_url, by=user_id
+        )
+        if model:
+            await self.prefer(user_id, cred.label, model)
+        return cred
+
+    async def keys(self, user_id: str) -> list[KeyView]:
+        owner = Owner.user(user_id)
+        profiles = await self.llm.list_profiles(owner)
+        return [
+            KeyView(c, tuple(p.purpose for p in profiles if p.credential_id == c.id))
+            for c in await self.llm.list_credentials(owner)
+        ]
+
+    async def test(self, user_id: str, label: str, *, model: str | None = None) -> CredentialTest:
+        return await self.llm.test_credential(Owner.user(user_id), label, model=model, by=user_id)
+
+    async def prefer(self, user_id: str, label: str, model: str) -> list[ProfileInfo]:
+        """Point the member's personal profiles at this key and model."""
+        owner = Owner.user(user_id)
+        return [
+            await self.llm.set_profile(owner, purpose, label, model, by=user_id)
+            for purpose in PREFERRED_PURPOSES
+        ]
+
+    async def remove(self, user_id: str, label: str) -> list[str]:
+        """Revoke (the sealed key is destroyed); returns purposes left without a key."""
+        return await self.llm.revoke_credential(Owner.user(user_id), label, by=user_id)
+
+    async def preferred(self, user_id: str) -> ProfileInfo | None:
+        """The personal profile that answers for the member, if any."""
+        found = await self.llm.profiles.get_chain(Owner.user(user_id), PREFERRED_PURPOSES)
+        return next((p for p in found.values() if p is not None), None)
+
+    # -- the remembered billing choice ---------------------------------------------------
+
+    async def billing(self, guild_id: str, user_id: str) -> Choice | None:
+        async with self.db.session() as s:
+            row = await s.get(LlmBillingChoice, (guild_id, user_id))
+            return row.billing if row is not None else None  # type: ignore[return-value]
+
+    async def remember_billing(self, guild_id: str, user_id: str, billing: str) -> Choice:
+        choice = check_choice(billing)
+        async with self.db.session() as s:
+            row = await s.get(LlmBillingChoice, (guild_id, user_id))
+            if row is None:
+                s.add(LlmBillingChoice(guild_id=guild_id, user_id=user_id, billing=choice))
+            else:
+                row.billing, row.updated_at = choice, utcnow()
+        return choice
+
+    async def forget_billing(self, guild_id: str, user_id: str) -> None:
+        async with self.db.session() as s:
+            await s.execute(
+                delete(LlmBillingChoice).where(
+                    LlmBillingChoice.guild_id == guild_id, LlmBillingChoice.user_id == user_id
+                )
+            )
+
+    # -- the guild-context disclosure ----------------------------------------------------
+
+    async def acknowledged(self, guild_id: str, user_id: str) -> bool:
+        async with self.db.session() as s:
+            return await s.get(LlmContextDisclosure, (guild_id, user_id)) is not None
+
+    async def acknowledge(self, guild_id: str, user_id: str) -> bool:
+        """Record the confirmation; False when it was already given (nothing changes)."""
+        async with self.db.session() as s:
+            if await s.get(LlmContextDisclosure, (guild_id, user_id)) is not None:
+                return False
+            s.add(LlmContextDisclosure(guild_id=guild_id, user_id=user_id))
+        await self.llm._audit("llm.personal.disclosure", Owner.guild(guild_id), user_id, None)
+        return True
+
+    async def guilds_acknowledged(self, user_id: str) -> list[str]:
+        async with self.db.session() as s:
+            rows = await s.scalars(
+                select(LlmContextDisclosure.guild_id).where(LlmContextDisclosure.user_id == user_id)
+            )
+            return sorted(rows)

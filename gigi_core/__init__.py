@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from gigi_core.kernel import Kernel
     from gigi_core.policy.actor import Actor
     from gigi_core.policy.decision import Decision
+    from gigi_core.store.audit_query import AuditFilter, AuditPage, query_audit
+    from gigi_core.store.usage_series import UsagePoint, usage_by_day
     from gigi_core.tools.context import ToolContext
 
 # Heavy parts load on first use so `gigi plugins list` and plugin imports stay fast.
@@ -41,10 +43,18 @@ _LAZY = {
     "InvalidArguments": "gigi_core.errors",
     "ConfirmationRequired": "gigi_core.errors",
     "ToolExecutionError": "gigi_core.errors",
+    # Read ports for admin surfaces (the CLI, the web dashboard): metadata only.
+    "AuditFilter": "gigi_core.store.audit_query",
+    "AuditPage": "gigi_core.store.audit_query",
+    "query_audit": "gigi_core.store.audit_query",
+    "UsagePoint": "gigi_core.store.usage_series",
+    "usage_by_day": "gigi_core.store.usage_series",
 }
 
 __all__ = [
     "Actor",
+    "AuditFilter",
+    "AuditPage",
     "ConfigError",
     "ConfirmationRequired",
     "Decision",
@@ -57,8 +67,11 @@ __all__ = [
     "ToolError",
     "ToolExecutionError",
     "UnknownAction",
+    "UsagePoint",
     "__version__",
     "hookimpl",
+    "query_audit",
+    "usage_by_day",
 ]
 
 

@@ -59,6 +59,7 @@ def cli(ctx: click.Context, database_url: str | None, home: str | None, debug: b
 
 def _add_builtin_commands() -> None:
     from gigi_core.cli import (
+        audit,
         channels,
         commands,
         db,
@@ -71,7 +72,20 @@ def _add_builtin_commands() -> None:
         tools,
     )
 
-    for module in (channels, commands, db, grants, manifest, plugins, privacy, run, secrets, tools):
+    builtin = (
+        audit,
+        channels,
+        commands,
+        db,
+        grants,
+        manifest,
+        plugins,
+        privacy,
+        run,
+        secrets,
+        tools,
+    )
+    for module in builtin:
         for command in module.COMMANDS:
             cli.add_command(command)
     from gigi_core.cli.new_plugin import new_plugin_command

@@ -24,6 +24,7 @@ KERNEL_CAPABILITIES: tuple[CapabilitySpec, ...] = (
     _cap("gigi.channel.manage", "Pause, resume or secure what Gigi observes in a channel"),
     _cap("gigi.privacy.self", "See, export and delete your own data", "everyone"),
     _cap("gigi.jobs.manage", "See, cancel and retry this server's background jobs"),
+    _cap("audit.read", "Read this server's audit log (metadata only)"),
 )
 
 KERNEL_CAPABILITY_NAMES: frozenset[str] = frozenset(c.name for c in KERNEL_CAPABILITIES)

@@ -63,7 +63,7 @@ async def test_help_plugins_enable_and_call(env) -> None:
     assert "[off] dice 0.1.0: Roll dice. (dice.roll)" in output
     assert "[on ] permissions 0.1.0 (native)" in output
     assert "Enabled dice in guild console." in output
-    assert 'dice.roll → {"faces": [' in output and "(run run_" in output
+    assert "dice.roll →\n  faces" in output and "(run run_" in output
     assert output.rstrip().endswith("Bye.")
     assert "dice" in await kernel.plugin_state.enabled_plugins("console")
     last = await kernel.agent.runs.last(guild_id="console")
@@ -81,7 +81,9 @@ async def test_plain_text_goes_to_the_agent(env) -> None:
     await kernel.enable_plugin("console", "dice")
     model = ScriptedModel([call(("dice__roll", {"sides": 6, "count": 2})), say("You rolled 2d6.")])
     output = await drive(kernel, ["roll 2d6 please"], AgentRuntime(kernel, model=model))
-    assert "You rolled 2d6." in output and 'dice.roll → {"faces": [' in output
+    assert "You rolled 2d6." in output and "dice.roll →\n  faces" in output
+    # In the order it happened: the tool's result, then the model's text about it.
+    assert output.index("dice.roll →") < output.index("You rolled 2d6.")
     assert "(run run_" in output and ": done)" in output
     assert model.requests[0].messages[-1].content == "roll 2d6 please"
     run = await kernel.agent.runs.last(guild_id="console")
@@ -95,7 +97,7 @@ async def test_plain_text_without_a_provider_explains_and_call_still_works(env) 
     output = await drive(kernel, ["hello?", '/call dice.roll {"sides": 4}'])
     assert "no chat model is configured for guild console" in output
     assert "gigi llm credential add --owner guild:console" in output  # how to add one
-    assert 'dice.roll → {"faces": [' in output
+    assert "dice.roll →\n  faces" in output
 
 
 async def test_call_that_needs_confirmation_then_confirm(env) -> None:
@@ -238,7 +240,7 @@ def test_gigi_run_starts_the_console(tmp_path) -> None:
     assert result.returncode == 0, result.stderr
     assert "Starting surface console." in result.stdout
     assert "/call ACTION JSON" in result.stdout
-    assert 'dice.roll → {"faces": [' in result.stdout
+    assert "dice.roll →\n  faces" in result.stdout
     assert result.stdout.rstrip().endswith("Bye.")
     assert "Traceback" not in result.stderr
 
@@ -254,3 +256,15 @@ async def test_a_command_result_naming_a_job_says_how_to_follow_it(env) -> None:
     text = out.getvalue()
     assert "Job job_42 is queued; `gigi jobs wait job_42` follows its progress." in text
     assert text.count("gigi jobs wait") == 1
+
+
+async def test_results_print_as_fields_and_json_switches_to_raw(env) -> None:
+    kernel, _ = env
+    await kernel.enable_plugin("console", "dice")
+    call_line = '/call dice.roll {"sides": 6, "count": 2}'
+    output = await drive(kernel, [call_line, f"/json {call_line}", "/json", call_line])
+    readable, once, switched = output.split("(run run_")[:3]
+    assert "dice.roll →\n  faces  " in readable and "{" not in readable
+    assert 'dice.roll → {"faces": [' in once  # /json LINE: raw for that line only
+    assert "Results now print as raw JSON; /json switches back." in output
+    assert 'dice.roll → {"faces": [' in switched.split("switches back.")[-1]

@@ -22,7 +22,7 @@ SURFACE_ROOTS = frozenset({"gigi", "llm", "ask", "agent"})
 # Roots the kernel and its surfaces own (the console's own commands among them).
 RESERVED_ROOTS = SURFACE_ROOTS | frozenset(
     {"help", "call", "quit", "exit", "confirm", "reject", "cancel", "trace", "plugins"}
-    | {"enable", "disable", "commands", "status"}
+    | {"enable", "disable", "commands", "status", "json"}
 )
 MAX_ROOTS = 100
 MAX_SUBCOMMANDS = 25

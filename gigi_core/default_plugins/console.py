@@ -47,6 +47,7 @@ Type a message to talk to the agent, or a command:
   /quota              what you have left on every model budget here, and when it resets
   /enable NAME [--allow-external]   enable a plugin here (you are this guild's admin)
   /disable NAME       disable a plugin here
+  /json [on|off|LINE] results as raw JSON: switch it, or for one line (/json /memory status)
   /help               this text (`help` works too)
   /quit               leave (`quit`, `exit`, Ctrl-D too; Ctrl-C drops the line or request)
 Up and down recall earlier lines (kept in GIGI_HOME/console_history); Tab completes."""
@@ -99,6 +100,7 @@ class ConsoleSurface:
         self._task: asyncio.Task[bool] | None = None
         self._interrupted = False
         self._seq = itertools.count(1)
+        self.raw_json = False  # /json: results as one line of JSON instead of tables
 
     @property
     def runtime(self) -> Any:
@@ -324,6 +326,19 @@ class ConsoleSurface:
         else:
             self.say(f"{rest} was not enabled in guild {self.guild_id}; nothing changed.")
 
+    async def cmd_json(self, rest: str) -> None:
+        """``/json`` toggles raw JSON results; ``/json on|off`` sets it; ``/json LINE`` once."""
+        if rest.lower() in ("", "on", "off"):
+            self.raw_json = rest.lower() == "on" if rest else not self.raw_json
+            form = "raw JSON" if self.raw_json else "tables and lists"
+            self.say(f"Results now print as {form}; /json switches back.")
+            return
+        before, self.raw_json = self.raw_json, True
+        try:
+            await self.handle_line(rest)
+        finally:
+            self.raw_json = before
+
     async def cmd_help(self, rest: str) -> None:
         self.say(HELP)
 
@@ -334,11 +349,12 @@ class ConsoleSurface:
         self.stdout.flush()
 
     def show(self, reply: Reply) -> None:
-        """Text chunks, tool facts and confirmation prompts, then the run id and status."""
-        from gigi_core.surfaces import followed_job, reply_chunks, run_footer
+        """Tool results, the model's text, confirmation prompts, then the run id and status."""
+        from gigi_core.default_plugins.console_render import reply_lines
+        from gigi_core.surfaces import followed_job, run_footer
 
-        for chunk in reply_chunks(reply):
-            self.say(chunk)
+        for line in reply_lines(reply, raw=self.raw_json):
+            self.say(line)
         footer = run_footer(reply)
         if footer:
             self.say(footer)
@@ -450,6 +466,7 @@ COMMANDS = {
     "enable": ConsoleSurface.cmd_enable,
     "disable": ConsoleSurface.cmd_disable,
     "help": ConsoleSurface.cmd_help,
+    "json": ConsoleSurface.cmd_json,
     "llm": console_budget.cmd_llm,
     "quota": console_budget.cmd_quota,
 }

@@ -49,7 +49,7 @@ async def test_console_runs_key_value_and_json_commands(env) -> None:
         ("box.put", {"key": "b", "value": 2, "flag": True}),
         ("box.put", {"key": "two words", "value": 3, "flag": False, "max-age": 7}),
     ], output
-    assert output.count("box.put → ") == 3 and "Error" not in output
+    assert output.count("box.put →") == 3 and "Error" not in output
 
 
 async def test_console_reports_missing_options_with_usage(env) -> None:
@@ -117,13 +117,13 @@ async def test_non_admin_is_denied_an_admin_command_on_every_invocation(env) -> 
     assert plugin.calls == []
     await kernel.add_grant("console", "box.admin", "user", BOB.id)
     output = await drive(kernel, ["/box clear"], actor=BOB)
-    assert "box.clear → " in output and plugin.calls == [("box.clear", {})], output
+    assert "box.clear →" in output and plugin.calls == [("box.clear", {})], output
     await kernel.remove_grant("console", "box.admin", "user", BOB.id)
     output = await drive(kernel, ["/box clear"], actor=BOB)
     assert "Error: box.clear denied:" in output, output
     assert len(plugin.calls) == 1
     # the everyone-capability command works for bob without a grant
-    assert "box.put → " in await drive(kernel, ["/box put key=k value=5"], actor=BOB)
+    assert "box.put →" in await drive(kernel, ["/box put key=k value=5"], actor=BOB)
 
 
 async def test_offer_to_model_false_is_never_offered_but_runs_as_a_command(env) -> None:
@@ -137,7 +137,7 @@ async def test_offer_to_model_false_is_never_offered_but_runs_as_a_command(env) 
             "gigi.privacy.export",
             "gigi.privacy.delete",
         }
-    assert "box.hidden → " in await drive(kernel, ["/box hidden"])
+    assert "box.hidden →" in await drive(kernel, ["/box hidden"])
     assert plugin.calls == [("box.hidden", {})]
 
 

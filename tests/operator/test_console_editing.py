@@ -94,7 +94,7 @@ async def test_help_without_a_slash_shows_the_commands(kernel) -> None:
 
 
 ROLL = '/call dice.roll {"sides": 6}'
-FACES = 'dice.roll → {"faces": ['
+FACES = "dice.roll →\n  faces"
 
 
 async def test_arrow_keys_recall_history_instead_of_typing_escapes(kernel, tmp_path) -> None:

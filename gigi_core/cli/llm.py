@@ -14,6 +14,7 @@ import click
 
 from gigi_core.cli.common import UsageFailure, echo_json, pass_state, run, table, with_kernel
 from gigi_core.cli.llm_budget import budget_group
+from gigi_core.cli.llm_key import key_group
 from gigi_core.llm.records import PURPOSES
 
 
@@ -379,4 +380,5 @@ def _with(state: Any, body: Any) -> Any:
 
 
 llm_group.add_command(budget_group)
+llm_group.add_command(key_group)
 COMMANDS = [llm_group]

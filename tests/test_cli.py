@@ -55,8 +55,27 @@ def test_plugins_list_shows_failures(gigi, plugin_factory, monkeypatch) -> None:
     monkeypatch.setenv("GIGI_LOAD_PLUGINS", "dice,broken")
     result = gigi("plugins", "list")
     assert result.exit_code == 0
-    line = next(x for x in result.output.splitlines() if x.startswith("broken"))
-    assert "failed" in line and "ImportError: missing thing" in line
+    lines = result.output.splitlines()
+    at = next(i for i, x in enumerate(lines) if x.startswith("broken"))
+    assert "failed" in lines[at] and "ImportError: missing thing" in lines[at + 1]
+
+
+def test_plugins_list_puts_long_errors_under_their_row(gigi, plugin_factory, monkeypatch) -> None:
+    """A long error wraps on indented lines; no row pushes the columns off screen."""
+    long = "missing thing " + "because of a very long reason " * 12
+    plugin_factory.make("broken", module=f"raise ImportError({long!r})\n")
+    monkeypatch.setenv("GIGI_LOAD_PLUGINS", "dice,broken")
+    result = gigi("plugins", "list")
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    assert max(len(x) for x in lines) <= 100, result.output
+    at = next(i for i, x in enumerate(lines) if x.startswith("broken"))
+    assert lines[at].split()[0] == "broken" and lines[at].split()[-1] == "failed"
+    assert lines[at + 1].startswith("    note: ImportError: missing thing")
+    shown = " ".join(x.strip() for x in lines[at + 1 :] if x.startswith("      "))
+    assert "reason because of a very long reason" in shown
+    dice = lines[next(i for i, x in enumerate(lines) if x.startswith("dice "))]
+    assert dice.split()[:3] == ["dice", "0.1.0", "ok"]
 
 
 def test_enable_config_disable_flow(gigi) -> None:

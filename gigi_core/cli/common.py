@@ -121,13 +121,35 @@ def fail(error: GigiError) -> None:
     sys.exit(error.exit_code)
 
 
-def table(rows: list[dict[str, Any]], columns: list[str]) -> None:
-    """A plain aligned table for people; ``--json`` is for programs."""
+#: Lines a table's notes wrap at; a long note never pushes the columns off screen.
+NOTE_WIDTH = 100
+
+
+def table(rows: list[dict[str, Any]], columns: list[str], notes: tuple[str, ...] = ()) -> None:
+    """A plain aligned table for people; ``--json`` is for programs.
+
+    ``notes`` are fields too long for a column (an error, a list of actions): each prints
+    under its row, indented and wrapped, as ``field: text``.
+    """
+    import textwrap
+
     if not rows:
         click.echo("(none)")
         return
     cells = [[str(r.get(c, "") if r.get(c) is not None else "") for c in columns] for r in rows]
     widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
     click.echo("  ".join(c.upper().ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip())
-    for row in cells:
+    for row, record in zip(cells, rows, strict=True):
         click.echo("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
+        for note in notes:
+            text = record.get(note)
+            if text:
+                wrapped = textwrap.wrap(
+                    f"{note}: {text}",
+                    NOTE_WIDTH,
+                    initial_indent="    ",
+                    subsequent_indent="      ",
+                    break_on_hyphens=False,
+                )
+                for line in wrapped:
+                    click.echo(line)

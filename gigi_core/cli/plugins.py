@@ -52,11 +52,12 @@ def list_plugins(state: CliState, guild: str | None, as_json: bool) -> None:
         echo_json(rows)
         return
     for r in rows:
-        r["actions"] = ", ".join(r["actions"]) or "-"
+        r["actions"] = ", ".join(r["actions"])
         if guild is not None:
             r["enabled"] = {True: "yes", False: "no", None: "-"}[r["enabled"]]
-    columns = ["name", "version", "status", "actions", "note"]
-    table(rows, [*columns[:1], "enabled", *columns[1:]] if guild is not None else columns)
+    columns = ["name", "version", "status"]
+    columns = [*columns[:1], "enabled", *columns[1:]] if guild is not None else columns
+    table(rows, columns, notes=("actions", "note"))
 
 
 def plugin_rows(registry: Any) -> list[dict[str, Any]]:

@@ -57,8 +57,9 @@ def test_a_plugin_without_actions_says_why_it_cannot_be_enabled(gigi) -> None:
     assert "openai-compatible" in result.output and "gigi llm credential add" in result.output
     assert "no loaded plugin is named" not in result.output
     text = gigi("plugins", "list").output
-    line = next(x for x in text.splitlines() if x.startswith("openai "))
-    assert "nothing to enable" in line
+    lines = text.splitlines()
+    at = next(i for i, x in enumerate(lines) if x.startswith("openai "))
+    assert "nothing to enable" in lines[at + 1]  # the note, under its row
     assert not any(x.startswith("native_tools") for x in text.splitlines())
 
 

@@ -19,6 +19,12 @@ registered keyless provider (``requires_key = False``) whose ``default_models`` 
 purpose serves it as a tenant-owned resolution; with several, the lowest ``name`` wins.
 An explicit profile always wins over it; ``billing="me"`` never falls back to it.
 
+A place policy (``channel_policy.py``) can override, for a thread, channel, forum,
+category or the whole guild, which of the *guild's own* profiles serves a purpose there
+(another purpose's profile, or another model id on the same key). It applies to the
+guild owner only and never sends the bill elsewhere: an override whose profile is
+missing is an error naming the place, not a reason to try the member or the tenant.
+
 A slot purpose (seed 004: ``respond``, ``query_analyse``, ``classify``, ...) falls back to
 its general purpose *within each owner* (``purpose_chain``): the guild's ``chat`` profile
 serves ``respond`` before any user or tenant profile is consulted: a slot profile of
@@ -27,6 +33,7 @@ another owner never moves a bill away from an owner with the general profile.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from collections.abc import Callable, Sequence
@@ -34,6 +41,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Literal
 
 from gigi_core.llm.cache import MISSING, LlmCache
+from gigi_core.llm.channel_policy import GuildPolicies, ModelChoice, Place
 from gigi_core.llm.credentials import CredentialMeta, CredentialStore
 from gigi_core.llm.profiles import PolicyStore, ProfileStore
 from gigi_core.llm.records import (
@@ -48,6 +56,7 @@ from gigi_core.llm.records import (
 )
 
 if TYPE_CHECKING:
+    from gigi_core.llm.channel_policy_store import ChannelPolicyStore
     from gigi_core.llm.provider import Provider
 
 Billing = Literal["auto", "server", "me"]
@@ -99,8 +108,10 @@ class Resolver:
         credentials: CredentialStore,
         keyless: Callable[[], Sequence[Provider]] = tuple,
         cache: LlmCache | None = None,
+        places: ChannelPolicyStore | None = None,
     ) -> None:
         self.profiles = profiles
+        self.places = places  # per-place and per-role policies; None: there are none
         self.policies = policies
         self.credentials = credentials
         self.keyless = keyless  # the registered providers with requires_key = False
@@ -111,6 +122,16 @@ class Resolver:
     async def policy(self, guild_id: str) -> GuildPolicy:
         key = ("policy", guild_id)
         found = await self.cache.fetch(key, lambda: self.policies.get(guild_id))
+        self._source(key)
+        return found  # type: ignore[no-any-return]
+
+    async def place_policies(self, guild_id: str) -> GuildPolicies:
+        """Every place and role policy of the guild, as one cached fact."""
+        store = self.places
+        if store is None:
+            return GuildPolicies(guild_id)
+        key = ("places", guild_id)
+        found = await self.cache.fetch(key, lambda: store.read(guild_id))
         self._source(key)
         return found  # type: ignore[no-any-return]
 
@@ -168,10 +189,15 @@ class Resolver:
         *,
         dm: bool = False,
         billing: Billing = "auto",
+        places: Sequence[Place] = (),
     ) -> Resolution:
+        """``places``: where the request was made, nearest first (a thread, its channel or
+        forum, that one's category), as the surface knows them; the guild is implied."""
         # The whole answer is a fact of its own, cleared and expired with the facts it was
         # read from (same cache, same generation): a hit skips the walk over owners.
-        key = ("resolution", guild_id, purpose, actor_id, dm, billing, tenant_fallback_from_env())
+        where = tuple(places) if guild_id else ()
+        env = tenant_fallback_from_env()
+        key = ("resolution", guild_id, purpose, actor_id, dm, billing, env, where)
         found = self.cache.get(key)
         if found is not MISSING:
             return found  # type: ignore[no-any-return]
@@ -180,7 +206,7 @@ class Resolver:
         token = _SOURCES.set(sources)
         try:
             resolution, from_profile = await self._resolve(
-                guild_id, purpose, actor_id, dm=dm, billing=billing
+                guild_id, purpose, actor_id, dm=dm, billing=billing, places=where
             )
         finally:
             _SOURCES.reset(token)
@@ -198,12 +224,18 @@ class Resolver:
         *,
         dm: bool,
         billing: Billing,
+        places: tuple[Place, ...] = (),
     ) -> tuple[Resolution, bool]:
         chain = purpose_chain(purpose)
         owners, policy, tenant_on = await self.candidates(
             guild_id, actor_id, dm=dm, billing=billing
         )
+        override = None
+        if guild_id and Owner.guild(guild_id) in owners:
+            override = (await self.place_policies(guild_id)).effective(places).choice(chain)
         for owner in owners:
+            if override is not None and owner.type == "guild":
+                return await self._overridden(owner, chain, *override), True
             profile = await self._first_profile(owner, chain)
             if profile is not None:
                 return await self._resolution(profile), True
@@ -245,6 +277,32 @@ class Resolver:
         for each, profile in read.items():
             self.cache.put(("profile", owner.type, owner.id, each), profile, generation)
         return read
+
+    async def _overridden(
+        self, owner: Owner, chain: tuple[str, ...], purpose: str, choice: ModelChoice, at: Place
+    ) -> Resolution:
+        """The guild's profile a place policy names for ``purpose``; missing, it is an
+        error for the admin (never a reason to bill another owner)."""
+        if choice.profile:
+            wanted = purpose_chain(choice.profile)
+        else:
+            wanted = chain[chain.index(purpose) :]
+        profile = await self._first_profile(owner, wanted)
+        if profile is None:
+            raise LlmConfigError(
+                f"the policy of {at} makes {purpose} use {choice}, but {owner} has no "
+                f"{wanted[-1]} profile",
+                hint=(
+                    f"add it with `gigi llm profile set --owner {owner} --purpose {wanted[0]} "
+                    f"--credential <label> --model <model id>`, or clear the override with "
+                    f"`gigi llm policy channel --guild {owner.id} --place {at.kind}:{at.id} "
+                    f"--purpose {purpose} --clear model`"
+                ),
+            )
+        resolution = await self._resolution(profile)
+        if choice.model:
+            resolution = dataclasses.replace(resolution, model=choice.model)
+        return resolution
 
     async def _resolution(self, profile: ProfileInfo) -> Resolution:
         meta = await self.credential(profile.credential_id)

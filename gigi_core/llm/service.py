@@ -24,6 +24,7 @@ from gigi_core.llm.cache import LlmCache
 from gigi_core.llm.caller import Call, Caller, chat_fn, check_durability, embed_fn
 from gigi_core.llm.credentials import CredentialStore
 from gigi_core.llm.errors import ProviderError
+from gigi_core.llm.policy_admin import PlacePolicies
 from gigi_core.llm.profiles import PolicyStore, ProfileStore
 from gigi_core.llm.records import (
     CredentialInfo,
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
 
     from gigi_core.kernel import Kernel
     from gigi_core.llm.budget_quota import Allowance
+    from gigi_core.llm.channel_policy import Place
     from gigi_core.llm.personal import PersonalKeys
     from gigi_core.llm.provider import Provider
     from gigi_core.policy.actor import Actor
@@ -90,6 +92,8 @@ class LlmService:
         self.resolver = Resolver(
             self.profiles, self.policies, self.credentials, self.keyless_providers, self.cache
         )
+        self.places = PlacePolicies(self)  # per-place and per-role policies (policy_admin)
+        self.resolver.places = self.places.store
         self.budgets = Budgets(kernel.db, self.cache)
         self.budget_store = BudgetStore(kernel.db)
         self.caller = Caller(
@@ -102,6 +106,7 @@ class LlmService:
             profile=lambda key: self.profiles.get(Owner(key[1], key[2]), key[3]),
             credential=lambda key: self.credentials.meta(key[1]),
             budgets=lambda key: self.budgets.read(key[1]),
+            places=lambda key: self.places.store.read(key[1]),
         )
         self._keyless: tuple[Provider, ...] | None = None
 
@@ -378,10 +383,11 @@ class LlmService:
         *,
         dm: bool = False,
         billing: Billing = "auto",
+        places: Sequence[Place] = (),
     ) -> Resolution:
-        """Which owner's profile serves this request (see ``gigi_core.llm.resolve``)."""
+        """Which owner's profile serves this request (``gigi_core.llm.resolve``)."""
         return await self.resolver.resolve(
-            guild_id, purpose, calls.actor_id(actor), dm=dm, billing=billing
+            guild_id, purpose, calls.actor_id(actor), dm=dm, billing=billing, places=places
         )
 
     async def chat(
@@ -396,6 +402,7 @@ class LlmService:
         billing: Billing = "auto",
         request_id: str | None = None,
         durability: str | None = None,
+        places: Sequence[Place] = (),
     ) -> ChatResponse:
         """Resolve, call, maybe fall back on the same key, record usage; the profile's model wins.
 
@@ -404,13 +411,16 @@ class LlmService:
         committed before this returns.
         """
         durability = check_durability(durability)
-        resolution = await self.resolve(guild_id, purpose, actor, dm=dm, billing=billing)
+        resolution = await self.resolve(
+            guild_id, purpose, actor, dm=dm, billing=billing, places=places
+        )
+        where = calls.where(request_id, actor, guild_id, channel_id)
+        await self.places.check_roles(resolution, where)  # a role policy may refuse the model
         if isinstance(request_or_messages, ChatRequest):
             request = request_or_messages.model_copy(update={"model": resolution.model})
         else:
             request = ChatRequest(model=resolution.model, messages=list(request_or_messages))
         request = calls.apply_params(request, resolution.params)
-        where = calls.where(request_id, actor, guild_id, channel_id)
         if await self._budgeted(resolution, where):
             if request.max_output_tokens is None:  # a cap makes the most it may cost known
                 request = request.model_copy(update={"max_output_tokens": output_cap()})

@@ -111,6 +111,7 @@ from gigi_core.store import channel_tables as _channel_tables  # noqa: E402,F401
 from gigi_core.store import job_tables as _job_tables  # noqa: E402,F401  (background-job records)
 from gigi_core.store import lease_tables as _lease_tables  # noqa: E402,F401  (shard leases)
 from gigi_core.store import limit_tables as _limit_tables  # noqa: E402,F401  (rate-limit buckets)
+from gigi_core.store import llm_policy_tables as _llm_policy_tables  # noqa: E402,F401  (place/role)
 from gigi_core.store import llm_tables as _llm_tables  # noqa: E402,F401  (registers LLM tables on Base)
 from gigi_core.store import outbox_tables as _outbox_tables  # noqa: E402,F401  (posted buttons)
 from gigi_core.store import personal_tables as _personal_tables  # noqa: E402,F401  (BYOK choices)

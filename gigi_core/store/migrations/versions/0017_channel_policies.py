@@ -1,10 +1,14 @@
-"""Per-channel and per-role LLM policies, failover lists, model catalogue cache.
+"""Per-place (guild, category, channel, forum, thread) and per-role LLM policies.
 
 Revision ID: kernel_0017
 Revises: kernel_0016
 
-PLACEHOLDER (session 13 coordination): filled in by the change that owns it, or removed.
+A place's model override per purpose, its admins' extra instructions and when Gigi
+answers there; a role's allowed models. Ids and settings only: no member messages.
 """
+
+import sqlalchemy as sa
+from alembic import op
 
 revision = "kernel_0017"
 down_revision = "kernel_0016"
@@ -13,8 +17,27 @@ depends_on = None
 
 
 def upgrade() -> None:
-    pass
+    op.create_table(
+        "llm_place_policies",
+        sa.Column("guild_id", sa.String(64), primary_key=True),
+        sa.Column("place_id", sa.String(64), primary_key=True),
+        sa.Column("kind", sa.String(16), nullable=False),
+        sa.Column("models", sa.JSON, nullable=False),
+        sa.Column("prompt", sa.Text, nullable=True),
+        sa.Column("answer", sa.String(8), nullable=True),
+        sa.Column("updated_by", sa.String(64), nullable=True),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    )
+    op.create_table(
+        "llm_role_policies",
+        sa.Column("guild_id", sa.String(64), primary_key=True),
+        sa.Column("role_id", sa.String(64), primary_key=True),
+        sa.Column("models", sa.JSON, nullable=False),
+        sa.Column("updated_by", sa.String(64), nullable=True),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    )
 
 
 def downgrade() -> None:
-    pass
+    op.drop_table("llm_role_policies")
+    op.drop_table("llm_place_policies")

@@ -170,6 +170,13 @@ class Kernel:
         return build_table(self.registry)[0]
 
     @functools.cached_property
+    def reviews(self) -> Any:
+        """Plugin upgrades' held-back actions (``gigi_core.store.plugin_reviews``)."""
+        from gigi_core.store.plugin_reviews import PluginReviews
+
+        return PluginReviews(self.db, self.registry, on_change=self._facts_changed)
+
+    @functools.cached_property
     def jobs(self) -> Any:
         """Background jobs: defer, list, cancel, retry, and the worker (``gigi_core.jobs``)."""
         from gigi_core.jobs.service import JobService

@@ -37,6 +37,7 @@ class PolicyFacts:
     channel_audience: bool | None = None
     hook_failure: str | None = None  # a capabilities_for hook raised or timed out
     withdrawn: str | None = None  # why its plugin withdrew the action in this process
+    held_back: bool = False  # an upgrade added or widened it; this guild has not accepted
 
 
 HOOK_FAILED = "the policy check failed, so the call was denied"
@@ -93,6 +94,8 @@ def base_decision(actor: Actor, facts: PolicyFacts) -> Decision:
         return Decision.deny(
             f"plugin {action.plugin} is not enabled in this server", "plugin_disabled"
         )
+    if facts.held_back:
+        return Decision.deny(held_back_reason(action), "held_back")
     if facts.channel_visible is False:
         return Decision.deny("you cannot view that channel", "channel_hidden")
     if facts.channel_audience is False:
@@ -115,6 +118,19 @@ def base_decision(actor: Actor, facts: PolicyFacts) -> Decision:
             "confirm_required",
         )
     return Decision.allow(f"allowed ({why})")
+
+
+def held_back_reason(action: ActionSpec) -> str:
+    """Why a held-back action is refused, and what an admin does about it."""
+    return (
+        f"{action.name} is new or widened in the installed upgrade of {action.plugin} and stays "
+        "off in this server until an admin accepts it: `/gigi plugins review` on Discord, or "
+        f"`gigi plugins review {action.plugin} --guild <server id> --accept`"
+    )
+
+
+def is_held(held: frozenset[str], action: ActionSpec) -> bool:
+    return bool(held) and (action.name in held or f"{action.plugin}:*" in held)
 
 
 def combine(base: Decision, vetoes: Iterable[Any]) -> Decision:
@@ -242,6 +258,7 @@ class PolicyEngine:
         state = await kernel.plugin_state.get(guild_id, action.plugin)
         granted = await kernel.grants.for_actor(guild_id, actor)
         hook_caps, failure = await hook_capabilities(kernel, actor, guild_id)
+        held = await kernel.reviews.held_in(guild_id)
         return PolicyFacts(
             action=action,
             plugin_loaded=kernel.registry.plugin_loaded(action.plugin),
@@ -253,6 +270,7 @@ class PolicyEngine:
             channel_visible=channel_visible,
             hook_failure=failure,
             withdrawn=kernel.withdrawn.get(action.name),
+            held_back=is_held(held, action),
         )
 
     async def offerable(
@@ -347,6 +365,7 @@ def facts_from(
         channel_audience=channel_audience,
         hook_failure=view.hook_failure,
         withdrawn=kernel.withdrawn.get(action.name),
+        held_back=is_held(view.held, action),
     )
 
 

@@ -45,6 +45,7 @@ class GuildView:
     hook_capabilities: frozenset[str]
     configs: dict[str, dict[str, Any]] = field(default_factory=dict)  # plain fields only
     hook_failure: str | None = None  # a capabilities_for hook failed: every call is denied
+    held: frozenset[str] = frozenset()  # held back by an upgrade, not accepted here
     # What the policy offers on these facts, per (grants, admin flag): shared by every view
     # of the guild read from the same guild facts, so a new member with the same grants as
     # another reuses the offer instead of deciding every action again.
@@ -73,6 +74,7 @@ class _GuildFacts:
     external: frozenset[str]
     configs: dict[str, dict[str, Any]]
     grants: dict[Subject, frozenset[str]] | None  # None: too many kept, read per member
+    held: frozenset[str] = frozenset()  # actions an upgrade holds back until accepted here
     offers: dict[Any, tuple[Any, ...]] = field(default_factory=dict)
     views: dict[tuple[Any, ...], GuildView] = field(default_factory=dict)
 
@@ -192,10 +194,12 @@ async def _renew(kernel: Kernel, guild_id: str, generation: int) -> None:
         async with kernel.db.engine.connect() as conn:  # no ORM
             rows = (await conn.execute(_plugin_rows(guild_id))).all()
             kept = (await conn.execute(_grant_rows(guild_id))).all()
+        held = await kernel.reviews.held_in(guild_id)
     except Exception as exc:
         log.warning("renewing the cached policy facts failed: %s", type(exc).__name__)
         return
-    kernel.views.put_guild(guild_id, _guild_facts(kernel, guild_id, rows, kept), generation)
+    facts = _guild_facts(kernel, guild_id, rows, kept, held)
+    kernel.views.put_guild(guild_id, facts, generation)
 
 
 async def _read(
@@ -224,6 +228,7 @@ async def _read(
         grants=grants,
         hook_capabilities=frozenset(),
         configs=facts.configs,
+        held=facts.held,
         offers=facts.offers,
     )
 
@@ -232,7 +237,8 @@ async def _read_facts(kernel: Kernel, guild_id: str, generation: int) -> _GuildF
     async with kernel.db.engine.connect() as conn:  # no ORM
         rows = (await conn.execute(_plugin_rows(guild_id))).all()
         kept = (await conn.execute(_grant_rows(guild_id))).all()
-    facts = _guild_facts(kernel, guild_id, rows, kept)
+    held = await kernel.reviews.held_in(guild_id)
+    facts = _guild_facts(kernel, guild_id, rows, kept, held)
     kernel.views.put_guild(guild_id, facts, generation)
     return facts
 
@@ -256,7 +262,11 @@ def _plugin_rows(guild_id: str) -> Any:
 
 
 def _guild_facts(
-    kernel: Kernel, guild_id: str, rows: list[Any], grant_rows: list[Any]
+    kernel: Kernel,
+    guild_id: str,
+    rows: list[Any],
+    grant_rows: list[Any],
+    held: frozenset[str] = frozenset(),
 ) -> _GuildFacts:
     # A row another distribution of the same name saved is not this plugin's (and is logged).
     usable = getattr(kernel.plugin_state, "usable", None)
@@ -270,6 +280,7 @@ def _guild_facts(
         external=frozenset(p for p, _, external, _ in rows if external),
         configs={p: dict(config or {}) for p, _, _, config in rows},
         grants=_by_subject(grant_rows) if len(grant_rows) <= GRANTS_KEPT else None,
+        held=held,
     )
 
 

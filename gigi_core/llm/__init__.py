@@ -22,6 +22,17 @@ if TYPE_CHECKING:
         close_shared_http_client,
         shared_http_client,
     )
+    from gigi_core.llm.image_rules import (
+        ANTHROPIC_RULES,
+        GEMINI_RULES,
+        OPENAI_RULES,
+        ImageRules,
+        accepts_images,
+        check_image,
+        check_request_images,
+        generated_image,
+    )
+    from gigi_core.llm.image_sniff import ImageInfo, ImageRejected, sniff_image
     from gigi_core.llm.parsing import as_int, join_text, make_tool_call, parse_arguments
     from gigi_core.llm.provider import ModelInfo, Provider, Supports
     from gigi_core.llm.records import NothingToResolve
@@ -34,7 +45,10 @@ if TYPE_CHECKING:
         EmbeddingRequest,
         EmbeddingResponse,
         FinishReason,
+        GeneratedImage,
         ImagePart,
+        ImageRequest,
+        ImageResponse,
         Message,
         NamedToolChoice,
         ReasoningEffort,
@@ -78,6 +92,20 @@ _LAZY = {
     "EmbeddingResponse": "gigi_core.llm.types",
     "FinishReason": "gigi_core.llm.types",
     "ImagePart": "gigi_core.llm.types",
+    "ImageRequest": "gigi_core.llm.types",
+    "ImageResponse": "gigi_core.llm.types",
+    "GeneratedImage": "gigi_core.llm.types",
+    "ImageInfo": "gigi_core.llm.image_sniff",
+    "ImageRejected": "gigi_core.llm.image_sniff",
+    "sniff_image": "gigi_core.llm.image_sniff",
+    "ImageRules": "gigi_core.llm.image_rules",
+    "OPENAI_RULES": "gigi_core.llm.image_rules",
+    "ANTHROPIC_RULES": "gigi_core.llm.image_rules",
+    "GEMINI_RULES": "gigi_core.llm.image_rules",
+    "accepts_images": "gigi_core.llm.image_rules",
+    "check_image": "gigi_core.llm.image_rules",
+    "check_request_images": "gigi_core.llm.image_rules",
+    "generated_image": "gigi_core.llm.image_rules",
     "Message": "gigi_core.llm.types",
     "NamedToolChoice": "gigi_core.llm.types",
     "ReasoningEffort": "gigi_core.llm.types",
@@ -93,6 +121,9 @@ _LAZY = {
 }
 
 __all__ = [
+    "ANTHROPIC_RULES",
+    "GEMINI_RULES",
+    "OPENAI_RULES",
     "AssistantMessage",
     "BudgetExhausted",
     "ChatRequest",
@@ -102,7 +133,13 @@ __all__ = [
     "EmbeddingResponse",
     "ErrorClass",
     "FinishReason",
+    "GeneratedImage",
+    "ImageInfo",
     "ImagePart",
+    "ImageRejected",
+    "ImageRequest",
+    "ImageResponse",
+    "ImageRules",
     "JsonReply",
     "LazyProvider",
     "LlmHttpClient",
@@ -124,14 +161,19 @@ __all__ = [
     "ToolResultMessage",
     "Usage",
     "UserMessage",
+    "accepts_images",
     "as_int",
+    "check_image",
+    "check_request_images",
     "close_shared_http_client",
+    "generated_image",
     "join_text",
     "lazy_exports",
     "make_tool_call",
     "parse_arguments",
     "parse_since",
     "shared_http_client",
+    "sniff_image",
 ]
 
 

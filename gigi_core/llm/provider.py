@@ -11,7 +11,14 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from gigi_core.llm.errors import ProviderError
-from gigi_core.llm.types import ChatRequest, ChatResponse, EmbeddingRequest, EmbeddingResponse
+from gigi_core.llm.types import (
+    ChatRequest,
+    ChatResponse,
+    EmbeddingRequest,
+    EmbeddingResponse,
+    ImageRequest,
+    ImageResponse,
+)
 
 if TYPE_CHECKING:
     from gigi_core.llm.client import LlmHttpClient
@@ -24,8 +31,9 @@ class Supports:
     tools: bool = True
     structured_output: bool = False
     embeddings: bool = False
-    images: bool = False
+    images: bool = False  # image input (vision); a profile's ``images`` param overrides
     reasoning: bool = False
+    image_generation: bool = False
 
     def as_dict(self) -> dict[str, bool]:
         """For ``gigi llm providers --json``."""

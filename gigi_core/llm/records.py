@@ -25,6 +25,9 @@ Purpose = Literal[
     "query_analyse",
     "respond",
     "complex",
+    # pictures: image input (falls back to the chat profile) and image generation (no fallback)
+    "vision",
+    "image",
 ]
 PersonalKeys = Literal["off", "dm-only", "guild-allowed"]
 
@@ -39,6 +42,7 @@ GENERAL_PURPOSE: dict[str, str] = {
     "summarise": "chat",
     "respond": "chat",
     "complex": "extract",
+    "vision": "chat",
 }
 TENANT_ID = "tenant"  # the single operator owner; the tenant has no external id
 

@@ -274,6 +274,11 @@ class LlmService:
         provider = self.provider(cred.provider)
         if purpose == "embedding" and not provider.supports.embeddings:
             raise LlmConfigError(f"provider {cred.provider!r} does not support embeddings")
+        if purpose == "image" and not provider.supports.image_generation:
+            raise LlmConfigError(
+                f"provider {cred.provider!r} cannot draw pictures",
+                hint="use an openai or gemini credential for the image purpose",
+            )
         profile = await self.profiles.set(
             owner,
             purpose,
@@ -460,6 +465,12 @@ class LlmService:
             return embed_fn(base.model_copy(update={"model": model}))
 
         return await self.caller.with_fallback(resolution, make, where, durability)  # type: ignore[no-any-return]
+
+    async def generate_images(self, request_or_prompt: Any, **where: Any) -> Any:
+        """Draw pictures with the ``image`` profile (``gigi_core.llm.image_calls``)."""
+        from gigi_core.llm.image_calls import generate_images
+
+        return await generate_images(self, request_or_prompt, **where)
 
     async def _budgeted(self, resolution: Resolution, where: dict[str, Any]) -> bool:
         """Whether the guild has budgets this call may meet; sets ``where["budget_guild"]``.

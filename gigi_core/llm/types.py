@@ -34,7 +34,11 @@ class TextPart(_Model):
 
 
 class ImagePart(_Model):
-    """An image given by an ``https:`` URL or a ``data:`` URL (base64); providers convert."""
+    """An image given by an ``https:`` URL or a ``data:`` URL (base64); providers convert.
+
+    Inline images live only in the request being sent: the agent adds them at call time,
+    so run state, journals and usage rows never hold their bytes.
+    """
 
     type: Literal["image"] = "image"
     url: str
@@ -45,6 +49,19 @@ class ImagePart(_Model):
         """Build a ``data:`` URL part so providers that need inline bytes get them."""
         encoded = base64.b64encode(data).decode("ascii")
         return cls(url=f"data:{media_type};base64,{encoded}")
+
+    def media_type(self) -> str | None:
+        """The declared type of an inline image (None for a remote URL)."""
+        inline = self.inline_data()
+        return inline[0] if inline is not None else None
+
+    def size(self) -> int | None:
+        """The decoded size in bytes of an inline image, from its base64 length."""
+        inline = self.inline_data()
+        if inline is None:
+            return None
+        data = inline[1]
+        return len(data) * 3 // 4 - data[-2:].count("=")
 
     def inline_data(self) -> tuple[str, str] | None:
         """Return ``(media_type, base64)`` for a ``data:`` URL, None for a remote URL."""
@@ -269,3 +286,37 @@ class EmbeddingResponse(_Model):
     requested_model: str | None = None
     usage: Usage = Field(default_factory=Usage)
     request_id: str | None = None
+
+
+# ---------------------------------------------------------------- image generation
+
+
+class ImageRequest(_Model):
+    """Draw ``count`` pictures from ``prompt``; the prompt is sent, never stored."""
+
+    model: str
+    prompt: str = Field(min_length=1, max_length=4000)
+    size: str | None = None  # e.g. "1024x1024"; providers that size by aspect ignore it
+    count: int = Field(default=1, ge=1, le=4)
+    timeout: float | None = Field(default=None, gt=0)
+    provider_options: dict[str, Any] = Field(default_factory=dict)
+
+
+class GeneratedImage(_Model):
+    """One picture as bytes; providers sniff and check them before handing them out."""
+
+    data: bytes
+    media_type: str
+    width: int
+    height: int
+
+
+class ImageResponse(_Model):
+    """The pictures a provider drew, with usage as it reported it."""
+
+    provider: str
+    model: str | None = None
+    images: list[GeneratedImage]
+    usage: Usage = Field(default_factory=Usage)
+    request_id: str | None = None
+    revised_prompt: bool = False  # the provider rewrote the prompt (the text is not kept)

@@ -14,10 +14,12 @@ from __future__ import annotations
 from gigi_core.testing.fake_providers.anthropic import FakeAnthropic, message_body
 from gigi_core.testing.fake_providers.common import AUTO, FakeToolCall, RecordingSleep, fake_vector
 from gigi_core.testing.fake_providers.gemini import FakeGemini, generate_body
+from gigi_core.testing.fake_providers.images import png_b64, png_bytes
 from gigi_core.testing.fake_providers.openai import (
     FakeOpenAI,
     FakeOpenRouter,
     chat_completion,
+    images_body,
     responses_body,
 )
 from gigi_core.testing.fake_providers.server import (
@@ -44,6 +46,9 @@ __all__ = [
     "fake_vector",
     "generate_body",
     "http_date",
+    "images_body",
     "message_body",
+    "png_b64",
+    "png_bytes",
     "responses_body",
 ]

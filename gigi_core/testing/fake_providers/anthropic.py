@@ -83,6 +83,19 @@ class FakeAnthropic(FakeProviderServer):
             return Reply(200, anthropic_models(self.models, request, self.models_page_size))
         return super().default_reply(request)
 
+    def image_parts(self, request: RecordedRequest) -> list[tuple[str, str]]:
+        """``image`` blocks with a base64 source as (media_type, data)."""
+        body = request.json if isinstance(request.json, dict) else {}
+        pairs = []
+        for message in body.get("messages") or []:
+            content = message.get("content") if isinstance(message, dict) else None
+            for block in content if isinstance(content, list) else []:
+                source = block.get("source") if isinstance(block, dict) else None
+                if block.get("type") == "image" and isinstance(source, dict):
+                    if source.get("type") == "base64":
+                        pairs.append((str(source.get("media_type")), str(source.get("data"))))
+        return pairs
+
     def error_json(self, status: int, message: str, **extra: Any) -> Any:
         error: dict[str, Any] = {"type": _ERROR_TYPES.get(status, "api_error"), "message": message}
         error.update(extra)

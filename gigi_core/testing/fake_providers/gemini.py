@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Sequence
 from typing import Any
 
 from gigi_core.testing.fake_providers.common import AUTO, FakeToolCall, fake_vector
+from gigi_core.testing.fake_providers.images import png_bytes
 from gigi_core.testing.fake_providers.models import GEMINI_MODELS, gemini_models
 from gigi_core.testing.fake_providers.server import FakeProviderServer, RecordedRequest, Reply
 
@@ -87,6 +89,30 @@ class FakeGemini(FakeProviderServer):
             "embedContent": "embeddings",
             "batchEmbedContents": "embeddings",
         }.get(match.group("method"))
+
+    def image_parts(self, request: RecordedRequest) -> list[tuple[str, str]]:
+        """``inlineData`` parts of the contents as (mimeType, data)."""
+        body = request.json if isinstance(request.json, dict) else {}
+        pairs = []
+        for content in body.get("contents") or []:
+            for part in (content or {}).get("parts") or []:
+                inline = part.get("inlineData") if isinstance(part, dict) else None
+                if isinstance(inline, dict):
+                    pairs.append((str(inline.get("mimeType", "")), str(inline.get("data", ""))))
+        return pairs
+
+    def no_images_message(self, model: str) -> str:
+        return f"Image input modality is not enabled for models/{model}"
+
+    def reply_image(self, *pictures: bytes, text: str | None = "Here you go.") -> Any:
+        """An image model's answer: ``inlineData`` parts (a tiny PNG by default)."""
+        parts: list[dict[str, Any]] = [{"text": text}] if text else []
+        for picture in pictures or (png_bytes(),):
+            encoded = base64.b64encode(picture).decode("ascii")
+            parts.append({"inlineData": {"mimeType": "image/png", "data": encoded}})
+        body = generate_body()
+        body["candidates"][0]["content"]["parts"] = parts
+        return self.reply_generate(body)
 
     def key_of(self, request: RecordedRequest) -> str | None:
         return request.headers.get(self.key_header) or (request.query.get("key") or [None])[0]

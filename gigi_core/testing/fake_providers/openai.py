@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Sequence
 from typing import Any
 
 from gigi_core.testing.fake_providers.common import FakeToolCall, fake_vector
+from gigi_core.testing.fake_providers.images import png_bytes
 from gigi_core.testing.fake_providers.models import OPENAI_MODELS, openai_models
 from gigi_core.testing.fake_providers.server import FakeProviderServer, RecordedRequest, Reply
 
@@ -112,6 +114,37 @@ def responses_body(
     }
 
 
+def images_body(*pictures: bytes, usage: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An images API body (``POST /images/generations``) with ``b64_json`` pictures."""
+    chosen = pictures or (png_bytes(),)
+    return {
+        "created": 1_700_000_000,
+        "data": [{"b64_json": base64.b64encode(p).decode("ascii")} for p in chosen],
+        "usage": usage or {"input_tokens": 9, "output_tokens": 272, "total_tokens": 281},
+    }
+
+
+def openai_image_parts(request: RecordedRequest) -> list[tuple[str, str]]:
+    """Inline images of a chat-completions or Responses body as (media type, base64)."""
+    body = request.json if isinstance(request.json, dict) else {}
+    urls: list[str] = []
+    for message in body.get("messages") or body.get("input") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        for part in content if isinstance(content, list) else []:
+            if not isinstance(part, dict):
+                continue
+            if part.get("type") == "image_url":
+                urls.append(str((part.get("image_url") or {}).get("url", "")))
+            elif part.get("type") == "input_image":
+                urls.append(str(part.get("image_url", "")))
+    pairs = []
+    for url in urls:
+        if url.startswith("data:"):
+            header, _, payload = url.partition(";base64,")
+            pairs.append((header[len("data:") :], payload))
+    return pairs
+
+
 class FakeOpenAI(FakeProviderServer):
     """Speaks OpenAI's REST format under ``/v1``: chat completions, responses, embeddings.
 
@@ -134,7 +167,15 @@ class FakeOpenAI(FakeProviderServer):
             "/chat/completions": "chat",
             "/embeddings": "embeddings",
             "/responses": "responses",
+            "/images/generations": "images",
         }.get(suffix or "")
+
+    def image_parts(self, request: RecordedRequest) -> list[tuple[str, str]]:
+        """``image_url`` parts (chat) and ``input_image`` parts (Responses) with data URLs."""
+        return openai_image_parts(request)
+
+    def no_images_message(self, model: str) -> str:
+        return "Invalid content type. image_url is only supported by certain models."
 
     def error_json(self, status: int, message: str, **extra: Any) -> Any:
         kinds = {400: "invalid_request_error", 401: "invalid_request_error", 429: "requests"}
@@ -144,6 +185,8 @@ class FakeOpenAI(FakeProviderServer):
         return {"error": error}
 
     def default_reply(self, request: RecordedRequest) -> Reply:
+        if request.route == "images":
+            return Reply(200, images_body())
         if request.route == "models":
             return Reply(200, openai_models(self.models))
         if request.route == "embeddings" and isinstance(request.json, dict):
@@ -206,6 +249,14 @@ class FakeOpenAI(FakeProviderServer):
         """Exact vectors for the next embeddings call."""
         body = self.embeddings_body([list(v) for v in vectors])
         return self.enqueue(Reply(200, body, route="embeddings"))
+
+    def reply_image(self, *pictures: bytes, usage: dict[str, Any] | None = None) -> Any:
+        """An images API reply with each picture as ``b64_json`` (a tiny PNG by default)."""
+        return self.enqueue(Reply(200, images_body(*pictures, usage=usage), route="images"))
+
+    def reply_image_url(self, url: str = "https://oaidalle.example/img.png") -> Any:
+        """An images API reply holding a link instead of bytes (DALL-E's default)."""
+        return self.enqueue(Reply(200, {"created": 1, "data": [{"url": url}]}, route="images"))
 
     def reply_response(self, **kwargs: Any) -> Any:
         """A Responses API reply; keyword arguments as for ``responses_body``."""

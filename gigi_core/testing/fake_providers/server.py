@@ -279,9 +279,37 @@ class FakeProviderServer:
 
     # ------------------------------------------------------------ serving
 
+    #: Models that take no image input: a request with an image part gets the vendor's 400.
+    text_only_models: frozenset[str] = frozenset()
+
+    def image_parts(self, request: RecordedRequest) -> list[tuple[str, str]]:
+        """The inline images of a request as (media type or data URL, base64) pairs."""
+        return []
+
+    def refuse(self, request: RecordedRequest) -> Reply | None:
+        """A 400 for image parts the real API would refuse, before any scripted reply."""
+        from gigi_core.testing.fake_providers.images import first_problem, inline_problem
+
+        parts = self.image_parts(request)
+        if not parts:
+            return None
+        model = request.json.get("model") if isinstance(request.json, dict) else None
+        model = model or request.path.rsplit("/", 1)[-1].split(":", 1)[0]
+        if model in self.text_only_models:
+            return Reply(400, self.error_json(400, self.no_images_message(model)))
+        problem = first_problem(inline_problem(t, d) for t, d in parts)
+        return Reply(400, self.error_json(400, problem)) if problem else None
+
+    def no_images_message(self, model: str) -> str:
+        """What the vendor says when a text-only model gets an image."""
+        return f"Model {model} does not support image input."
+
     def _next_reply(self, request: RecordedRequest) -> Reply:
         if self.api_key is not None and self.key_of(request) != self.api_key:
             return Reply(401, self.error_json(401, "Incorrect API key provided."))
+        refused = self.refuse(request)
+        if refused is not None:
+            return refused
         if self._responder is not None:
             reply = self._responder(request)
             if reply is not None:

@@ -10,7 +10,15 @@ from typing import Any
 
 from gigi_anthropic.request import build_payload
 from gigi_anthropic.response import parse_message
-from gigi_core.llm import ChatRequest, ChatResponse, ModelInfo, Provider, Supports
+from gigi_core.llm import (
+    ANTHROPIC_RULES,
+    ChatRequest,
+    ChatResponse,
+    ModelInfo,
+    Provider,
+    Supports,
+    check_request_images,
+)
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
@@ -62,6 +70,8 @@ class AnthropicProvider(Provider):
     async def chat(
         self, request: ChatRequest, *, api_key: str, base_url: str | None = None
     ) -> ChatResponse:
+        # Anthropic's documented image limits: 5 MB each, 8000 px a side, 100 a request
+        check_request_images(self.name, request, ANTHROPIC_RULES)
         url = self.messages_url(base_url)
         plan = build_payload(request, self.name)
         reply = await self.http.post_json(

@@ -24,4 +24,5 @@ def test_entry_point_registers_the_anthropic_provider() -> None:
         "embeddings": False,
         "images": True,
         "reasoning": True,
+        "image_generation": False,
     }

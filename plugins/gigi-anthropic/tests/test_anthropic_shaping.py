@@ -22,7 +22,7 @@ from gigi_core.llm import (
     ToolResultMessage,
     UserMessage,
 )
-from gigi_core.testing.fake_providers import FakeAnthropic
+from gigi_core.testing.fake_providers import FakeAnthropic, png_bytes
 
 WEATHER = Tool(
     name="get_weather",
@@ -212,7 +212,7 @@ async def test_forced_tool_with_thinking_falls_back_to_auto_and_restricts_tools(
 async def test_images_as_url_and_base64_sources(
     anthropic: AnthropicProvider, fake: FakeAnthropic
 ) -> None:
-    inline = ImagePart.from_bytes(b"\x89PNG", "image/png")
+    inline = ImagePart.from_bytes(png_bytes(), "image/png")
     message = UserMessage(
         content=[
             TextPart(text="compare"),
@@ -226,7 +226,7 @@ async def test_images_as_url_and_base64_sources(
         {"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}},
         {
             "type": "image",
-            "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw=="},
+            "source": {"type": "base64", "media_type": "image/png", "data": inline.url.partition(",")[2]},
         },
     ]
 

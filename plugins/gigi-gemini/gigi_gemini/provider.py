@@ -15,11 +15,15 @@ from gigi_core.llm import (
     ChatResponse,
     EmbeddingRequest,
     EmbeddingResponse,
+    ImageRequest,
+    ImageResponse,
     ModelInfo,
     Provider,
     ProviderError,
     Supports,
+    check_request_images,
 )
+from gigi_gemini.images import GEMINI_IMAGE_RULES, build_image_payload, parse_image_response
 from gigi_gemini.request import PROVIDER, build_generate_payload
 from gigi_gemini.response import parse_generate_response
 
@@ -35,9 +39,14 @@ class GeminiProvider(Provider):
     """
 
     name = PROVIDER
-    description = "Google Gemini (generateContent, batchEmbedContents)"
+    description = "Google Gemini (generateContent, batchEmbedContents, image models)"
     supports = Supports(
-        tools=True, structured_output=True, embeddings=True, images=True, reasoning=True
+        tools=True,
+        structured_output=True,
+        embeddings=True,
+        images=True,
+        reasoning=True,
+        image_generation=True,
     )
     default_base_url = GEMINI_BASE_URL
 
@@ -81,6 +90,7 @@ class GeminiProvider(Provider):
     async def chat(
         self, request: ChatRequest, *, api_key: str, base_url: str | None = None
     ) -> ChatResponse:
+        check_request_images(self.name, request, GEMINI_IMAGE_RULES)
         reply = await self.http.post_json(
             self.method_url(base_url, request.model, "generateContent"),
             build_generate_payload(request),
@@ -89,6 +99,19 @@ class GeminiProvider(Provider):
             read_timeout=request.timeout,
         )
         return parse_generate_response(reply.body, reply.request_id, list(request.tools))
+
+    async def generate_images(
+        self, request: ImageRequest, *, api_key: str, base_url: str | None = None
+    ) -> ImageResponse:
+        """An image model's ``generateContent`` asked for IMAGE output (``gigi_gemini.images``)."""
+        reply = await self.http.post_json(
+            self.method_url(base_url, request.model, "generateContent"),
+            build_image_payload(request),
+            provider=self.name,
+            headers=self.headers(api_key),
+            read_timeout=request.timeout or 120.0,
+        )
+        return parse_image_response(reply.body, reply.request_id)
 
     async def embed(
         self, request: EmbeddingRequest, *, api_key: str, base_url: str | None = None

@@ -19,7 +19,7 @@ from gigi_core.llm import (
     Tool,
     UserMessage,
 )
-from gigi_core.testing.fake_providers import FakeGemini
+from gigi_core.testing.fake_providers import FakeGemini, png_bytes
 
 WEATHER = Tool(
     name="get_weather",
@@ -148,7 +148,7 @@ async def test_thinking_style_override(gemini: GeminiProvider, fake: FakeGemini)
 
 
 async def test_images_inline_and_file_data(gemini: GeminiProvider, fake: FakeGemini) -> None:
-    inline = ImagePart.from_bytes(b"\x89PNG", "image/png")
+    inline = ImagePart.from_bytes(png_bytes(), "image/png")
     message = UserMessage(
         content=[TextPart(text="compare"), ImagePart(url="https://example.com/a.jpg"), inline]
     )

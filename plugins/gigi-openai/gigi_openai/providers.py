@@ -14,6 +14,8 @@ from gigi_core.llm import (
     ChatResponse,
     EmbeddingRequest,
     EmbeddingResponse,
+    ImageRequest,
+    ImageResponse,
     ModelInfo,
     Provider,
     ProviderError,
@@ -21,6 +23,7 @@ from gigi_core.llm import (
 )
 from gigi_openai.chat import Flavor, build_chat_payload, parse_chat_completion, parse_usage
 from gigi_openai.responses import build_responses_payload, parse_responses
+from gigi_openai.vision import check_images
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
@@ -53,6 +56,7 @@ class OpenAICompatibleProvider(Provider):
     async def chat(
         self, request: ChatRequest, *, api_key: str, base_url: str | None = None
     ) -> ChatResponse:
+        check_images(self.name, request)
         base = self.base_url_for(base_url)
         model = self.model_id(request.model)
         headers = self.headers(api_key)
@@ -114,7 +118,15 @@ class OpenAIProvider(OpenAICompatibleProvider):
     """
 
     name = "openai"
-    description = "OpenAI (chat completions; Responses API behind a setting)"
+    description = "OpenAI (chat completions; Responses API behind a setting; images)"
+    supports = Supports(
+        tools=True,
+        structured_output=True,
+        embeddings=True,
+        images=True,
+        reasoning=True,
+        image_generation=True,
+    )
     default_base_url = OPENAI_BASE_URL
     requires_base_url = False
     flavor = Flavor(max_tokens_field="max_completion_tokens", reasoning_style="reasoning_effort")
@@ -125,6 +137,17 @@ class OpenAIProvider(OpenAICompatibleProvider):
 
     def use_responses_api(self, request: ChatRequest) -> bool:
         return request.provider_options.get("api", self.api) == "responses"
+
+    async def generate_images(
+        self, request: ImageRequest, *, api_key: str, base_url: str | None = None
+    ) -> ImageResponse:
+        """``POST {base}/images/generations`` (``gigi_openai.images``)."""
+        from gigi_openai.images import generate_images
+
+        base = self.base_url_for(base_url)
+        return await generate_images(
+            self.http, self.name, base, self.headers(api_key), request, request.model
+        )
 
 
 class OpenRouterProvider(OpenAICompatibleProvider):

@@ -19,7 +19,7 @@ from gigi_core.llm import (
     ToolResultMessage,
     UserMessage,
 )
-from gigi_core.testing.fake_providers import FakeOpenAI, FakeOpenRouter
+from gigi_core.testing.fake_providers import FakeOpenAI, FakeOpenRouter, png_bytes
 
 WEATHER = Tool(
     name="get_weather",
@@ -94,7 +94,7 @@ async def test_strict_tool_disables_parallel_calls(
 async def test_images_pass_through_for_https_and_data_urls(
     openai: OpenAIProvider, fake: FakeOpenAI
 ) -> None:
-    inline = ImagePart.from_bytes(b"\x89PNG", "image/png")
+    inline = ImagePart.from_bytes(png_bytes(), "image/png")
     message = UserMessage(
         content=[
             TextPart(text="compare"),

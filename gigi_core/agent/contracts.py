@@ -64,6 +64,9 @@ class Request:
     follows_run: str | None = None  # the run this request follows up in one conversation
     persona: Persona | None = None  # a plugin's system text and structured output
     request_id: str = field(default_factory=lambda: new_id("req"))
+    # Who pays: server|me (the member's own key) for this request; None: the member's
+    # remembered choice in this guild, else auto (``gigi_core.agent.billing``).
+    billing: str | None = None
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,9 @@ class Reply:
     # proposed calls Gigi refused (and the model did not then make): "name (why)", shown
     # after the answer by every surface, whatever the model's text claims
     refused: list[str] = field(default_factory=list)
+    # Guild context was left out of a run billed to the member's own key: the notice (and,
+    # on Discord, a button to confirm the disclosure once for this guild).
+    disclosure: str | None = None
 
     def chunks(self, limit: int = 2000) -> list[str]:
         """Split for surfaces with a message limit, on paragraph, line, then word boundaries."""
@@ -136,6 +142,8 @@ class Reply:
         note = self.refusal_note()
         if note:
             parts.append(note)
+        if self.disclosure:
+            parts.append(self.disclosure)
         for p in self.components:
             shown = "".join(f"\n  {line}" for line in p.arguments.splitlines())
             parts.append(

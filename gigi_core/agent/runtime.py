@@ -9,7 +9,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from gigi_core.agent import channels, context_step, followup
+from gigi_core.agent import billing, channels, context_step, followup
 from gigi_core.agent.confirmations import ConfirmationError, ConfirmationStore
 from gigi_core.agent.contracts import Budgets, ChannelCheck, Reply, Request, new_id
 from gigi_core.agent.journal import RunJournal, durability_from
@@ -76,6 +76,7 @@ class AgentRuntime:
             channel_id=origin.channel_id,
             purpose="respond",  # the guild's chat profile serves it unless a respond one exists
             dm=origin.kind == "dm",
+            billing=origin.billing or "auto",  # decided by ``billing.decide`` in ``handle``
             request_id=origin.request_id,
             durability=self.durability,  # the usage row rides with the run's own writes
         )
@@ -90,7 +91,11 @@ class AgentRuntime:
         if persona is not None and not persona.offer_confirmable:
             actions = self._unasked(actions)
         toolset = self._toolset(actions)
-        pack = await context_step.gather(self.kernel, request, view.enabled)
+        paying = await billing.decide(self.kernel, request)
+        request = replace(request, billing=paying.billing)
+        mode = request.context or context_step.default_mode(self.kernel, view.enabled)
+        withheld = paying.withheld and mode != "none"
+        pack = None if withheld else await context_step.gather(self.kernel, request, view.enabled)
         conversation = await followup.load(self.kernel, request, self._saving)
         earlier = followup.history(conversation, pack, self.history_tokens)  # may trim pack
         messages = [
@@ -115,6 +120,8 @@ class AgentRuntime:
         reply = await runner.run()
         if pack is not None:
             reply.sources = {str(n): c.url for n, c in pack.citations.items() if c.url}
+        if withheld:
+            reply.disclosure = billing.DISCLOSURE_NOTE
         return self._remember(runner, reply)
 
     async def direct(self, request: Request, action: str, args: Any) -> Reply:

@@ -129,6 +129,7 @@ def request_to_json(request: Request) -> dict[str, Any]:
         "request_id": request.request_id,
         "forced_tool": request.forced_tool,
         **({"persona": persona.to_json(request.persona)} if request.persona else {}),
+        **({"billing": request.billing} if request.billing else {}),
     }
 
 
@@ -144,4 +145,5 @@ def request_from_json(data: dict[str, Any]) -> Request:
         request_id=data["request_id"],
         forced_tool=data.get("forced_tool"),
         persona=persona.from_json(data.get("persona")),
+        billing=data.get("billing"),
     )

@@ -10,10 +10,11 @@ channel history) may be sent to their own provider: until then it is left out.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from sqlalchemy import delete, select
 
+from gigi_core.errors import GigiError
 from gigi_core.llm.records import CredentialInfo, LlmConfigError, Owner, ProfileInfo
 from gigi_core.store.personal_tables import LlmBillingChoice, LlmContextDisclosure
 from gigi_core.store.tables import utcnow
@@ -50,6 +51,16 @@ def disclosure_text(provider: str | None) -> str:
         f"{DISCLOSED}. Until you confirm once for this server, that context is left out of "
         "answers billed to your key."
     )
+
+
+@dataclass(frozen=True)
+class BillingDecision:
+    """``billing`` goes to every model call of a run; ``withheld``: guild context is left out
+    (billed to the member's key in a guild whose disclosure they have not confirmed)."""
+
+    billing: str
+    personal: bool = False
+    withheld: bool = False
 
 
 @dataclass(frozen=True)
@@ -140,6 +151,38 @@ class PersonalKeys:
                     LlmBillingChoice.guild_id == guild_id, LlmBillingChoice.user_id == user_id
                 )
             )
+
+    async def decide(
+        self,
+        guild_id: str,
+        actor: Any,
+        *,
+        dm: bool,
+        in_guild: bool,
+        billing: str | None = None,
+        purpose: str = "respond",
+    ) -> BillingDecision:
+        """Who pays for a request: ``billing`` given for it wins, then the member's remembered
+        choice here (only where personal keys apply: if the guild no longer allows them, the
+        server pays as its policy says), else ``auto``. A choice given for the request that
+        cannot apply is passed on, so the model call refuses it with the policy's words."""
+        user_id = actor if isinstance(actor, str) else actor.id
+        explicit = billing not in (None, "auto")
+        chosen = billing if explicit else (await self.billing(guild_id, user_id) or "auto")
+        try:
+            found = await self.llm.resolve(guild_id, purpose, actor, dm=dm, billing=chosen)  # type: ignore[arg-type]
+        except GigiError:
+            if explicit or chosen == "auto":
+                return BillingDecision(chosen)  # the model call raises the same clear error
+            chosen = "auto"
+            try:
+                found = await self.llm.resolve(guild_id, purpose, actor, dm=dm)
+            except GigiError:
+                return BillingDecision(chosen)
+        if found.owner.type != "user":
+            return BillingDecision(chosen)
+        withheld = in_guild and not await self.acknowledged(guild_id, user_id)
+        return BillingDecision(chosen, personal=True, withheld=withheld)
 
     # -- the guild-context disclosure ----------------------------------------------------
 

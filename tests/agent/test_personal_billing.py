@@ -1,0 +1,110 @@
+"""Runs billed to a member's own key (issue 30): the remembered billing choice reaches the
+model call, guild context is left out until the member confirms the disclosure once per
+guild (and the reply says so), and a DM answers with the member's key on a fresh install.
+Both backends; wire-level fake providers on loopback."""
+
+from __future__ import annotations
+
+from gigi_core import Actor
+from gigi_core.agent import Request
+from gigi_core.agent.runtime import AgentRuntime
+from gigi_core.testing.fake_providers import FakeOpenAI
+from tests.llm.service_helpers import GUILD_KEY, USER_KEY
+from tests.retrieval.helpers import fake, retrieval_kernel
+
+MEMBER = Actor("u1")
+FACT = "postgres upgrade agreed"  # a guild memory hit, visible in c1
+
+
+def ask(kind: str = "mention", guild: str = "g1", **kw) -> Request:
+    return Request(actor=MEMBER, guild_id=guild, channel_id="c1", kind=kind, text="postgres?", **kw)
+
+
+def sent(server: FakeOpenAI) -> str:
+    return str(server.requests_to("chat")[-1].json["messages"])
+
+
+async def _keys(kernel, member_url: str, guild_url: str | None = None) -> None:
+    await kernel.llm.personal.add(
+        "u1", "openai-compatible", "mine", USER_KEY, base_url=member_url, model="u-model"
+    )
+    if guild_url:
+        await kernel.llm.add_credential(
+            "guild:g1", "openai-compatible", "k", GUILD_KEY, base_url=guild_url
+        )
+        await kernel.llm.set_profile("guild:g1", "chat", "k", "g-model")
+
+
+async def test_guild_context_waits_for_the_disclosure(database_url, tmp_path) -> None:
+    async with (
+        retrieval_kernel(tmp_path, database_url, fake("notes"), plugins=["openai"]) as kernel,
+        FakeOpenAI(api_key=USER_KEY) as member_srv,
+    ):
+        await _keys(kernel, member_srv.base_url)
+        await kernel.llm.set_policy("g1", personal_keys="guild-allowed")
+        rt = AgentRuntime(kernel)
+        member_srv.reply_text("without context")
+        reply = await rt.handle(ask())
+        assert reply.status == "done" and reply.text == "without context"
+        assert FACT not in sent(member_srv)
+        assert reply.disclosure and "left out" in reply.disclosure
+        assert "left out" in reply.full_text()
+        [event] = [
+            e for e in await kernel.llm.usage_log.events() if e["purpose"] != "query_analyse"
+        ]
+        assert (event["billing_owner_type"], event["billing_owner_id"]) == ("user", "u1")
+
+        assert await kernel.llm.personal.acknowledge("g1", "u1")
+        member_srv.reply_text("with context")
+        again = await rt.handle(ask())
+        assert again.text == "with context" and again.disclosure is None
+        assert FACT in sent(member_srv)
+        # another guild needs its own confirmation
+        assert not await kernel.llm.personal.acknowledged("g2", "u1")
+
+
+async def test_the_billing_choice_is_remembered_and_reaches_the_call(
+    database_url, tmp_path
+) -> None:
+    async with (
+        retrieval_kernel(tmp_path, database_url, fake("notes"), plugins=["openai"]) as kernel,
+        FakeOpenAI(api_key=USER_KEY) as member_srv,
+        FakeOpenAI(api_key=GUILD_KEY) as guild_srv,
+    ):
+        await _keys(kernel, member_srv.base_url, guild_srv.base_url)
+        await kernel.llm.set_policy("g1", personal_keys="guild-allowed")
+        rt = AgentRuntime(kernel)
+        guild_srv.reply_text("server pays")
+        assert (await rt.handle(ask())).text == "server pays"  # auto: the guild first
+        assert FACT in sent(guild_srv)
+
+        await kernel.llm.personal.remember_billing("g1", "u1", "me")
+        member_srv.reply_text("member pays")
+        mine = await rt.handle(ask())
+        assert mine.text == "member pays" and mine.disclosure is not None
+        guild_srv.reply_text("server pays again")
+        once = await rt.handle(ask(billing="server"))  # this request only
+        assert once.text == "server pays again" and once.disclosure is None
+        assert await kernel.llm.personal.billing("g1", "u1") == "me"
+
+        # The guild turns personal keys off: the remembered choice no longer applies.
+        await kernel.llm.set_policy("g1", personal_keys="off")
+        guild_srv.reply_text("policy wins")
+        assert (await rt.handle(ask())).text == "policy wins"
+        # An explicit request for the member's key is refused with the policy's words.
+        refused = await rt.handle(ask(billing="me"))
+        assert refused.status == "failed"
+        assert len(member_srv.requests_to("chat")) == 1
+
+
+async def test_a_dm_answers_with_the_members_key_on_a_fresh_install(database_url, tmp_path) -> None:
+    async with (
+        retrieval_kernel(tmp_path, database_url, fake("notes"), plugins=["openai"]) as kernel,
+        FakeOpenAI(api_key=USER_KEY) as member_srv,
+    ):
+        await _keys(kernel, member_srv.base_url)
+        member_srv.reply_text("hello in private")
+        reply = await AgentRuntime(kernel).handle(ask(kind="dm", guild="dm:u1"))
+        assert reply.status == "done" and reply.text == "hello in private"
+        assert reply.disclosure is None  # no guild context in a private DM
+        assert member_srv.requests_to("chat")[0].headers["authorization"] == f"Bearer {USER_KEY}"

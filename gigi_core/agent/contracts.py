@@ -12,6 +12,7 @@ from gigi_core.policy.actor import Actor
 from gigi_core.tools.context import ChannelLister
 
 if TYPE_CHECKING:
+    from gigi_core.llm.channel_policy import Place
     from gigi_core.llm.types import Message, ReasoningEffort, StructuredOutput
 
 RequestKind = Literal["mention", "slash", "dm", "console", "ambient", "direct"]
@@ -67,6 +68,9 @@ class Request:
     # Who pays: server|me (the member's own key) for this request; None: the member's
     # remembered choice in this guild, else auto (``gigi_core.agent.billing``).
     billing: str | None = None
+    # Where it was asked, nearest first (thread, its channel or forum, that one's category),
+    # as the surface knows it: the place's LLM policies apply (``llm.channel_policy``).
+    places: tuple[Place, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from gigi_core.agent.confirmations import ConfirmationError, ConfirmationStore
 from gigi_core.agent.contracts import Budgets, ChannelCheck, Reply, Request, new_id
 from gigi_core.agent.journal import RunJournal, durability_from
 from gigi_core.agent.leases import LeaseHeld, held_message, leases_for
+from gigi_core.agent.place_policy import instructions, places_of, purpose_of
 from gigi_core.agent.runner import SYSTEM_PROMPT, ModelCaller, Runner
 from gigi_core.agent.runs import RunStore, new_run_row
 from gigi_core.agent.state import RunState, request_from_json, request_to_json
@@ -74,7 +75,8 @@ class AgentRuntime:
             guild_id=origin.guild_id,
             actor=origin.actor,
             channel_id=origin.channel_id,
-            purpose="respond",  # the guild's chat profile serves it unless a respond one exists
+            purpose=purpose_of(request, origin),  # reasoning plans, respond answers
+            places=places_of(origin),  # the place policies of where it was asked
             dm=origin.kind == "dm",
             billing=origin.billing or "auto",  # decided by ``billing.decide`` in ``handle``
             request_id=origin.request_id,
@@ -100,6 +102,7 @@ class AgentRuntime:
         earlier = followup.history(conversation, pack, self.history_tokens)  # may trim pack
         messages = [
             {"role": "system", "content": persona.system if persona else SYSTEM_PROMPT},
+            *await instructions(self.kernel, request),  # the place's, below the rules
             *(m.model_dump(mode="json") for m in (persona.history if persona else ())),
             *earlier,
             {"role": "user", "content": context_step.prompt_text(request, pack)},

@@ -41,6 +41,7 @@ GENERAL_PURPOSE: dict[str, str] = {
     "extract": "chat",
     "summarise": "chat",
     "respond": "chat",
+    "reasoning": "respond",  # planning: the reasoning profile, else the answering one
     "complex": "extract",
     "vision": "chat",
 }

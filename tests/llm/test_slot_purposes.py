@@ -37,7 +37,9 @@ def test_each_slot_falls_back_to_a_general_purpose() -> None:
     assert purpose_chain("query_analyse") == ("query_analyse", "routing")
     assert purpose_chain("classify") == ("classify", "routing")
     assert purpose_chain("complex") == ("complex", "extract", "chat")
-    for general in ("chat", "routing", "reasoning", "embedding"):
+    # planning asks for the reasoning profile, else the answering one, in one owner
+    assert purpose_chain("reasoning") == ("reasoning", "respond", "chat")
+    for general in ("chat", "routing", "embedding"):
         assert purpose_chain(general) == (general,)
 
 

@@ -238,6 +238,8 @@ class Caller:
             guild_id=where.get("guild_id")
             or (resolution.owner.id if resolution.owner.type == "guild" else None),
             channel_id=where.get("channel_id"),
+            failover_step=where.get("failover_step"),  # set by ``failover`` when it moved on
+            failover_reason=where.get("failover_reason"),
         )
         holds: list[Hold] = []
         if "most" in where:  # raises BudgetExhausted, holding nothing, if one cannot cover it

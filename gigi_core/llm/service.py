@@ -17,13 +17,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gigi_core.llm import calls
+from gigi_core.llm import calls, failover
 from gigi_core.llm.budget_store import BudgetStatus, BudgetStore
 from gigi_core.llm.budgets import BudgetInfo, Budgets, most_tokens, output_cap
 from gigi_core.llm.cache import LlmCache
 from gigi_core.llm.caller import Call, Caller, chat_fn, check_durability, embed_fn
+from gigi_core.llm.catalogue import CatalogueCache
 from gigi_core.llm.credentials import CredentialStore
 from gigi_core.llm.errors import ProviderError
+from gigi_core.llm.failover_store import FailoverStore
 from gigi_core.llm.policy_admin import PlacePolicies
 from gigi_core.llm.profiles import PolicyStore, ProfileStore
 from gigi_core.llm.records import (
@@ -36,6 +38,7 @@ from gigi_core.llm.records import (
     UsageRow,
 )
 from gigi_core.llm.resolve import Billing, Resolver
+from gigi_core.llm.service_models import ModelAdmin
 from gigi_core.llm.types import (
     ChatRequest,
     ChatResponse,
@@ -79,7 +82,7 @@ def _owner(owner: Owner | str) -> Owner:
     return owner if isinstance(owner, Owner) else Owner.parse(owner)
 
 
-class LlmService:
+class LlmService(ModelAdmin):
     """The LLM layer's front door; ``kernel.llm`` builds one per kernel."""
 
     def __init__(self, kernel: Kernel) -> None:
@@ -109,6 +112,8 @@ class LlmService:
             places=lambda key: self.places.store.read(key[1]),
         )
         self._keyless: tuple[Provider, ...] | None = None
+        self.catalogue = CatalogueCache()  # model listings per key (``catalogue``)
+        self.failovers = FailoverStore(kernel.db)  # read after a failure only (``failover``)
 
     # -- providers ---------------------------------------------------------------------
 
@@ -372,6 +377,7 @@ class LlmService:
         """Forget cached resolution here at once, and tell the other processes."""
         from gigi_core.store.changes import Change
 
+        self.catalogue.forget(credential_id)
         if credential_id is None:
             self.cache.clear()
         else:
@@ -435,7 +441,7 @@ class LlmService:
             same = model == request.model
             return chat_fn(request if same else request.model_copy(update={"model": model}))
 
-        return await self.caller.with_fallback(resolution, make, where, durability)  # type: ignore[no-any-return]
+        return await failover.call(self, resolution, make, where, durability)
 
     async def embed(
         self,
@@ -464,7 +470,7 @@ class LlmService:
         def make(model: str) -> Call:
             return embed_fn(base.model_copy(update={"model": model}))
 
-        return await self.caller.with_fallback(resolution, make, where, durability)  # type: ignore[no-any-return]
+        return await failover.call(self, resolution, make, where, durability)
 
     async def generate_images(self, request_or_prompt: Any, **where: Any) -> Any:
         """Draw pictures with the ``image`` profile (``gigi_core.llm.image_calls``)."""

@@ -49,6 +49,8 @@ class UsageRecord:
     error_class: str | None = None
     latency_ms: float | None = None
     created_at: datetime | None = None  # now, unless a test or an import says otherwise
+    failover_step: int | None = None  # which failover entry made the call (None: the profile)
+    failover_reason: str | None = None  # the error class that moved the call on to it
 
     def with_usage(self, usage: Usage) -> UsageRecord:
         return replace(

@@ -131,6 +131,10 @@ class LlmUsageEvent(Base):
     created_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), default=utcnow, index=True
     )
+    # kernel_0020: the failover entry that made this call (1 = the list's first; NULL =
+    # the profile's own call) and the error class that moved the call on to it.
+    failover_step: Mapped[int | None] = mapped_column(Integer)
+    failover_reason: Mapped[str | None] = mapped_column(String(32))
 
 
 class LlmUsageRollup(Base):

@@ -15,6 +15,7 @@ import click
 from gigi_core.cli.common import UsageFailure, echo_json, pass_state, run, table, with_kernel
 from gigi_core.cli.llm_budget import budget_group
 from gigi_core.cli.llm_key import key_group
+from gigi_core.cli.llm_policy import parse_places, policy_channel, policy_role, view_lines
 from gigi_core.llm.records import PURPOSES
 
 
@@ -280,7 +281,11 @@ async def profile_list(kernel: Any, owner: str | None, as_json: bool) -> None:
 
 @llm_group.group("policy")
 def policy_group() -> None:
-    """Per-guild LLM policy: personal keys and tenant fallback."""
+    """LLM policy: personal keys, tenant fallback, and per-place and per-role policies."""
+
+
+policy_group.add_command(policy_channel)
+policy_group.add_command(policy_role)
 
 
 @policy_group.command("set")
@@ -309,15 +314,20 @@ async def policy_set(
 
 @policy_group.command("show")
 @click.option("--guild", required=True, help="Guild (server) id.")
+@click.option(
+    "--place", "places", multiple=True, help="KIND:ID, nearest first (thread, channel, category)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @with_kernel
-async def policy_show(kernel: Any, guild: str, as_json: bool) -> None:
-    """A guild's LLM policy (defaults when never set)."""
+async def policy_show(kernel: Any, guild: str, places: tuple[str, ...], as_json: bool) -> None:
+    """A guild's LLM policy, and what applies at a place and where each value came from."""
     policy = await kernel.llm.policy(guild)
+    view = await kernel.llm.places.show(guild, parse_places(places))
     if as_json:
-        echo_json(policy.as_dict())
+        echo_json(policy.as_dict() | view.as_dict())
     else:
         _echo_policy(policy)
+        click.echo("\n".join(view_lines(view)))
 
 
 def _echo_policy(policy: Any) -> None:

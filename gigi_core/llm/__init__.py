@@ -16,6 +16,7 @@ from gigi_core.llm.lazy import LazyProvider, lazy_exports
 
 if TYPE_CHECKING:
     from gigi_core.llm.budgets import BudgetExhausted
+    from gigi_core.llm.channel_policy import Place
     from gigi_core.llm.client import (
         JsonReply,
         LlmHttpClient,
@@ -78,6 +79,7 @@ _LAZY = {
     "parse_since": "gigi_core.llm.usage",
     # No model is configured for the owner: surfaces turn it into a set-up hint.
     "NothingToResolve": "gigi_core.llm.records",
+    "Place": "gigi_core.llm.channel_policy",
     # A budget cannot cover the call: says which, what is left and when it resets.
     "BudgetExhausted": "gigi_core.llm.budgets",
     "ModelInfo": "gigi_core.llm.provider",
@@ -147,6 +149,7 @@ __all__ = [
     "ModelInfo",
     "NamedToolChoice",
     "NothingToResolve",
+    "Place",
     "Provider",
     "ProviderError",
     "ReasoningEffort",

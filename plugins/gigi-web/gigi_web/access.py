@@ -1,0 +1,118 @@
+"""Who the signed-in member is in a server, checked on every request the way a command
+checks it: Discord's current permissions and roles (trusted for a few seconds at most),
+then the kernel's policy engine decides each capability."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from gigi_core import Actor
+from gigi_web import discord_api
+from gigi_web.discord_api import UserGuild
+from gigi_web.sessions import WebSession
+from gigi_web.settings import WebSettings
+
+# The capability each page needs; admins (Manage Server) hold them all, a grant gives one.
+PAGES: dict[str, str] = {
+    "plugins": "plugins.manage",
+    "grants": "grants.manage",
+    "audit": "audit.read",
+    "usage": "llm.usage.read",
+    "data": "gigi.privacy.self",
+}
+ADMIN_PAGES = ("plugins", "grants", "audit", "usage")
+
+
+class Refused(Exception):
+    """A request the member may not make; ``status`` and a text naming what to change."""
+
+    def __init__(self, status: int, text: str) -> None:
+        super().__init__(text)
+        self.status = status
+        self.text = text
+
+
+@dataclass(frozen=True)
+class Member:
+    guild: UserGuild
+    actor: Actor
+
+
+class Access:
+    def __init__(self, kernel: Any, settings: WebSettings) -> None:
+        self.kernel = kernel
+        self.settings = settings
+        self._bot: tuple[float, set[str]] = (0.0, set())
+
+    def _fresh(self, at: float) -> bool:
+        return time.monotonic() - at < self.settings.member_ttl
+
+    async def bot_guilds(self) -> set[str]:
+        at, ids = self._bot
+        if not self._fresh(at):
+            ids = await discord_api.bot_guild_ids(self.settings)
+            self._bot = (time.monotonic(), ids)
+        return ids
+
+    async def guilds(self, session: WebSession) -> list[UserGuild]:
+        """The member's servers where the bot is too, as Discord reports them now."""
+        cached = session.members.get("")
+        if cached is not None and self._fresh(cached[0]):
+            mine: list[UserGuild] = cached[1]
+        else:
+            mine = await discord_api.user_guilds(self.settings, _token(session))
+            session.members = {"": (time.monotonic(), mine)}  # roles are re-read too
+        present = await self.bot_guilds()
+        return [g for g in mine if g.id in present]
+
+    async def member(self, session: WebSession, guild_id: str) -> Member:
+        """The member in ``guild_id``, or Refused (not signed in, not there, no bot)."""
+        if not session.signed_in:
+            raise Refused(401, "Sign in with Discord first.")
+        guild = next((g for g in await self.guilds(session) if g.id == guild_id), None)
+        if guild is None:
+            raise Refused(404, "Gigi is not in that server, or you are not a member of it.")
+        cached = session.members.get(guild_id)
+        if cached is not None and self._fresh(cached[0]):
+            return cached[1]
+        roles = await discord_api.member_roles(self.settings, guild_id, str(session.user_id))
+        if roles is None:
+            raise Refused(404, "You are no longer a member of that server.")
+        actor = Actor(
+            id=str(session.user_id),
+            roles=roles,
+            is_admin=guild.manages,
+            display_name=session.username,
+        )
+        found = Member(guild=guild, actor=actor)
+        session.members[guild_id] = (time.monotonic(), found)
+        return found
+
+    async def allowed(self, member: Member, page: str) -> bool:
+        decision = await self.kernel.policy.capability(member.actor, PAGES[page], member.guild.id)
+        return bool(decision.allowed)
+
+    async def pages(self, member: Member) -> list[str]:
+        return [page for page in PAGES if await self.allowed(member, page)]
+
+    async def require(self, session: WebSession, guild_id: str, page: str) -> Member:
+        """The member, if the policy engine allows ``page``'s capability; else Refused."""
+        member = await self.member(session, guild_id)
+        capability = PAGES[page]
+        decision = await self.kernel.policy.capability(member.actor, capability, guild_id)
+        if not decision.allowed:
+            raise Refused(
+                403,
+                f"This page needs the {capability} capability in this server: a server "
+                f"admin (Manage Server) can grant it to you or your role on the Grants page "
+                f"or with /gigi grants add.",
+            )
+        return member
+
+
+def _token(session: WebSession) -> str:
+    if session.access_token is None:
+        raise Refused(401, "Sign in with Discord first.")
+    return session.access_token

@@ -1,0 +1,93 @@
+"""Discord sign-in: OAuth2 authorization code with PKCE (S256) and a one-time, expiring
+``state`` bound to the browser's session. ~100 lines over the kernel's owned httpx client."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import secrets
+import time
+from urllib.parse import urlencode
+
+from gigi_web.discord_api import DiscordError, DiscordUser, get_json, http
+from gigi_web.sessions import PendingSignIn, WebSession
+from gigi_web.settings import WebSettings
+
+SCOPES = "identify guilds"
+STATE_SECONDS = 600.0
+
+
+class SignInRefused(Exception):
+    """The callback does not match a sign-in this browser started; the text says what to do."""
+
+
+def challenge_of(verifier: str) -> str:
+    digest = hashlib.sha256(verifier.encode("ascii")).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
+def start(session: WebSession, settings: WebSettings) -> str:
+    """Remember a fresh state and PKCE verifier in the session; the authorize URL to visit."""
+    pending = PendingSignIn(
+        state=secrets.token_urlsafe(32),
+        verifier=secrets.token_urlsafe(64),
+        expires=time.monotonic() + STATE_SECONDS,
+    )
+    session.pending = pending
+    query = urlencode(
+        {
+            "response_type": "code",
+            "client_id": settings.client_id,
+            "scope": SCOPES,
+            "state": pending.state,
+            "redirect_uri": settings.redirect_uri,
+            "code_challenge": challenge_of(pending.verifier),
+            "code_challenge_method": "S256",
+            "prompt": "none",
+        }
+    )
+    return f"{settings.authorize_url}?{query}"
+
+
+def claim(session: WebSession, state: str | None) -> PendingSignIn:
+    """The pending sign-in ``state`` names, used up whatever the outcome (never twice)."""
+    pending, session.pending = session.pending, None
+    if pending is None:
+        raise SignInRefused("This sign-in link was already used or never started here.")
+    if not state or not hmac.compare_digest(pending.state.encode(), state.encode()):
+        raise SignInRefused("This sign-in does not belong to this browser.")
+    if pending.expires < time.monotonic():
+        raise SignInRefused("This sign-in took too long and expired.")
+    return pending
+
+
+async def finish(
+    settings: WebSettings, pending: PendingSignIn, code: str
+) -> tuple[str, DiscordUser]:
+    """Trade the code (with the PKCE verifier) for an access token; who signed in."""
+    try:
+        reply = await http().post(
+            f"{settings.discord_api}/oauth2/token",
+            data={
+                "grant_type": "authorization_code",
+                "code": code,
+                "redirect_uri": settings.redirect_uri,
+                "code_verifier": pending.verifier,
+            },
+            auth=(settings.client_id, settings.client_secret),
+            headers={"Accept": "application/json"},
+        )
+    except Exception as exc:
+        raise DiscordError(f"Discord could not be reached ({type(exc).__name__})") from None
+    if reply.status_code != 200:
+        raise SignInRefused("Discord did not accept this sign-in; start again.")
+    body = reply.json()
+    token = body.get("access_token") if isinstance(body, dict) else None
+    granted = set(str(body.get("scope", "")).split()) if isinstance(body, dict) else set()
+    if not isinstance(token, str) or not {"identify", "guilds"} <= granted:
+        raise SignInRefused("Discord's answer lacks the identify and guilds permissions.")
+    me = await get_json(settings, "/users/@me", f"Bearer {token}")
+    if not isinstance(me, dict) or not str(me.get("id", "")).isdigit():
+        raise SignInRefused("Discord did not say who signed in; start again.")
+    return token, DiscordUser(id=str(me["id"]), name=str(me.get("username") or me["id"]))

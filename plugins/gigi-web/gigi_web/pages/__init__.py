@@ -1,0 +1,31 @@
+"""Every page's route, in one table: sign-in, the server list and each server's pages."""
+
+from __future__ import annotations
+
+from starlette.routing import Route
+
+from gigi_web.pages import audit, auth, config, grants, mydata, plugins, servers, usage
+
+
+def routes() -> list[Route]:
+    g = "/g/{guild_id:int}"
+    return [
+        Route("/", auth.home),
+        Route("/signin", auth.signin),
+        Route("/auth/callback", auth.callback),
+        Route("/signout", auth.signout, methods=["POST"]),
+        Route("/servers", servers.server_list),
+        Route(g, servers.guild_home),
+        Route(f"{g}/plugins", plugins.plugin_list),
+        Route(f"{g}/plugins/{{plugin}}/enable", plugins.enable, methods=["GET", "POST"]),
+        Route(f"{g}/plugins/{{plugin}}/disable", plugins.disable, methods=["POST"]),
+        Route(f"{g}/plugins/{{plugin}}/config", config.config_page, methods=["GET", "POST"]),
+        Route(f"{g}/grants", grants.grant_list),
+        Route(f"{g}/grants/add", grants.add, methods=["POST"]),
+        Route(f"{g}/grants/remove", grants.remove, methods=["POST"]),
+        Route(f"{g}/audit", audit.audit_page),
+        Route(f"{g}/usage", usage.usage_page),
+        Route(f"{g}/data", mydata.data_page),
+        Route(f"{g}/data/export", mydata.export),
+        Route(f"{g}/data/delete", mydata.delete, methods=["GET", "POST"]),
+    ]

@@ -15,6 +15,7 @@ import click
 from gigi_core.cli.common import UsageFailure, echo_json, pass_state, run, table, with_kernel
 from gigi_core.cli.llm_budget import budget_group
 from gigi_core.cli.llm_key import key_group
+from gigi_core.cli.llm_models import failover_group, models_command
 from gigi_core.cli.llm_policy import parse_places, policy_channel, policy_role, view_lines
 from gigi_core.llm.records import PURPOSES
 
@@ -257,6 +258,9 @@ async def profile_set(
         f"{profile.owner} {purpose}: {profile.model}{fallback} via {profile.credential_label} "
         f"({profile.provider})."
     )
+    warning = await kernel.llm.model_warning(owner, credential, model)
+    if warning:
+        click.echo(f"Warning: {warning}", err=True)
 
 
 @profile_group.command("list")
@@ -390,5 +394,7 @@ def _with(state: Any, body: Any) -> Any:
 
 
 llm_group.add_command(budget_group)
+llm_group.add_command(models_command)
+llm_group.add_command(failover_group)
 llm_group.add_command(key_group)
 COMMANDS = [llm_group]

@@ -22,7 +22,7 @@ from gigi_core.llm.budget_store import BudgetStatus, BudgetStore
 from gigi_core.llm.budgets import BudgetInfo, Budgets, most_tokens, output_cap
 from gigi_core.llm.cache import LlmCache
 from gigi_core.llm.caller import Call, Caller, chat_fn, check_durability, embed_fn
-from gigi_core.llm.catalogue import CatalogueCache
+from gigi_core.llm.catalogue import CatalogueCache, CatalogueStore
 from gigi_core.llm.credentials import CredentialStore
 from gigi_core.llm.errors import ProviderError
 from gigi_core.llm.failover_store import FailoverStore
@@ -113,6 +113,7 @@ class LlmService(ModelAdmin):
         )
         self._keyless: tuple[Provider, ...] | None = None
         self.catalogue = CatalogueCache()  # model listings per key (``catalogue``)
+        self.catalogue_store = CatalogueStore(kernel.db)  # the listings all processes share
         self.failovers = FailoverStore(kernel.db)  # read after a failure only (``failover``)
 
     # -- providers ---------------------------------------------------------------------

@@ -34,7 +34,7 @@ class ModelAdmin:
     async def model_warning(
         self, owner: Owner | str, label: str, model: str, *, see: str | None = None
     ) -> str | None:
-        """A warning (never a refusal) when ``model`` is not in ``label``'s listing."""
+        """A warning (never a refusal) when ``model`` is not in ``label``'s cached listing."""
         return await catalogue.model_warning(self._llm, _owner(owner), label, model, see=see)
 
     async def set_failover(

@@ -107,6 +107,7 @@ class SealedSecret(Base):
 
 from gigi_core.store import agent_tables as _agent_tables  # noqa: E402,F401  (registers agent tables)
 from gigi_core.store import budget_tables as _budget_tables  # noqa: E402,F401  (LLM budgets)
+from gigi_core.store import catalogue_tables as _catalogue_tables  # noqa: E402,F401  (model lists)
 from gigi_core.store import channel_tables as _channel_tables  # noqa: E402,F401  (channel states)
 from gigi_core.store import failover_tables as _failover_tables  # noqa: E402,F401  (failover lists)
 from gigi_core.store import job_tables as _job_tables  # noqa: E402,F401  (background-job records)

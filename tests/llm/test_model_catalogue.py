@@ -92,14 +92,30 @@ async def test_a_profile_with_an_unlisted_model_is_warned_not_refused(
         llm = kernel.llm
         await llm.add_credential(OWNER, "openai-compatible", "main", KEY, base_url=fake.base_url)
         fake.models = ["gpt-4o"]
+        # nothing listed yet: no warning, and no call to the provider to find out
+        assert await llm.model_warning(OWNER, "main", "gpt-5-preview") is None
+        assert fake.requests == []
+        await llm.list_models(OWNER, "main")
         await llm.set_profile(OWNER, "chat", "main", "gpt-5-preview")
         warning = await llm.model_warning(OWNER, "main", "gpt-5-preview")
         assert warning is not None
         assert "'gpt-5-preview' is not among the 1 models credential 'main'" in warning
         assert "gigi llm models --owner guild:g1 --credential main" in warning
         assert await llm.model_warning(OWNER, "main", "gpt-4o") is None
-        # a listing that fails (never fetched for this key) is no warning and no refusal
-        await llm.add_credential(OWNER, "openai-compatible", "two", KEY, base_url=fake.base_url)
-        fake.reply_server_error(500, times=4)
-        assert await llm.model_warning(OWNER, "two", "anything") is None
-        assert fake.pending() == 0
+        assert await llm.model_warning(OWNER, "nope", "gpt-4o") is None
+
+
+async def test_another_process_reads_the_stored_listing(database_url, tmp_path) -> None:
+    async with llm_kernel(tmp_path, database_url) as kernel, FakeOpenAI(api_key=KEY) as fake:
+        llm = kernel.llm
+        await llm.add_credential(OWNER, "openai-compatible", "main", KEY, base_url=fake.base_url)
+        fake.models = ["m-a"]
+        await llm.list_models(OWNER, "main")
+        llm.catalogue.forget()  # as a fresh process (the CLI) starts: nothing in memory
+        shared = await llm.list_models(OWNER, "main")
+        assert shared.cached and [m.id for m in shared.models] == ["m-a"]
+        assert len(fake.requests_to("models")) == 1
+        llm.catalogue.forget()
+        llm.catalogue.ttl = 0.0  # expired everywhere: fetched again
+        assert not (await llm.list_models(OWNER, "main")).cached
+        assert len(fake.requests_to("models")) == 2

@@ -2,6 +2,33 @@
 
 from __future__ import annotations
 
+#: The surfaces a hint can speak the syntax of: the ``gigi`` command line, the console
+#: REPL (``/memory enable channel=C``) and Discord's slash commands (``channel:``).
+SURFACES = frozenset({"shell", "console", "discord"})
+
+
+class Hint(str):
+    """How to fix an error, in the syntax of the surface that shows it (a message naming a
+    channel can vary too: ``<#123>`` on Discord, ``channel 123`` in a shell).
+
+    As a string it is the default form (for any surface without its own variant);
+    ``on(surface)`` picks the variant for ``shell``, ``console`` or ``discord``. It passes
+    through wrapping errors unchanged, so the surface that finally shows it chooses.
+    """
+
+    variants: dict[str, str]
+
+    def __new__(cls, default: str, **variants: str) -> Hint:
+        unknown = set(variants) - SURFACES
+        if unknown:
+            raise ValueError(f"Hint: unknown surface(s) {sorted(unknown)}; use {sorted(SURFACES)}")
+        hint = super().__new__(cls, default)
+        hint.variants = variants
+        return hint
+
+    def on(self, surface: str | None) -> str:
+        return self.variants.get(surface or "", str.__str__(self))
+
 
 class GigiError(Exception):
     """Base of every error Gigi raises on purpose; ``str()`` is a sentence for a human."""
@@ -14,7 +41,13 @@ class GigiError(Exception):
         self.hint = hint
 
     def __str__(self) -> str:
-        return f"{self.message} ({self.hint})" if self.hint else self.message
+        return self.text_for(None)
+
+    def text_for(self, surface: str | None) -> str:
+        """The sentence with its hint in ``surface``'s syntax (a ``Hint``'s variant)."""
+        hint = self.hint.on(surface) if isinstance(self.hint, Hint) else self.hint
+        message = self.message.on(surface) if isinstance(self.message, Hint) else self.message
+        return f"{message} ({hint})" if hint else message
 
 
 class ManifestError(GigiError):

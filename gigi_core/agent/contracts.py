@@ -68,6 +68,9 @@ class Request:
     # Who pays: server|me (the member's own key) for this request; None: the member's
     # remembered choice in this guild, else auto (``gigi_core.agent.billing``).
     billing: str | None = None
+    # Where the reply is shown (shell|console|discord): error hints speak its syntax
+    # (``gigi_core.errors.Hint``); None: their default form.
+    surface: str | None = None
     # Where it was asked, nearest first (thread, its channel or forum, that one's category),
     # as the surface knows it: the place's LLM policies apply (``llm.channel_policy``).
     places: tuple[Place, ...] = ()

@@ -179,7 +179,7 @@ class Runner:
             await self.commit(
                 index, StepRecord("llm", "error", duration_ms=ms(started)), "agent.plan"
             )
-            raise Stop("no_provider", str(exc), "failed") from None
+            raise Stop("no_provider", exc.text_for(self.request.surface), "failed") from None
         response = _bounded(response, self.limits)
         for c in response.tool_calls:
             if c.parse_error is None and c.arguments is not None:

@@ -198,6 +198,7 @@ async def ask(
         channel_id=channel,
         kind="console",
         text=question,
+        surface="shell",
     )
     reply = await kernel.agent.handle(request)
     render_reply(reply, as_json)

@@ -117,7 +117,7 @@ class UsageFailure(GigiError):
 
 
 def fail(error: GigiError) -> None:
-    click.echo(f"Error: {error}", err=True)
+    click.echo(f"Error: {error.text_for('shell')}", err=True)
     sys.exit(error.exit_code)
 
 

@@ -169,7 +169,7 @@ class ConsoleSurface:
                 return True
             await command(self, rest.strip())
         except GigiError as exc:
-            self.say(f"Error: {exc}")
+            self.say(f"Error: {exc.text_for('console')}")
         except Exception as exc:  # keep the REPL alive; the detail goes to the log
             import logging
 
@@ -378,6 +378,7 @@ class ConsoleSurface:
             kind=kind,
             text=text,
             channel_visible=_operator_sees,
+            surface="console",
         )
 
     def _cannot_enable(self, name: str) -> bool:

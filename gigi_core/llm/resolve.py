@@ -40,6 +40,7 @@ from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Literal
 
+from gigi_core.errors import Hint
 from gigi_core.llm.cache import MISSING, LlmCache
 from gigi_core.llm.channel_policy import GuildPolicies, ModelChoice, Place
 from gigi_core.llm.credentials import CredentialMeta, CredentialStore
@@ -356,7 +357,10 @@ def nothing_to_resolve(
         steps += f" and set {TENANT_FALLBACK_ENV}=1"
     where = f"guild {guild_id}" if guild_id else "requests outside a guild"
     asked = f"asked for {', then '.join(chain[:-1])}; " if len(chain) > 1 else ""
+    fix = f"an admin can run {steps}"
+    # Where the operator types: a local fake model tries Gigi without an account.
+    local = f"{fix}; to try it without an account, run `gigi dev fake-provider`"
     return NothingToResolve(
         f"no {purpose} model is configured for {where} ({asked}{state})",
-        hint=f"an admin can run {steps}",
+        hint=Hint(fix, shell=local, console=local),
     )

@@ -116,9 +116,16 @@ class Database:
             async with self.engine.connect() as conn:
                 await conn.execute(text("SELECT 1"))
         except Exception as exc:
+            if self.url.startswith("sqlite"):  # a file: no server to be running
+                hint = (
+                    "check GIGI_DATABASE_URL (or --database-url, GIGI_HOME) and that its "
+                    "folder exists and is writable"
+                )
+            else:
+                hint = "check GIGI_DATABASE_URL (or --database-url) and that the server is running"
             raise StoreError(
                 f"cannot reach the database at {redact_url(self.url)}: {_first_line(exc)}",
-                hint="check GIGI_DATABASE_URL (or --database-url) and that the server is running",
+                hint=hint,
             ) from exc
 
     async def close(self) -> None:

@@ -123,7 +123,7 @@ def describe(error: BaseException) -> str:
 
         if isinstance(error, NothingToResolve):
             return SETUP_HINT
-        return sentence(str(error))
+        return sentence(error.text_for("discord"))
     if isinstance(error, app_commands.MissingPermissions):
         return "You need the Manage Server permission for this command."
     if isinstance(error, app_commands.NoPrivateMessage):

@@ -81,5 +81,5 @@ def add_commands(cli: Any) -> None:
         try:
             result = asyncio.run(body())
         except GigiError as exc:
-            raise click.ClickException(str(exc)) from None
+            raise click.ClickException(exc.text_for("shell")) from None
         click.echo(json.dumps(result, indent=2, default=str))

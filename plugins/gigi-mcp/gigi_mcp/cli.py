@@ -25,7 +25,9 @@ def _root(ctx: click.Context) -> Path:
 
 
 def _fail(exc: Exception) -> click.ClickException:
-    return click.ClickException(str(exc))
+    from gigi_core import GigiError
+
+    return click.ClickException(exc.text_for("shell") if isinstance(exc, GigiError) else str(exc))
 
 
 def _run(ctx: click.Context, needs_store: bool, body: Callable[[Any], Awaitable[T]]) -> T:

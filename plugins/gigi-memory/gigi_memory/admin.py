@@ -11,7 +11,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from gigi_core import ToolExecutionError
+from gigi_core import Hint, ToolExecutionError
 from gigi_memory import backfill, reads
 from gigi_memory.ops import Op
 from gigi_memory.policy import (
@@ -73,8 +73,16 @@ async def enable(ctx: Any, channel: str, retention_days: int | None = None) -> d
     effective = retention_days or policy.retention_days
     if not effective:
         raise ToolExecutionError(
-            "set a retention first: /memory enable channel: retention_days:N, or a server "
-            "default with /memory policy retention_days:N (nothing is remembered without one)"
+            "set a retention first, nothing is remembered without one",
+            hint=Hint(
+                "/memory enable channel: retention_days:N, or a server default with "
+                "/memory policy retention_days:N",
+                console=f"/memory enable channel={channel} retention_days=N, or a server "
+                "default with /memory policy retention_days=N",
+                shell=f"gigi memory enable --guild {guild} --channel {channel} "
+                f"--retention-days N, or a server default with gigi memory policy --guild "
+                f"{guild} --retention-days N",
+            ),
         )
     before = svc.cache.channel(guild, channel)
     enabled_at = before.enabled_at_ms if before is not None and before.mode == "on" else now_ms()

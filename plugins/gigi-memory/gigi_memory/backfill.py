@@ -19,7 +19,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from gigi_core import ToolExecutionError
+from gigi_core import Hint, ToolExecutionError
 from gigi_core.events import HistoryForbidden, MessageCreated
 from gigi_memory import importer, tables, tombstones
 from gigi_memory.erasures import Erased
@@ -108,15 +108,42 @@ def _started(channel: str, job_id: str, *, already: bool = False) -> dict[str, A
 async def _check(kernel: Any, svc: Any, guild: str, channel: str) -> None:
     """Raise, with the fix in the sentence, when this channel may not be synced now."""
     if not svc.cache.guild(guild).enabled:
-        raise ToolExecutionError("memory is turned off in this server: /memory policy enabled:true")
+        raise ToolExecutionError(
+            "memory is turned off in this server",
+            hint=Hint(
+                "/memory policy enabled:true turns it on",
+                console="/memory policy enabled=true turns it on",
+                shell=f"gigi memory policy --guild {guild} --enabled turns it on",
+            ),
+        )
     mode = svc.cache.channel(guild, channel)
     if mode is None or mode.mode != "on" or not svc.cache.retention_of(guild, mode):
         raise ToolExecutionError(
-            f"<#{channel}> is not remembered: /memory enable channel:<#{channel}> first"
+            Hint(
+                f"<#{channel}> is not remembered",
+                shell=f"channel {channel} is not remembered",
+                console=f"channel {channel} is not remembered",
+            ),
+            hint=Hint(
+                f"/memory enable channel:<#{channel}> first",
+                console=f"/memory enable channel={channel} first",
+                shell=f"gigi memory enable --guild {guild} --channel {channel} first",
+            ),
         )
     state = await kernel.channels.get(guild, channel)
     if state != "active":
-        raise ToolExecutionError(f"<#{channel}> is {state}: /gigi channel resume it first")
+        raise ToolExecutionError(
+            Hint(
+                f"<#{channel}> is {state}",
+                shell=f"channel {channel} is {state}",
+                console=f"channel {channel} is {state}",
+            ),
+            hint=Hint(
+                "/gigi channel resume it first",
+                console=f"/gigi channel resume channel={channel} first",
+                shell=f"gigi channel resume --guild {guild} --channel {channel} first",
+            ),
+        )
 
 
 async def run(ctx: Any, guild_id: str, channel_id: str) -> None:

@@ -135,7 +135,7 @@ def add_commands(cli: Any) -> None:
                 )
             )
         except ToolExecutionError as exc:
-            raise click.ClickException(str(exc)) from None
+            raise click.ClickException(exc.text_for("shell")) from None
 
 
 async def _sync(

@@ -194,7 +194,7 @@ def _call(
             )
         )
     except GigiError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise click.ClickException(exc.text_for("shell")) from None
 
 
 async def _direct(
@@ -216,7 +216,12 @@ async def _direct(
     kernel = await Kernel.open(url, home)
     try:
         request = Request(
-            actor=actor, guild_id=guild_id, channel_id=channel_id, kind="direct", text=""
+            actor=actor,
+            guild_id=guild_id,
+            channel_id=channel_id,
+            kind="direct",
+            text="",
+            surface="shell",
         )
         reply = await kernel.agent.direct(request, action, args)
         if reply.status == "awaiting_confirmation":

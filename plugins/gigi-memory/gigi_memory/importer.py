@@ -275,7 +275,8 @@ async def run_import(
         )
     if "memory" not in await kernel.plugin_state.enabled_plugins(guild_id):
         raise ImportRefused(
-            f"the memory plugin is not enabled in guild {guild_id}: gigi plugins enable memory"
+            f"the memory plugin is not enabled in guild {guild_id}: "
+            f"gigi plugins enable memory --guild {guild_id}"
         )
     svc = service_of(kernel)
     if not svc.cache.loaded:
@@ -283,8 +284,8 @@ async def run_import(
     mode = svc.cache.channel(guild_id, channel)
     if mode is None or mode.mode != "on" or not svc.cache.retention_of(guild_id, mode):
         raise ImportRefused(
-            f"channel {channel} is not remembered: /memory enable channel:{channel} "
-            "retention_days:N first"
+            f"channel {channel} is not remembered: gigi memory enable --guild {guild_id} "
+            f"--channel {channel} --retention-days N first"
         )
     if await kernel.channels.get(guild_id, channel) == "secure":
         raise ImportRefused(f"channel {channel} is secure: nothing is remembered from it")

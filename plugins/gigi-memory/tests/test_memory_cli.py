@@ -74,6 +74,9 @@ def message(text: str, channel: str = "c1") -> MessageCreated:
 def test_enable_status_disable_from_a_shell(gigi, database_url, tmp_path) -> None:
     refused = gigi("enable", "--guild", "g1", "--channel", "c1")
     assert refused.exit_code == 1 and "set a retention first" in refused.output
+    # The fix in the shell's syntax, not a slash command.
+    assert "gigi memory enable --guild g1 --channel c1 --retention-days N" in refused.output
+    assert "/memory" not in refused.output
     done = gigi("enable", "--guild", "g1", "--channel", "c1", "--retention-days", "30")
     assert done.exit_code == 0, done.output
     assert "channel c1: remembered from now on, kept 30 days (channel)" in done.output

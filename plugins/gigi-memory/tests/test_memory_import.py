@@ -104,8 +104,10 @@ async def test_import_goes_through_the_gate_and_dedupes(kernel) -> None:
 
 async def test_import_refuses_channels_memory_must_not_hold(kernel) -> None:
     data = parse_export(export(msg("1", "hello")))
-    with pytest.raises(ImportRefused, match="not remembered"):
+    with pytest.raises(ImportRefused, match="not remembered") as refused:
         await run_import(kernel, data, guild_id="g1")  # the channel is off
+    # The import runs from a shell: its fix is the shell command, not Discord's slash syntax.
+    assert "gigi memory enable --guild g1 --channel c1 --retention-days N" in str(refused.value)
     await enable(kernel)
     for kind in ("DirectTextChat", "GuildPrivateThread"):
         with pytest.raises(ImportRefused, match="never remembered"):

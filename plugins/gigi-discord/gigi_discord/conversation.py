@@ -15,6 +15,7 @@ from gigi_core.surfaces import Reply, Request
 from gigi_discord.errors import for_audience, remember_failure
 from gigi_discord.identity import channel_checker, channel_lister, guild_key, resolve_actor
 from gigi_discord.places import answers_replies, mentioned, places_of
+from gigi_discord.places import answers_replies, mentioned, places_of
 from gigi_discord.render import NO_PINGS, deliver
 from gigi_discord.throttle import SLOW_DOWN
 
@@ -147,6 +148,8 @@ async def handle_message(bot: GigiBot, message: discord.Message) -> None:
         return
     if not dm and not mentioned(bot, message) and not await answers_replies(bot, message):
         return  # a reply to Gigi without a mention, where it answers mentions only
+    if not dm and not mentioned(bot, message) and not await answers_replies(bot, message):
+        return  # a reply to Gigi without a mention, where it answers mentions only
     if not can_send(bot, message.channel):
         return
     text = clean_text(bot, message)
@@ -188,6 +191,7 @@ async def handle_message(bot: GigiBot, message: discord.Message) -> None:
         # The answer is posted here: only what everyone reading this channel may read.
         visible_channels=channel_lister(message.guild, author, shown_in=message.channel),
         follows_run=bot.answered.run_for(message.reference),
+        places=places_of(message.channel, bot),  # the place policies of where it was asked
         places=places_of(message.channel, bot),  # the place policies of where it was asked
     )
     try:

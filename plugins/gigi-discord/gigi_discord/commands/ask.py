@@ -18,6 +18,7 @@ from gigi_discord.commands.common import context as ctx_of
 from gigi_discord.errors import Refusal, defer
 from gigi_discord.identity import channel_checker, channel_lister
 from gigi_discord.places import places_of
+from gigi_discord.places import places_of
 from gigi_discord.render import send_reply
 from gigi_discord.throttle import SLOW_DOWN
 
@@ -103,6 +104,7 @@ async def ask(
             interaction.guild, interaction.user, shown_in=interaction.channel
         ),
         context="none" if context == "channel" else context,  # channel is quoted above
+        places=places_of(interaction.channel, interaction.client),  # its place policies
         places=places_of(interaction.channel, interaction.client),  # its place policies
     )
     try:

@@ -23,6 +23,7 @@ from gigi_discord.commands.common import choices, context, listing, require_capa
 from gigi_discord.commands.credential_modal import CredentialModal
 from gigi_discord.commands.llm_budget import budget_group
 from gigi_discord.commands.llm_policy import PLACE_NEEDS, add_place_commands
+from gigi_discord.commands.llm_policy import PLACE_NEEDS, add_place_commands
 from gigi_discord.errors import Refusal, sentence, tell
 
 WRITE, SELECT, TEST = "llm.provider.write", "llm.provider.select", "llm.provider.test"
@@ -40,6 +41,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "llm budget show": ("llm.usage.read",),
     "llm budget reset": (WRITE,),
     "llm budget remove": (WRITE,),
+    **PLACE_NEEDS,  # /llm policy channel|role|show
     **PLACE_NEEDS,  # /llm policy channel|role|show
 }
 
@@ -249,6 +251,7 @@ def llm_root() -> app_commands.Group:
     root.add_command(credential_group())
     root.add_command(profile_group())
     root.add_command(budget_group())
+    add_place_commands(root)  # /llm policy channel|role|show
     add_place_commands(root)  # /llm policy channel|role|show
 
     @root.command(name="usage", description="Model calls and tokens used by this server.")

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         RequestKind,
     )
     from gigi_core.agent.render import followed_job, reply_chunks, run_footer, trace_lines
+    from gigi_core.agent.vision import AttachedImage, ImagesNotAccepted
     from gigi_core.commands import (
         CommandSpec,
         CommandTable,
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
 
 _LAZY = {
     "Actor": "gigi_core.policy.actor",
+    "AttachedImage": "gigi_core.agent.vision",
+    "ImagesNotAccepted": "gigi_core.agent.vision",
     "Budgets": "gigi_core.agent.contracts",
     "ChannelCheck": "gigi_core.agent.contracts",
     "ChannelLister": "gigi_core.tools.context",
@@ -65,6 +68,7 @@ _LAZY = {
 
 __all__ = [
     "Actor",
+    "AttachedImage",
     "Budgets",
     "ChannelCheck",
     "ChannelLister",
@@ -73,6 +77,7 @@ __all__ = [
     "CommandTable",
     "ConfirmationError",
     "ConfirmationPrompt",
+    "ImagesNotAccepted",
     "OptionSpec",
     "Persona",
     "Reply",

@@ -12,6 +12,7 @@ from gigi_core.policy.actor import Actor
 from gigi_core.tools.context import ChannelLister
 
 if TYPE_CHECKING:
+    from gigi_core.agent.vision import AttachedImage
     from gigi_core.llm.channel_policy import Place
     from gigi_core.llm.types import Message, ReasoningEffort, StructuredOutput
 
@@ -65,6 +66,9 @@ class Request:
     follows_run: str | None = None  # the run this request follows up in one conversation
     persona: Persona | None = None  # a plugin's system text and structured output
     request_id: str = field(default_factory=lambda: new_id("req"))
+    # Pictures the member attached, checked by the surface: memory only, never persisted
+    # (``gigi_core.agent.vision``); a run resumed after a restart continues without them.
+    images: tuple[AttachedImage, ...] = field(default=(), repr=False)
     # Who pays: server|me (the member's own key) for this request; None: the member's
     # remembered choice in this guild, else auto (``gigi_core.agent.billing``).
     billing: str | None = None

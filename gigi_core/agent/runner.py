@@ -25,6 +25,7 @@ from gigi_core.agent.runs import StepRecord
 from gigi_core.agent.signals import Paused, Stop, ms
 from gigi_core.agent.state import RunState
 from gigi_core.agent.toolset import Toolset
+from gigi_core.agent.vision import ImagesNotAccepted
 from gigi_core.errors import GigiError, ToolError
 from gigi_core.llm.budgets import BudgetExhausted
 from gigi_core.llm.errors import ProviderError
@@ -170,6 +171,11 @@ class Runner:
             raise Stop(
                 "provider_error", f"The language model failed: {exc.provider_message}", "failed"
             ) from None
+        except ImagesNotAccepted as exc:  # the model takes no pictures: say how to pick one
+            await self.commit(
+                index, StepRecord("llm", "error", duration_ms=ms(started)), "agent.plan"
+            )
+            raise Stop("images_refused", exc.sentence(), "failed") from None
         except BudgetExhausted as exc:  # a model budget of the guild cannot cover the call
             await self.commit(
                 index, StepRecord("llm", "error", duration_ms=ms(started)), "agent.plan"

@@ -9,7 +9,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from gigi_core.agent import billing, channels, context_step, followup
+from gigi_core.agent import billing, channels, context_step, followup, vision
 from gigi_core.agent.confirmations import ConfirmationError, ConfirmationStore
 from gigi_core.agent.contracts import Budgets, ChannelCheck, Reply, Request, new_id
 from gigi_core.agent.journal import RunJournal, durability_from
@@ -70,6 +70,8 @@ class AgentRuntime:
     async def model(self, request: ChatRequest, origin: Request, run_id: str) -> ChatResponse:
         if self._model is not None:
             return await self._model(request, origin, run_id)
+        if origin.images:  # the pictures join this call only (``gigi_core.agent.vision``)
+            return await vision.call(self, request, origin)
         return await self.kernel.llm.chat(
             request,
             guild_id=origin.guild_id,

@@ -129,6 +129,8 @@ def request_to_json(request: Request) -> dict[str, Any]:
         "request_id": request.request_id,
         "forced_tool": request.forced_tool,
         **({"persona": persona.to_json(request.persona)} if request.persona else {}),
+        # attached pictures: ids, types, sizes and dimensions only (never their bytes)
+        **({"images": [i.meta() for i in request.images]} if request.images else {}),
         **({"billing": request.billing} if request.billing else {}),
     }
 

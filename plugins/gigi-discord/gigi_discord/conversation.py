@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import discord
 
 from gigi_core.surfaces import Reply, Request
+from gigi_discord.attachments import DEFAULT_QUESTION, AttachmentRefused, collect
 from gigi_discord.errors import for_audience, remember_failure
 from gigi_discord.identity import channel_checker, channel_lister, guild_key, resolve_actor
 from gigi_discord.places import answers_replies, mentioned, places_of
@@ -154,16 +155,10 @@ async def handle_message(bot: GigiBot, message: discord.Message) -> None:
         return
     text = clean_text(bot, message)
     notes: list[str] = []
-    if message.attachments:
-        count = len(message.attachments)
-        notes.append(
-            f"*I can only read message text, so I ignored {count} attachment"
-            f"{'s' if count != 1 else ''}.*"
-        )
+    if message.attachments and not text:
+        text = DEFAULT_QUESTION
     if not text:
-        if message.attachments:
-            await answer(bot, message, "I can only read text for now: please type your question.")
-        elif not message.content and not dm:  # a reply without a ping: Discord hid the text
+        if not message.content and not dm:  # a reply without a ping: Discord hid the text
             await answer(bot, message, "Mention me in your message so I can read it.")
         else:
             await answer(bot, message, "Hi! Ask me something after the mention.")
@@ -179,6 +174,11 @@ async def handle_message(bot: GigiBot, message: discord.Message) -> None:
     if not await bot.throttle.allow(guild_key(message.guild, author), str(author.id)):
         await answer(bot, message, SLOW_DOWN)
         return
+    try:  # checked before any download; the bytes stay in memory for this run only
+        images = await collect(bot.http, message.attachments) if message.attachments else ()
+    except AttachmentRefused as refused:
+        await answer(bot, message, str(refused))
+        return
     actor = await resolve_actor(bot.kernel, author)
     request = Request(
         actor=actor,
@@ -192,7 +192,7 @@ async def handle_message(bot: GigiBot, message: discord.Message) -> None:
         visible_channels=channel_lister(message.guild, author, shown_in=message.channel),
         follows_run=bot.answered.run_for(message.reference),
         places=places_of(message.channel, bot),  # the place policies of where it was asked
-        places=places_of(message.channel, bot),  # the place policies of where it was asked
+        images=images,
     )
     try:
         async with typing(message.channel):

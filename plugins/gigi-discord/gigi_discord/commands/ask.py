@@ -14,6 +14,7 @@ import discord
 from discord import app_commands
 
 from gigi_core.surfaces import Reply, Request
+from gigi_discord.attachments import AttachmentRefused, collect
 from gigi_discord.commands.common import context as ctx_of
 from gigi_discord.errors import Refusal, defer
 from gigi_discord.identity import channel_checker, channel_lister
@@ -71,15 +72,21 @@ async def channel_context(
     question="What you want to know",
     context="auto: what the question needs; none: only your question; channel: this "
     "channel's recent messages; memory: what the server's memory holds",
+    image="A picture for Gigi to look at (PNG, JPEG, GIF or WebP)",
 )
 async def ask(
     interaction: discord.Interaction[Any],
     question: app_commands.Range[str, 1, 4000],
     context: Literal["auto", "none", "channel", "memory"] | None = None,
+    image: discord.Attachment | None = None,
 ) -> None:
     ctx = await ctx_of(interaction)
     if not await ctx.bot.throttle.allow(ctx.guild_id, str(interaction.user.id)):
         raise Refusal(SLOW_DOWN)
+    try:  # checked before the download; the bytes live in memory for this run only
+        images = await collect(ctx.bot.http, [image]) if image is not None else ()
+    except AttachmentRefused as refused:
+        raise Refusal(str(refused)) from None
     await defer(interaction, ephemeral=False)
     text = question.strip()
     ids: list[str] = []
@@ -105,7 +112,7 @@ async def ask(
         ),
         context="none" if context == "channel" else context,  # channel is quoted above
         places=places_of(interaction.channel, interaction.client),  # its place policies
-        places=places_of(interaction.channel, interaction.client),  # its place policies
+        images=images,
     )
     try:
         reply = await ctx.bot.runtime.handle(request)

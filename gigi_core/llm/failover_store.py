@@ -74,13 +74,17 @@ class FailoverPlan:
         }
 
     def describe(self) -> str:
-        """``purpose: then A (openai, gpt-4o), then B ... on rate_limited, server``."""
+        """``chat: the profile, then A (openai, gpt-4o), ...; on rate_limited, server``."""
+        return f"{self.purpose}: {self.order_text()}"
+
+    def order_text(self) -> str:
+        """The list in words, without the purpose."""
         steps = ", then ".join(
             f"{e.label} ({e.provider}, {e.model or 'the profile model'})"
             + (" [revoked: skipped]" if e.revoked else "")
             for e in self.entries
         )
-        return f"{self.purpose}: the profile, then {steps}; on {', '.join(sorted(self.on))}"
+        return f"the profile, then {steps}; on {', '.join(sorted(self.on))}"
 
 
 def parse_order(text: str) -> list[tuple[str, str | None]]:

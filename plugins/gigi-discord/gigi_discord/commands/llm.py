@@ -22,6 +22,8 @@ from discord import app_commands
 from gigi_discord.commands.common import choices, context, listing, require_capability
 from gigi_discord.commands.credential_modal import CredentialModal
 from gigi_discord.commands.llm_budget import budget_group
+from gigi_discord.commands.llm_models import NEEDS as MODEL_NEEDS
+from gigi_discord.commands.llm_models import failover_group, models_command
 from gigi_discord.commands.llm_policy import PLACE_NEEDS, add_place_commands
 from gigi_discord.commands.llm_policy import PLACE_NEEDS, add_place_commands
 from gigi_discord.errors import Refusal, sentence, tell
@@ -41,6 +43,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "llm budget show": ("llm.usage.read",),
     "llm budget reset": (WRITE,),
     "llm budget remove": (WRITE,),
+    **MODEL_NEEDS,  # /llm models, /llm failover set|show|clear
     **PLACE_NEEDS,  # /llm policy channel|role|show
     **PLACE_NEEDS,  # /llm policy channel|role|show
 }
@@ -221,10 +224,13 @@ def profile_group() -> app_commands.Group:
             by=ctx.actor.id,
         )
         extra = f", falling back to {profile.fallback_model}" if profile.fallback_model else ""
+        warning = await ctx.kernel.llm.model_warning(
+            _owner(ctx.guild_id), credential, model, see=f"`/llm models provider:{credential}`"
+        )
         await tell(
             interaction,
             f"{purpose} now uses {profile.model}{extra} through **{profile.credential_label}** "
-            f"({profile.provider}).",
+            f"({profile.provider})." + (f"\nWarning: {warning}" if warning else ""),
         )
 
     @group.command(name="list", description="This server's model choices.")
@@ -251,6 +257,8 @@ def llm_root() -> app_commands.Group:
     root.add_command(credential_group())
     root.add_command(profile_group())
     root.add_command(budget_group())
+    root.add_command(models_command())
+    root.add_command(failover_group())
     add_place_commands(root)  # /llm policy channel|role|show
     add_place_commands(root)  # /llm policy channel|role|show
 

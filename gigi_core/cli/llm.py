@@ -263,6 +263,19 @@ async def profile_set(
         click.echo(f"Warning: {warning}", err=True)
 
 
+@profile_group.command("remove")
+@_owner_option(required=True)
+@click.option("--purpose", required=True, type=click.Choice(PURPOSES))
+@_by_option
+@with_kernel
+async def profile_remove(kernel: Any, owner: str, purpose: str, by: str | None) -> None:
+    """Delete the owner's profile for a purpose; its credential stays (revoke it apart)."""
+    if await kernel.llm.remove_profile(owner, purpose, by=by):
+        click.echo(f"Removed the {purpose} profile of {owner}.")
+    else:
+        click.echo(f"{owner} has no {purpose} profile; nothing changed.")
+
+
 @profile_group.command("list")
 @_owner_option(required=False)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
@@ -342,15 +355,22 @@ def _echo_policy(policy: Any) -> None:
 
 
 @llm_group.command("usage")
-@click.option("--guild", required=True, help="Guild (server) id.")
+@click.option(
+    "--owner", metavar="guild:ID", help="The guild whose usage to show, as elsewhere in gigi llm."
+)
+@click.option("--guild", help="Guild (server) id: the same as --owner guild:ID.")
 @click.option("--since", help="7d, 24h, 30m, 2w or an ISO date/time (default: all).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @with_kernel
-async def usage(kernel: Any, guild: str, since: str | None, as_json: bool) -> None:
+async def usage(
+    kernel: Any, owner: str | None, guild: str | None, since: str | None, as_json: bool
+) -> None:
     """Calls and tokens by provider, model, purpose and status; then each budget's spend
     against its limit in the current window (``--json``: the usage rows only, as before;
     budgets in ``gigi llm budget show --json``)."""
     from gigi_core.llm.usage import parse_since
+
+    guild = _usage_guild(owner, guild)
 
     rows = [r.as_dict() for r in await kernel.llm.usage(guild, parse_since(since))]
     if as_json:
@@ -378,6 +398,21 @@ async def usage(kernel: Any, guild: str, since: str | None, as_json: bool) -> No
     for b in budgets:
         b["left"] = "each its own" if b["left"] is None else b["left"]
     table(budgets, ["scope", "window", "limit", "spent", "reserved", "left", "resets_at"])
+
+
+def _usage_guild(owner: str | None, guild: str | None) -> str:
+    """The guild of ``--owner guild:ID`` or ``--guild ID`` (usage is kept per guild)."""
+    if owner is None and guild is None:
+        raise UsageFailure("gigi llm usage needs --owner guild:ID (or --guild ID)")
+    if owner is not None:
+        kind, _, ident = owner.partition(":")
+        if kind != "guild" or not ident:
+            raise UsageFailure(f"--owner {owner}: usage is kept per guild; give --owner guild:ID")
+        if guild is not None and guild != ident:
+            raise UsageFailure(f"--owner {owner} and --guild {guild} name two guilds; give one")
+        return ident
+    assert guild is not None
+    return guild
 
 
 def _with(state: Any, body: Any) -> Any:

@@ -18,7 +18,7 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from gigi_core import hookimpl
-from gigi_core.default_plugins import console_budget
+from gigi_core.default_plugins import console_budget, console_policy
 from gigi_core.default_plugins.console_input import install_sigint, isatty, read_plain_line
 
 if TYPE_CHECKING:
@@ -44,6 +44,7 @@ Type a message to talk to the agent, or a command:
   /gigi channel pause|resume|secure [channel=ID]   what plugins may observe here
   /gigi privacy info|export|delete                 your own data
   /llm budget set|show|reset|remove ...   model budgets here (/llm for the options)
+  /llm policy channel|role|show ...       per-channel and per-role model policies here
   /quota              what you have left on every model budget here, and when it resets
   /enable NAME [--allow-external]   enable a plugin here (you are this guild's admin)
   /disable NAME       disable a plugin here
@@ -468,7 +469,7 @@ COMMANDS = {
     "disable": ConsoleSurface.cmd_disable,
     "help": ConsoleSurface.cmd_help,
     "json": ConsoleSurface.cmd_json,
-    "llm": console_budget.cmd_llm,
+    "llm": console_policy.cmd_llm,  # /llm policy ..., else the budget commands
     "quota": console_budget.cmd_quota,
 }
 

@@ -99,6 +99,16 @@ class ProfileStore:
             row.updated_at = utcnow()
             return _info(row, cred)
 
+    async def remove(self, owner: Owner, purpose: str) -> bool:
+        """Delete the owner's profile for ``purpose``; False when there was none."""
+        purpose = check_purpose(purpose)
+        async with self.db.session() as s:
+            row = await s.scalar(self._query(owner, purpose))
+            if row is None:
+                return False
+            await s.delete(row)
+            return True
+
     async def get(self, owner: Owner, purpose: str) -> ProfileInfo | None:
         """The owner's enabled profile for ``purpose`` (its credential may be revoked)."""
         async with self.db.session() as s:

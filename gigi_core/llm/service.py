@@ -299,6 +299,17 @@ class LlmService(ModelAdmin):
         await self._audit("llm.profile.set", owner, by, purpose)
         return profile
 
+    async def remove_profile(
+        self, owner: Owner | str, purpose: str, *, by: str | None = None
+    ) -> bool:
+        """Delete ``owner``'s profile for ``purpose`` (its credential stays); False: none."""
+        owner = _owner(owner)
+        removed = await self.profiles.remove(owner, purpose)
+        if removed:
+            self._changed()
+            await self._audit("llm.profile.remove", owner, by, purpose)
+        return removed
+
     async def list_profiles(self, owner: Owner | str | None = None) -> list[ProfileInfo]:
         return await self.profiles.find(_owner(owner) if owner is not None else None)
 

@@ -100,6 +100,17 @@ def test_credential_profile_test_usage_flow(gigi) -> None:
         ("test", "error", 1),
     }
     assert "PURPOSE" in gigi("llm", "usage", "--guild", "g1").output
+    # --owner guild:G as everywhere else in `gigi llm`; --guild stays as its alias.
+    owner = gigi("llm", "usage", "--owner", "guild:g1", "--since", "7d", "--json")
+    assert json.loads(owner.output) == rows
+    tenant = gigi("llm", "usage", "--owner", "tenant")
+    assert tenant.exit_code == 2 and "usage is kept per guild; give --owner guild:ID" in (
+        tenant.output
+    )
+    neither = gigi("llm", "usage")
+    assert neither.exit_code == 2 and "--owner guild:ID (or --guild ID)" in neither.output
+    two = gigi("llm", "usage", "--owner", "guild:g1", "--guild", "g2")
+    assert two.exit_code == 2 and "name two guilds" in two.output
 
     revoke = gigi("llm", "credential", "revoke", "--owner", "guild:g1", "--label", "main")
     assert revoke.exit_code == 0 and "chat profile(s) of guild:g1" in revoke.output
@@ -194,3 +205,23 @@ def test_credential_rotate_replaces_the_key_in_place(gigi, monkeypatch) -> None:
 def test_providers_table_says_which_need_a_key(gigi) -> None:
     human = gigi("llm", "providers").output
     assert "KEY" in human.upper() and "DEFAULTS" in human.upper()
+
+
+def test_profile_remove_deletes_one_purpose_and_keeps_the_credential(gigi) -> None:
+    add = gigi(
+        "llm", "credential", "add", "--owner", "guild:g1", "--provider", "openai",
+        "--label", "main", "--api-key-env", "THE_KEY",
+    )  # fmt: skip
+    assert add.exit_code == 0, add.output
+    for purpose in ("chat", "routing"):
+        gigi(
+            "llm", "profile", "set", "--owner", "guild:g1", "--purpose", purpose,
+            "--credential", "main", "--model", "m-1",
+        )  # fmt: skip
+    removed = gigi("llm", "profile", "remove", "--owner", "guild:g1", "--purpose", "routing")
+    assert removed.exit_code == 0 and "Removed the routing profile of guild:g1." in removed.output
+    left = json.loads(gigi("llm", "profile", "list", "--json").output)
+    assert [(p["owner"], p["purpose"]) for p in left] == [("guild:g1", "chat")]
+    assert len(json.loads(gigi("llm", "credential", "list", "--json").output)) == 1
+    again = gigi("llm", "profile", "remove", "--owner", "guild:g1", "--purpose", "routing")
+    assert again.exit_code == 0 and "has no routing profile; nothing changed" in again.output

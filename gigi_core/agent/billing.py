@@ -10,28 +10,31 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gigi_core.llm.personal import DISCLOSURE_NOTE
+
 if TYPE_CHECKING:
     from gigi_core.agent.contracts import Request
     from gigi_core.kernel import Kernel
     from gigi_core.llm.personal import BillingDecision
 
-DISCLOSURE_NOTE = (
-    "This answer was billed to your personal key, so the server's context (memory, "
-    "knowledge, channel history) was left out. To include it, confirm once that it may be "
-    "sent to your provider: the button below, or `/llm key disclose`."
-)
+__all__ = ["DISCLOSURE_NOTE", "decide", "in_guild", "is_dm"]
+
+
+def is_dm(request: Request) -> bool:
+    """A DM with Gigi, however it was asked (a message, or a slash command in the DM)."""
+    return request.kind == "dm" or request.guild_id.startswith("dm:")
 
 
 def in_guild(request: Request) -> bool:
     """A DM outside any guild carries no guild context to disclose."""
-    return not (request.kind == "dm" and request.guild_id.startswith("dm:"))
+    return not (is_dm(request) and request.guild_id.startswith("dm:"))
 
 
 async def decide(kernel: Kernel, request: Request) -> BillingDecision:
     return await kernel.llm.personal.decide(
         request.guild_id,
         request.actor,
-        dm=request.kind == "dm",
+        dm=is_dm(request),
         in_guild=in_guild(request),
         billing=request.billing,
     )

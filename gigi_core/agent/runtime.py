@@ -79,7 +79,7 @@ class AgentRuntime:
             channel_id=origin.channel_id,
             purpose=purpose_of(request, origin),  # reasoning plans, respond answers
             places=places_of(origin),  # the place policies of where it was asked
-            dm=origin.kind == "dm",
+            dm=billing.is_dm(origin),
             billing=origin.billing or "auto",  # decided by ``billing.decide`` in ``handle``
             request_id=origin.request_id,
             durability=self.durability,  # the usage row rides with the run's own writes

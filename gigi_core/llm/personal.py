@@ -28,6 +28,12 @@ CHOICES: tuple[str, ...] = ("server", "me")
 #: (``respond``, ``extract``, ...) through ``purpose_chain``. Never ``embedding``: shared
 #: memory and knowledge vectors are always made with the server's key.
 PREFERRED_PURPOSES: tuple[str, ...] = ("chat",)
+#: What a reply says when guild context was left out of a run billed to the member's key.
+DISCLOSURE_NOTE = (
+    "This answer was billed to your personal key, so the server's context (memory, "
+    "knowledge, channel history) was left out. To include it, confirm once that it may be "
+    "sent to your provider: the button below, or `/llm key disclose`."
+)
 #: What guild context a personal key would carry, for the disclosure a member confirms.
 DISCLOSED = (
     "the server's memory and knowledge entries that match your request, recent messages "
@@ -73,6 +79,8 @@ class KeyView:
 
 class PersonalKeys:
     """``kernel.llm.personal``: a thin layer over the service, always for ``user:<id>``."""
+
+    note = DISCLOSURE_NOTE  # for surfaces, which import no kernel module
 
     def __init__(self, llm: LlmService) -> None:
         self.llm = llm

@@ -112,11 +112,12 @@ class GigiBot(Publisher, discord.AutoShardedClient):
         return self._runtime if self._runtime is not None else self.kernel.agent
 
     async def setup_hook(self) -> None:
+        from gigi_discord.commands.llm_key import DisclosureButton
         from gigi_discord.confirm import DecisionButton
         from gigi_discord.history import DiscordHistory
         from gigi_discord.outbox import DiscordPoster, OutboxButton
 
-        self.add_dynamic_items(DecisionButton, OutboxButton)
+        self.add_dynamic_items(DecisionButton, OutboxButton, DisclosureButton)
         self._unregister_history = self.kernel.history.register("discord", DiscordHistory(self))
         self._unregister_poster = self.kernel.outbox.register("discord", DiscordPoster(self))
         if self.settings.sync_commands:

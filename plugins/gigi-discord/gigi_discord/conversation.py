@@ -16,7 +16,6 @@ from gigi_discord.attachments import DEFAULT_QUESTION, AttachmentRefused, collec
 from gigi_discord.errors import for_audience, remember_failure
 from gigi_discord.identity import channel_checker, channel_lister, guild_key, resolve_actor
 from gigi_discord.places import answers_replies, mentioned, places_of
-from gigi_discord.places import answers_replies, mentioned, places_of
 from gigi_discord.render import NO_PINGS, deliver
 from gigi_discord.throttle import SLOW_DOWN
 
@@ -120,6 +119,9 @@ async def safe_send(
             bot=bot,
             notes=notes,
             first_kwargs={"reference": ref, "mention_author": False},
+            disclosed_to=(
+                (str(message.author.id), str(message.guild.id)) if message.guild else None
+            ),
         )
         if reply.run_id:  # a reply to any of these continues that run's conversation
             bot.answered.remember([m.id for m in sent], reply.run_id)

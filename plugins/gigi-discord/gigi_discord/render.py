@@ -52,6 +52,8 @@ def reply_parts(reply: Reply, notes: list[str] | None = None) -> list[str]:
     refused = reply.refusal_note()  # Gigi's own word, whatever the model's text claims
     if refused:
         parts.append(refused)
+    if reply.disclosure:  # a run billed to the member's key left the server's context out
+        parts.append(f"*{reply.disclosure}*")
     parts.extend(prompt_text(p) for p in reply.components)
     if not parts:
         parts.append("(no answer)")
@@ -91,15 +93,17 @@ async def send_reply(
     dm = interaction.guild is None
     reply = for_audience(reply, admin=admin, private=private, dm=dm)
     send = interaction.followup.send
+    guild = interaction.guild
+    shown = {"disclosed_to": (str(interaction.user.id), str(guild.id)) if guild else None}
     if private and interaction.extras.get(PUBLIC_THINKING):
         async with privately(interaction):
             return await deliver(
-                send, reply, bot=bot, notes=notes, files=files, wait=True, ephemeral=True
+                send, reply, bot=bot, notes=notes, files=files, wait=True, ephemeral=True, **shown
             )
     if not private:
         answered_publicly(interaction)
     return await deliver(
-        send, reply, bot=bot, notes=notes, files=files, wait=True, ephemeral=private
+        send, reply, bot=bot, notes=notes, files=files, wait=True, ephemeral=private, **shown
     )
 
 
@@ -136,13 +140,16 @@ async def deliver(
     notes: list[str] | None = None,
     first_kwargs: dict[str, Any] | None = None,
     files: list[discord.File] | None = None,
+    disclosed_to: tuple[str, str] | None = None,
     **kwargs: Any,
 ) -> list[discord.Message]:
     """Send every chunk through ``send``; the buttons and any files ride on the last one.
+    ``disclosed_to`` (member, guild): whose disclosure button a ``reply.disclosure`` gets.
 
     ``send`` is ``channel.send`` or ``interaction.followup.send``: both accept the same
     keywords, so mentions, slash commands and button follow-ups render identically.
     """
+    from gigi_discord.commands.llm_key import disclosure_view
     from gigi_discord.confirm import decision_view
 
     reply = with_source_links(reply)
@@ -158,6 +165,8 @@ async def deliver(
         last = index == len(pieces) - 1
         if last and reply.components:
             extra["view"] = decision_view(reply.components[0])
+        elif last and reply.disclosure and disclosed_to is not None:
+            extra["view"] = disclosure_view(*disclosed_to)
         if last and files:
             extra["files"] = files
         message = await send(piece, allowed_mentions=NO_PINGS, **extra)

@@ -3,6 +3,9 @@
 ``channel`` quotes the channel's recent messages (with who wrote them) here; ``memory`` and
 ``auto`` go to the kernel's context broker (guild memory, knowledge, the plugin catalog);
 without a choice the guild's default applies (``auto`` once memory is enabled there).
+``billing`` (``server`` or ``me``: the member's own key, where the server allows it) is
+remembered for the member's later asks and mentions here. A run billed to their key leaves
+the server's context out, channel history included, until they confirm the disclosure.
 """
 
 from __future__ import annotations
@@ -18,7 +21,6 @@ from gigi_discord.attachments import AttachmentRefused, collect
 from gigi_discord.commands.common import context as ctx_of
 from gigi_discord.errors import Refusal, defer
 from gigi_discord.identity import channel_checker, channel_lister
-from gigi_discord.places import places_of
 from gigi_discord.places import places_of
 from gigi_discord.render import send_reply
 from gigi_discord.throttle import SLOW_DOWN
@@ -67,17 +69,34 @@ async def channel_context(
     return block, ids, note
 
 
+async def _no_personal_key(ctx: Any) -> str:
+    """Why ``billing:me`` cannot apply here, and what to change."""
+    if ctx.guild_id.startswith("dm:"):
+        policy = "dm"
+    else:
+        policy = (await ctx.kernel.llm.policy(ctx.guild_id)).personal_keys
+    if policy in ("off", "dm-only"):
+        return (
+            f"This server does not let members' own keys answer here (personal keys: {policy}). "
+            "Ask again with `billing:server`, or ask an admin to run "
+            "`/llm policy personal-keys value:guild-allowed`."
+        )
+    return "You have no key that answers for you yet: add one with `/llm key add`."
+
+
 @app_commands.command(name="ask", description="Ask Gigi a question.")
 @app_commands.describe(
     question="What you want to know",
     context="auto: what the question needs; none: only your question; channel: this "
     "channel's recent messages; memory: what the server's memory holds",
+    billing="Who pays: server, or me (your own key from /llm key add); remembered here",
     image="A picture for Gigi to look at (PNG, JPEG, GIF or WebP)",
 )
 async def ask(
     interaction: discord.Interaction[Any],
     question: app_commands.Range[str, 1, 4000],
     context: Literal["auto", "none", "channel", "memory"] | None = None,
+    billing: Literal["server", "me"] | None = None,
     image: discord.Attachment | None = None,
 ) -> None:
     ctx = await ctx_of(interaction)
@@ -87,11 +106,27 @@ async def ask(
         images = await collect(ctx.bot.http, [image]) if image is not None else ()
     except AttachmentRefused as refused:
         raise Refusal(str(refused)) from None
+    personal = ctx.kernel.llm.personal
+    paying = await personal.decide(
+        ctx.guild_id,
+        ctx.actor,
+        dm=interaction.guild is None,
+        in_guild=interaction.guild is not None,
+        billing=billing,
+    )
+    if billing == "me" and not paying.personal:
+        raise Refusal(await _no_personal_key(ctx))
+    if billing is not None:
+        await personal.remember_billing(ctx.guild_id, ctx.actor.id, billing)
     await defer(interaction, ephemeral=False)
     text = question.strip()
     ids: list[str] = []
     notes: list[str] = []
-    if context == "channel" and not interaction.permissions.read_message_history:
+    # channel history billed to a key whose disclosure is not confirmed stays out
+    withheld = context == "channel" and paying.withheld
+    if withheld:
+        pass  # the reply's disclosure note says why, with the button to confirm
+    elif context == "channel" and not interaction.permissions.read_message_history:
         notes.append("You cannot read this channel's history, so none of it was used.")
     elif context == "channel" and interaction.channel is not None:
         block, ids, note = await channel_context(interaction.channel)
@@ -111,6 +146,7 @@ async def ask(
             interaction.guild, interaction.user, shown_in=interaction.channel
         ),
         context="none" if context == "channel" else context,  # channel is quoted above
+        billing=billing,
         places=places_of(interaction.channel, interaction.client),  # its place policies
         images=images,
     )
@@ -119,4 +155,6 @@ async def ask(
     except Exception:
         log.exception("agent run failed for /ask")
         reply = Reply(text="Something went wrong on Gigi's side; it was logged for the operator.")
+    if withheld and reply.status != "failed":
+        reply.disclosure = personal.note
     await send_reply(interaction, reply, bot=ctx.bot, admin=ctx.actor.is_admin, notes=notes)

@@ -8,7 +8,9 @@ Each command is decided by the policy engine on the capability it names (``NEEDS
 ``llm.provider.test`` tests keys, ``llm.usage.read`` shows usage and budgets (which
 ``llm.provider.write`` sets, resets and removes); listings need any of the first three.
 Guild admins (Manage Server) hold them all; a grant gives a member exactly one.
-Discord hides `/llm` from non-admins until the owner shows it (Integrations settings).
+`/llm key ...` is every member's own (``commands/llm_key.py``): it needs no capability and
+works in DMs too, so `/llm` is shown to everyone; each other leaf refuses without its
+capability when invoked, and only works in a server.
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ from discord import app_commands
 from gigi_discord.commands.common import choices, context, listing, require_capability
 from gigi_discord.commands.credential_modal import CredentialModal
 from gigi_discord.commands.llm_budget import budget_group
+from gigi_discord.commands.llm_key import MEMBER_LEAVES, key_group, policy_group
 from gigi_discord.commands.llm_models import NEEDS as MODEL_NEEDS
 from gigi_discord.commands.llm_models import failover_group, models_command
-from gigi_discord.commands.llm_policy import PLACE_NEEDS, add_place_commands
 from gigi_discord.commands.llm_policy import PLACE_NEEDS, add_place_commands
 from gigi_discord.errors import Refusal, sentence, tell
 
@@ -43,8 +45,9 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "llm budget show": ("llm.usage.read",),
     "llm budget reset": (WRITE,),
     "llm budget remove": (WRITE,),
+    "llm policy personal-keys": (WRITE,),
+    **dict.fromkeys(MEMBER_LEAVES, ()),  # a member's own keys: no capability
     **MODEL_NEEDS,  # /llm models, /llm failover set|show|clear
-    **PLACE_NEEDS,  # /llm policy channel|role|show
     **PLACE_NEEDS,  # /llm policy channel|role|show
 }
 
@@ -70,7 +73,10 @@ def guard(root: app_commands.Group) -> app_commands.Group:
     is a bug, refused loudly at start-up rather than left unchecked."""
     for command in root.walk_commands():
         if isinstance(command, app_commands.Command):
-            command.add_check(_check(NEEDS[command.qualified_name]))
+            needs = NEEDS[command.qualified_name]
+            if not needs:  # the member's own keys: their autocompletes list only theirs
+                continue
+            command.add_check(_check(needs))
             for param in command._params.values():
                 complete = param.autocomplete
                 if complete is not None and _LISTING not in getattr(
@@ -249,17 +255,16 @@ def profile_group() -> app_commands.Group:
 def llm_root() -> app_commands.Group:
     root = app_commands.Group(
         name="llm",
-        description="This server's language models and keys.",
-        default_permissions=discord.Permissions(manage_guild=True),
-        guild_only=True,
+        description="Language models and keys: this server's, and your own.",
     )
     root.add_command(provider_group())
     root.add_command(credential_group())
     root.add_command(profile_group())
     root.add_command(budget_group())
+    root.add_command(key_group())
+    root.add_command(policy_group())
     root.add_command(models_command())
     root.add_command(failover_group())
-    add_place_commands(root)  # /llm policy channel|role|show
     add_place_commands(root)  # /llm policy channel|role|show
 
     @root.command(name="usage", description="Model calls and tokens used by this server.")

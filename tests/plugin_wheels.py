@@ -110,11 +110,14 @@ def widget(version: str) -> dict[str, str]:
     return plugin_files(version, MANIFEST_10, ["widget.count", "widget.reset"])
 
 
-def _dist_info(dist: str, version: str, entry_points: dict[str, str]) -> dict[str, str]:
+def _dist_info(
+    dist: str, version: str, entry_points: dict[str, str], requires: tuple[str, ...]
+) -> dict[str, str]:
     info = f"{dist.replace('-', '_')}-{version}.dist-info"
     eps = "[gigi]\n" + "".join(f"{k} = {v}\n" for k, v in entry_points.items())
+    needs = "".join(f"Requires-Dist: {r}\n" for r in requires)
     return {
-        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n",
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n{needs}",
         f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\n"
         "Tag: py3-none-any\n",
         f"{info}/entry_points.txt": eps,
@@ -132,12 +135,17 @@ def _record(files: dict[str, str], record_path: str) -> str:
 
 
 def build_wheel(
-    folder: Path, version: str, *, dist: str = DIST, files: dict[str, str] | None = None
+    folder: Path,
+    version: str,
+    *,
+    dist: str = DIST,
+    files: dict[str, str] | None = None,
+    requires: tuple[str, ...] = (),
 ) -> Path:
     """A wheel of the widget plugin (or of ``files``) in ``folder``; returns its path."""
     files = dict(files if files is not None else widget(version))
     wheel_version = "1.2" if version == "broken" else version
-    files.update(_dist_info(dist, wheel_version, {"widget": PACKAGE}))
+    files.update(_dist_info(dist, wheel_version, {"widget": PACKAGE}, requires))
     record = f"{dist.replace('-', '_')}-{wheel_version}.dist-info/RECORD"
     files[record] = _record(files, record)
     folder.mkdir(parents=True, exist_ok=True)

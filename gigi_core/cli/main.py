@@ -91,6 +91,9 @@ def _add_builtin_commands() -> None:
     from gigi_core.cli.new_plugin import new_plugin_command
 
     cli.add_command(new_plugin_command, "new-plugin")
+    from gigi_core.cli import install  # gigi install|uninstall|upgrade, plugins outdated|review
+
+    install.register(cli, plugins.plugins_group)
     import importlib
 
     optional_modules = (
@@ -143,4 +146,7 @@ def main() -> None:
 def _needs_plugins(argv: list[str]) -> bool:
     """Skip plugin loading for commands that never use plugins; --help lists plugin commands."""
     words = [a for a in argv if not a.startswith("-")]
-    return not (words and words[0] in {"manifest", "new-plugin", "secrets"})
+    return not (
+        words
+        and words[0] in {"manifest", "new-plugin", "secrets", "install", "uninstall", "upgrade"}
+    )

@@ -123,9 +123,9 @@ def base_decision(actor: Actor, facts: PolicyFacts) -> Decision:
 def held_back_reason(action: ActionSpec) -> str:
     """Why a held-back action is refused, and what an admin does about it."""
     return (
-        f"{action.name} is new or widened in the installed upgrade of {action.plugin} and stays "
-        "off in this server until an admin accepts it: `/gigi plugins review` on Discord, or "
-        f"`gigi plugins review {action.plugin} --guild <server id> --accept`"
+        f"{action.name}: the installed upgrade of {action.plugin} widened what it may do, so it "
+        "stays off in this server until an admin accepts the upgrade: `/gigi plugins review` "
+        f"on Discord, or `gigi plugins review {action.plugin} --guild <server id> --accept`"
     )
 
 

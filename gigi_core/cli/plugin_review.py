@@ -1,0 +1,81 @@
+"""``gigi plugins review``: upgrades' held-back actions in one server, and accepting them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from gigi_core.cli.common import echo_json, with_kernel
+from gigi_core.errors import GigiError
+
+
+def held_lines(pending: list[Any]) -> list[str]:
+    """One block per plugin version: each held-back action and what widened it."""
+    lines = []
+    for item in pending:
+        lines.append(f"{item.plugin} {item.version}:")
+        for action, change in item.actions:
+            shown = f"every action of {item.plugin}" if action == "*" else action
+            lines.append(f"  {shown}: {change}")
+    return lines
+
+
+@click.command("review")
+@click.argument("plugin", required=False)
+@click.option("--guild", required=True, help="The server (guild id) to review for.")
+@click.option("--accept", is_flag=True, help="Turn the held-back actions on in this server.")
+@click.option("--yes", "-y", is_flag=True, help="Accept without asking.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@with_kernel
+async def review_command(
+    kernel: Any,
+    plugin: str | None,
+    guild: str,
+    accept: bool,
+    yes: bool,
+    as_json: bool,
+) -> None:
+    """What upgraded plugins added or widened that stays off in a server until accepted.
+
+    With ``--accept``, an admin turns those actions on in that server (per plugin version:
+    a later upgrade that widens again is held back again).
+    """
+    pending = await kernel.reviews.pending(guild)
+    if plugin is not None:
+        if plugin not in kernel.registry.manifests:
+            known = ", ".join(sorted(kernel.registry.manifests)) or "none"
+            raise GigiError(f"no plugin named {plugin!r} is loaded", hint=f"loaded: {known}")
+        pending = [p for p in pending if p.plugin == plugin]
+    if not accept:
+        if as_json:
+            echo_json({"guild": guild, "pending": [p.as_dict() for p in pending]})
+        elif pending:
+            for line in held_lines(pending):
+                click.echo(line)
+            named = plugin or (pending[0].plugin if len(pending) == 1 else "PLUGIN")
+            click.echo(f"Accept with: gigi plugins review {named} --guild {guild} --accept")
+        else:
+            click.echo(f"Nothing is held back in server {guild}.")
+        return
+    if not pending:
+        message = f"Nothing is held back in server {guild}; nothing to accept."
+        echo_json({"guild": guild, "accepted": []}) if as_json else click.echo(message)
+        return
+    if not as_json:
+        for line in held_lines(pending):
+            click.echo(line)
+    if not yes:
+        if as_json:
+            raise click.UsageError("--json cannot ask: add --yes to accept")
+        if not click.confirm(f"Turn these on in server {guild}?", default=False):
+            raise click.ClickException("Nothing was accepted (add --yes to skip the question).")
+    accepted = []
+    for item in pending:
+        await kernel.reviews.accept(guild, item.plugin, item.version, by="cli")
+        accepted.append({"plugin": item.plugin, "version": item.version})
+    if as_json:
+        echo_json({"guild": guild, "accepted": accepted})
+    else:
+        names = ", ".join(f"{a['plugin']} {a['version']}" for a in accepted)
+        click.echo(f"Accepted in server {guild}: {names}.")

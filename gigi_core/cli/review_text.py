@@ -1,0 +1,77 @@
+"""The install review and the upgrade diff as people read them in a terminal."""
+
+from __future__ import annotations
+
+from gigi_core.manifest.diff import DistributionDiff, PluginDiff, PluginReview
+
+CONFIRMS = {True: "asks for confirmation", False: "no confirmation"}
+
+
+def review_lines(review: PluginReview) -> list[str]:
+    """Everything a fresh plugin asks for, one fact a line."""
+    lines = [f"  plugin {review.name} {review.version}: {review.description}"]
+    lines.append(f"    stores: {review.data_statement}")
+    if review.actions:
+        lines.append("    actions:")
+        for a in review.actions:
+            who = {"everyone": "everyone by default", "admins": "admins unless granted"}.get(
+                a.capability_default, "a kernel capability"
+            )
+            extra = [CONFIRMS[a.confirms]]
+            if a.public_dispatch:
+                extra.append("public dispatch")
+            if not a.offered_to_model:
+                extra.append("command only")
+            if a.command:
+                extra.append(f"command /{a.command}")
+            lines.append(
+                f"      {a.name}: {a.safety}, needs {a.capability} ({who}); {', '.join(extra)}"
+            )
+    else:
+        lines.append("    actions: none (a provider, surface or retriever only)")
+    if review.everyone:
+        lines.append(f"    granted to everyone by default: {', '.join(review.everyone)}")
+    lines.append(f"    Discord intents: {', '.join(review.intents) or 'none'}")
+    lines.append(f"    Discord permissions: {', '.join(review.discord_permissions) or 'none'}")
+    lines.append(f"    config secrets it asks for: {', '.join(review.secrets) or 'none'}")
+    if review.dm_events:
+        lines.append("    receives direct-message events")
+    return lines
+
+
+def diff_lines(diff: PluginDiff) -> list[str]:
+    """What an upgrade changes in one plugin; widened actions marked as held back."""
+    head = f"  plugin {diff.name}: {diff.old_version or '(new)'} -> {diff.new_version or '(gone)'}"
+    if not diff.changed:
+        return [f"{head}: nothing it may do changed"]
+    lines = [head]
+    lines += [f"    {change}" for change in diff.plugin_changes]
+    for change in diff.actions:
+        mark = "HELD BACK until accepted per server" if change.widened else "changed"
+        lines.append(f"    {change.action} ({mark}):")
+        lines += [f"      {c}" for c in change.changes]
+    lines += [f"    removed: {name}" for name in diff.removed]
+    return lines
+
+
+def distribution_lines(
+    dist: DistributionDiff, reviews: dict[str, PluginReview], sources: list[str]
+) -> list[str]:
+    """A fresh install's full review, or an upgrade's diff, for one distribution."""
+    if dist.old_version is None:
+        lines = [f"{dist.distribution} {dist.new_version} (new install)"]
+        if not reviews:
+            lines.append("  declares no packaged manifest: nothing to review before it loads")
+        for name in sorted(reviews):
+            lines += review_lines(reviews[name])
+    else:
+        lines = [f"{dist.distribution} {dist.old_version} -> {dist.new_version}"]
+        for plugin in dist.plugins:
+            lines += diff_lines(plugin)
+        if dist.widens:
+            lines.append(
+                "  Widened actions stay off in every server until an admin accepts them "
+                "(gigi plugins review PLUGIN --guild G --accept, or /gigi plugins review)."
+            )
+    lines += [f"  manifest: {s}" for s in sources]
+    return lines

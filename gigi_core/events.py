@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from gigi_core.errors import GigiError
+from gigi_core.outbox_files import OutboundFile, check_files
 
 ChannelKind = Literal[
     "text", "thread", "private_thread", "forum_post", "voice_text", "dm", "group_dm"
@@ -43,6 +44,7 @@ __all__ = [
     "MessageDeleted",
     "MessageEdited",
     "ObservationState",
+    "OutboundFile",
     "OutboundMessage",
     "OutboxError",
     "PostForbidden",
@@ -236,6 +238,11 @@ class OutboundMessage:
     buttons: tuple[Button, ...] = ()
     reply_to: str | None = None  # a message id in the same channel
     buttons_ttl_seconds: int = 7 * 86400
+    # pictures and other files, posted with the text (``gigi_core.outbox_files``: capped)
+    files: tuple[OutboundFile, ...] = ()
+
+    def __post_init__(self) -> None:
+        check_files(self.files)
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import time
+from pathlib import Path
 from typing import Any
 
 from gigi_core.events import MemberView, OutboundMessage, PostedButton, PostedMessage
@@ -26,9 +28,24 @@ class ConsolePoster:
         self, message: OutboundMessage, buttons: tuple[PostedButton, ...]
     ) -> PostedMessage:
         lines = [f"[#{message.channel_id}] {message.text}"]
+        lines += [f"  [file] {path}" for path in self._save(message)]
         lines += [f"  [{b.button.label}] /{command_line(b)}" for b in buttons]
         self.surface.say("\n".join(lines))
         return PostedMessage(f"console-post-{next(self._ids)}", message.channel_id)
+
+    def _save(self, message: OutboundMessage) -> list[Path]:
+        """A terminal shows no pictures: each file is saved under GIGI_HOME/outbox."""
+        if not message.files:
+            return []
+        folder = Path(self.surface.kernel.settings.home) / "outbox"
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        paths = []
+        for f in message.files:
+            path = folder / f"{stamp}-{next(self._ids)}-{f.name}"
+            path.write_bytes(f.data)
+            paths.append(path)
+        return paths
 
     async def member(
         self, guild_id: str, user_id: str, *, shown_in: str | None = None

@@ -8,6 +8,7 @@ command then runs as the member who pressed, through the same path as typing it
 
 from __future__ import annotations
 
+import io
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -134,6 +135,10 @@ class DiscordPoster:
                     kwargs["reference"] = reference
                 if last and view is not None:
                     kwargs["view"] = view
+                if last and message.files:  # pictures go up as files, never as links
+                    kwargs["files"] = [
+                        discord.File(io.BytesIO(f.data), filename=f.name) for f in message.files
+                    ]
                 sent = await channel.send(part, **kwargs)
                 first = first or sent
         except discord.Forbidden:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import difflib
 import functools
 import logging
 import sys
@@ -490,7 +491,9 @@ class Kernel:
             if record is not None and record.status == "failed":
                 raise ConfigError(f"plugin {plugin} failed to load: {record.error}")
             known = ", ".join(sorted(self.registry.manifests)) or "none"
-            raise ConfigError(f"no loaded plugin is named {plugin!r} (loaded: {known})")
+            close = difflib.get_close_matches(plugin, list(self.registry.manifests), n=3)
+            guess = f"; did you mean {', '.join(close)}?" if close else ""
+            raise ConfigError(f"no loaded plugin is named {plugin!r} (loaded: {known}){guess}")
         return manifest
 
     async def _audit_admin(self, kind: str, guild_id: str, by: str | None, plugin: str) -> None:

@@ -298,6 +298,10 @@ def test_cli_pause_secure_resume_and_status(gigi, database_url, tmp_path) -> Non
     assert "plugins were told to drop what they hold in memory" in result.output
     assert gigi("channel", "status", "--guild", "g1").output.strip() == "c7: secure"
     assert "c7 in guild g1: secure." in gigi("channel", "status", *where).output
+    listed = json.loads(gigi("channel", "status", "--guild", "g1", "--json").output)
+    assert listed == {"guild": "g1", "channels": [{"channel": "c7", "state": "secure"}]}
+    one = json.loads(gigi("channel", "status", "--guild", "g1", "--channel", "c8", "--json").output)
+    assert one["channels"] == [{"channel": "c8", "state": "active"}]
     result = gigi("channel", "resume", *where)
     assert "Channel c7 in guild g1: active." in result.output
     assert "see new messages in c7 again" in result.output

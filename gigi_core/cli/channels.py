@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from gigi_core.cli.common import with_kernel
+from gigi_core.cli.common import echo_json, with_kernel
 
 
 @click.group("channel")
@@ -41,9 +41,22 @@ _state_command("secure", "secure", "Like pause, and plugins drop what they hold 
 @channel_group.command("status")
 @click.option("--guild", required=True, help="Guild (server) id.")
 @click.option("--channel", help="Channel id (default: every channel that is not active).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @with_kernel
-async def status(kernel: Any, guild: str, channel: str | None) -> None:
+async def status(kernel: Any, guild: str, channel: str | None, as_json: bool) -> None:
     """A channel's state, or every paused and secure channel of the guild."""
+    if as_json:
+        if channel is not None:
+            states = {channel: await kernel.channels.get(guild, channel)}
+        else:
+            states = await kernel.channels.states(guild)
+        echo_json(
+            {
+                "guild": guild,
+                "channels": [{"channel": c, "state": s} for c, s in sorted(states.items())],
+            }
+        )
+        return
     if channel is not None:
         click.echo(
             f"Channel {channel} in guild {guild}: {await kernel.channels.get(guild, channel)}."

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+import click.shell_completion
 
 from gigi_core.errors import GigiError
 
@@ -70,6 +71,37 @@ def freeze_startup_heap() -> int:
 
 
 pass_state = click.make_pass_decorator(CliState, ensure=True)
+
+
+def _registry(ctx: click.Context) -> Any:
+    """The loaded plugins' registry for shell completion; None when loading fails."""
+    state = ctx.find_object(CliState) or CliState()
+    try:
+        return state.plugins().registry
+    except Exception:  # completing must never print a traceback into the shell
+        return None
+
+
+def complete_plugin_names(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[click.shell_completion.CompletionItem]:
+    """Tab completion of a plugin NAME: the names `gigi plugins enable` takes."""
+    registry = _registry(ctx)
+    names = sorted(registry.manifests) if registry is not None else []
+    return [
+        click.shell_completion.CompletionItem(n, help=registry.manifests[n].plugin.description)
+        for n in names
+        if n.startswith(incomplete)
+    ]
+
+
+def complete_action_names(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[click.shell_completion.CompletionItem]:
+    """Tab completion of an ACTION: every loaded plugin's actions."""
+    registry = _registry(ctx)
+    names = sorted(registry.actions) if registry is not None else []
+    return [click.shell_completion.CompletionItem(n) for n in names if n.startswith(incomplete)]
 
 
 def with_kernel(fn: Callable[..., Awaitable[T]]) -> Callable[..., T]:

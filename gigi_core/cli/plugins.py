@@ -8,6 +8,7 @@ import click
 
 from gigi_core.cli.common import (
     CliState,
+    complete_plugin_names,
     echo_json,
     parse_json_option,
     pass_state,
@@ -216,7 +217,7 @@ def _sqlite_counts(url: str) -> dict[str, Any]:
 
 
 @plugins_group.command("enable")
-@click.argument("name")
+@click.argument("name", shell_complete=complete_plugin_names)
 @click.option("--guild", required=True, help="Guild (server) id.")
 @click.option(
     "--config-json", help="Per-guild config as a JSON object (validated by the manifest)."
@@ -242,7 +243,7 @@ async def enable(
 
 
 @plugins_group.command("disable")
-@click.argument("name")
+@click.argument("name", shell_complete=complete_plugin_names)
 @click.option("--guild", required=True, help="Guild (server) id.")
 @click.option("--by", help="Who made the change (for the audit log).")
 @with_kernel
@@ -257,7 +258,7 @@ async def disable(kernel: Any, name: str, guild: str, by: str | None) -> None:
 
 
 @plugins_group.command("config")
-@click.argument("name")
+@click.argument("name", shell_complete=complete_plugin_names)
 @click.option("--guild", required=True, help="Guild (server) id.")
 @click.option("--set-json", "set_json", help="Replace the config with this JSON object.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")

@@ -10,6 +10,7 @@ import click
 from gigi_core.cli.common import (
     CliState,
     UsageFailure,
+    complete_action_names,
     echo_json,
     parse_json_option,
     pass_state,
@@ -70,7 +71,7 @@ def list_tools(state: CliState, guild: str | None, as_json: bool) -> None:
 
 
 @tools_group.command("call")
-@click.argument("action")
+@click.argument("action", shell_complete=complete_action_names)
 @click.option("--guild", required=True, help="Guild (server) id.")
 @click.option("--user", required=True, help="Acting user id.")
 @click.option("--role", "roles", multiple=True, help="A role the user holds (repeatable).")

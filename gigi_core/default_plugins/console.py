@@ -198,7 +198,13 @@ class ConsoleSurface:
         words = line.split()
         spec, _ = self.kernel.commands.find(words)
         if spec is None:
-            self.say(f"Unknown command /{words[0] if words else ''}. /help lists the commands.")
+            import difflib
+
+            typed = words[0] if words else ""
+            known = [*COMMANDS, *(c.root for c in self.kernel.commands.sorted())]
+            close = difflib.get_close_matches(typed, known, n=1)
+            guess = f" Did you mean /{close[0]}?" if close else ""
+            self.say(f"Unknown command /{typed}.{guess} /help lists the commands.")
             return
         parts = line.split(None, len(spec.words))
         rest = parts[len(spec.words)] if len(parts) > len(spec.words) else ""

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from gigi_core.errors import (
     ConfirmationRequired,
     GigiError,
+    Hint,
     InvalidArguments,
     PolicyDenied,
     ToolExecutionError,
@@ -37,7 +38,15 @@ def lookup(kernel: Kernel, action: str) -> ActionSpec:
     spec = kernel.registry.actions.get(action)
     if spec is None:
         close = difflib.get_close_matches(action, list(kernel.registry.actions), n=3)
-        hint = f"did you mean {', '.join(close)}?" if close else "`gigi tools list` shows them"
+        hint: str = (
+            f"did you mean {', '.join(close)}?"
+            if close
+            else Hint(
+                "`gigi tools list` shows them",
+                console="/plugins lists every plugin's actions",
+                discord="`/gigi plugins list` shows what is installed",
+            )
+        )
         raise UnknownAction(f"no loaded plugin declares the action {action!r}", hint=hint)
     return spec
 

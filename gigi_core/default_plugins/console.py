@@ -18,7 +18,7 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from gigi_core import hookimpl
-from gigi_core.default_plugins import console_budget, console_policy
+from gigi_core.default_plugins import console_budget, console_models
 from gigi_core.default_plugins.console_input import install_sigint, isatty, read_plain_line
 
 if TYPE_CHECKING:
@@ -45,6 +45,8 @@ Type a message to talk to the agent, or a command:
   /gigi privacy info|export|delete                 your own data
   /llm budget set|show|reset|remove ...   model budgets here (/llm for the options)
   /llm policy channel|role|show ...       per-channel and per-role model policies here
+  /llm models provider=LABEL              the models one of this guild's keys can call
+  /llm failover set|show|clear ...        which keys a failing model call moves on to
   /quota              what you have left on every model budget here, and when it resets
   /enable NAME [--allow-external]   enable a plugin here (you are this guild's admin)
   /disable NAME       disable a plugin here
@@ -475,7 +477,7 @@ COMMANDS = {
     "disable": ConsoleSurface.cmd_disable,
     "help": ConsoleSurface.cmd_help,
     "json": ConsoleSurface.cmd_json,
-    "llm": console_policy.cmd_llm,  # /llm policy ..., else the budget commands
+    "llm": console_models.cmd_llm,  # models, failover, else policy, else budgets
     "quota": console_budget.cmd_quota,
 }
 

@@ -9,6 +9,7 @@ from discord_world import world
 from gigi_discord.settings import DiscordSettings
 from simcord.backend.models.message import AllowedMentions
 
+from gigi_core.testing.fake_providers import FakeOpenAI
 from gigi_core.testing.scripted import say
 
 
@@ -96,3 +97,29 @@ async def test_role_policy_and_show_need_their_capabilities(tmp_path) -> None:
         refused = await w.member.slash(w.channel, "llm policy channel", answer="replies")
         assert refused.ephemeral and "llm.provider.select" in _text(refused)
         assert (await w.kernel.llm.places.effective(w.gid)).answer.where == "default"
+
+
+async def test_a_forum_post_is_answered_with_its_forums_model(tmp_path) -> None:
+    """The chain Discord hands over reaches resolution: the forum's model override serves
+    its posts on the server's own key; the general channel keeps the server's profile."""
+    async with FakeOpenAI() as fake, world(tmp_path, plugins=["openai"]) as w:
+        owner = f"guild:{w.gid}"
+        await w.kernel.llm.add_credential(
+            owner, "openai-compatible", "main", "sk-policy-0123456789", base_url=fake.base_url
+        )
+        await w.kernel.llm.set_profile(owner, "chat", "main", "m-1")
+        forum = w.guild.create_forum_channel("ideas")
+        await w.env.settle()
+        done = await w.admin.slash(
+            w.channel, "llm policy channel", where=forum, purpose="chat", model="m-ideas"
+        )
+        assert "chat → model m-ideas" in _text(done)
+        created = await w.bot.get_channel(forum.id).create_thread(name="Idea", content="starter")
+        await w.env.settle()
+        [post] = [t for t in forum.threads if t.id == created.thread.id]
+        shown = _text(await w.admin.slash(post, "llm policy show"))
+        assert f"**chat**: model m-ideas — from forum <#{forum.id}>" in shown
+        fake.reply_text("noted", times=2)
+        await w.mention(w.member, "an idea", channel=post)
+        await w.mention(w.member, "elsewhere")
+        assert [r.json["model"] for r in fake.requests_to("chat")] == ["m-ideas", "m-1"]

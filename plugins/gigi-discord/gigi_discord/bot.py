@@ -113,11 +113,12 @@ class GigiBot(Publisher, discord.AutoShardedClient):
 
     async def setup_hook(self) -> None:
         from gigi_discord.commands.llm_key import DisclosureButton
+        from gigi_discord.commands.plugin_review import AcceptButton
         from gigi_discord.confirm import DecisionButton
         from gigi_discord.history import DiscordHistory
         from gigi_discord.outbox import DiscordPoster, OutboxButton
 
-        self.add_dynamic_items(DecisionButton, OutboxButton, DisclosureButton)
+        self.add_dynamic_items(DecisionButton, OutboxButton, DisclosureButton, AcceptButton)
         self._unregister_history = self.kernel.history.register("discord", DiscordHistory(self))
         self._unregister_poster = self.kernel.outbox.register("discord", DiscordPoster(self))
         if self.settings.sync_commands:

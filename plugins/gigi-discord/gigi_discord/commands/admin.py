@@ -9,6 +9,7 @@ import discord
 from discord import app_commands
 
 from gigi_discord.commands.common import AdminGroup, choices, context, listing
+from gigi_discord.commands.plugin_review import add_review
 from gigi_discord.errors import Refusal, tell
 
 
@@ -131,6 +132,7 @@ def plugins_group() -> app_commands.Group:
         saved = "Saved. " if new is not None else ""
         await tell(interaction, saved + head + "\n" + listing(lines, "No settings."))
 
+    add_review(group)  # /gigi plugins review (upgrades' held-back actions)
     return group
 
 

@@ -18,9 +18,11 @@ from typing import Any
 import click
 
 from gigi_core.cli.common import CliState, pass_state
+from gigi_core.cli.fake_model import MODEL, FakeModel, echo_text
+
+__all__ = ["MODEL", "FakeModel", "echo_text", "parse_call", "parse_turn", "start_server"]
 
 DEFAULT_PORT = 8799
-MODEL = "fake-model"
 LABEL = "fake"
 
 
@@ -30,9 +32,14 @@ def dev_group() -> None:
 
 
 def parse_turn(raw: Any, where: str) -> dict[str, Any]:
-    """One scripted turn: ``{"text": ...}`` or ``{"tool_calls": [{"name", "args"}]}``."""
+    """One scripted turn: ``{"text": ...}`` or ``{"tool_calls": [{"name", "args"}]}`` for
+    the agent, ``{"structured": {...}}`` for a schema-bound call without tools."""
     if isinstance(raw, str):
         return {"text": raw}
+    if isinstance(raw, dict) and "structured" in raw:
+        if set(raw) != {"structured"}:
+            raise click.BadParameter(f'{where}: a {{"structured": ...}} turn has no other keys')
+        return {"purpose": "structured", "text": json.dumps(raw["structured"])}
     if isinstance(raw, dict) and isinstance(raw.get("text"), str) and "tool_calls" not in raw:
         return {"text": raw["text"]}
     if isinstance(raw, dict) and isinstance(raw.get("tool_calls"), list) and raw["tool_calls"]:
@@ -46,9 +53,18 @@ def parse_turn(raw: Any, where: str) -> dict[str, Any]:
             calls.append({"name": call["name"], "args": args})
         return {"tool_calls": calls, "text": raw.get("text")}
     raise click.BadParameter(
-        f'{where}: a turn is a string, {{"text": ...}} or {{"tool_calls": [{{"name": ..., '
-        '"args": {...}}]}'
+        f'{where}: a turn is a string, {{"text": ...}}, {{"tool_calls": [{{"name": ..., '
+        '"args": {...}}]} or {"structured": {...}}'
     )
+
+
+def parse_structured(raw: str) -> dict[str, Any]:
+    """``--structured '{"answer_needed": false}'``: a schema-bound call's answer."""
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise click.BadParameter(f"--structured: not JSON ({exc.msg}): {raw!r}") from None
+    return parse_turn({"structured": value}, "--structured")
 
 
 def parse_call(raw: str) -> dict[str, Any]:
@@ -75,63 +91,6 @@ def load_script(path: Path) -> list[dict[str, Any]]:
     if not isinstance(data, list):
         raise click.BadParameter(f"{path}: the script must be a list of turns")
     return [parse_turn(turn, f"{path} turn {i + 1}") for i, turn in enumerate(data)]
-
-
-class FakeModel:
-    """Answers chat requests: the scripted turns in order, then an echo of the last message."""
-
-    def __init__(self, turns: list[dict[str, Any]], echo: Any = None) -> None:
-        self.turns = list(turns)
-        self.echo = echo  # called with a line per request (the CLI prints them)
-        self.answered = 0
-
-    def __call__(self, request: Any) -> Any:
-        from gigi_core.testing.fake_providers import FakeToolCall, Reply, chat_completion
-
-        if request.route != "chat" or not isinstance(request.json, dict):
-            return None  # embeddings get deterministic vectors; anything else an error
-        self.answered += 1
-        messages = request.json.get("messages") or []
-        offered = len(request.json.get("tools") or [])
-        model = str(request.json.get("model") or MODEL)
-        if self.turns:
-            turn = self.turns.pop(0)
-            calls = [FakeToolCall(_wire(c["name"]), c["args"]) for c in turn.get("tool_calls", [])]
-            body = chat_completion(
-                text=turn.get("text"),
-                tool_calls=calls,
-                finish_reason="tool_calls" if calls else "stop",
-                model=model,
-            )
-            said = ", ".join(c.name for c in calls) if calls else "scripted text"
-        else:
-            body = chat_completion(text=echo_text(messages), model=model)
-            said = "echo"
-        if self.echo is not None:
-            self.echo(
-                f"request {self.answered}: {len(messages)} messages, {offered} tools offered "
-                f"-> {said}"
-            )
-        return Reply(200, body, route="chat")
-
-
-def _wire(name: str) -> str:
-    """Action names may be given dotted (``dice.roll``): the model speaks wire names."""
-    from gigi_core.testing import wire_name
-
-    return wire_name(name) if "." in name else name
-
-
-def echo_text(messages: list[Any]) -> str:
-    """What the echo model says: the last message back, as plain text."""
-    last = messages[-1] if messages else {}
-    content = last.get("content") if isinstance(last, dict) else None
-    if isinstance(content, list):  # content parts
-        content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    text = str(content or "").strip()
-    if isinstance(last, dict) and last.get("role") == "tool":
-        return f"The tool answered: {text}"
-    return f"You said: {text}" if text else "(fake model: nothing to echo)"
 
 
 def start_server(host: str, port: int, model: FakeModel) -> Any:
@@ -209,6 +168,13 @@ def configure_commands(state: CliState, base_url: str, guild: str) -> list[str]:
 @click.option(
     "--reply", "replies", multiple=True, help="A turn that answers TEXT (repeatable; last)."
 )
+@click.option(
+    "--structured",
+    "structured",
+    multiple=True,
+    metavar="JSON",
+    help="The answer to a schema-bound call without tools (routing, classify; repeatable).",
+)
 @pass_state
 def fake_provider(
     state: CliState,
@@ -218,21 +184,33 @@ def fake_provider(
     script: Path | None,
     calls: tuple[str, ...],
     replies: tuple[str, ...],
+    structured: tuple[str, ...],
 ) -> None:
     """Serve a fake OpenAI-compatible model until Ctrl-C.
 
-    It answers with the scripted turns (--script, then each --call, then each --reply) and
-    then echoes the last message it was sent. It prints its base URL and the two commands
-    that make a guild's chat profile use it.
+    The agent's calls (tools offered, or plain text) get the scripted turns (--script,
+    then each --call, then each --reply), then an echo of the last message. A schema-bound
+    call without tools (a routing, classify or query-analysis profile) gets each
+    --structured answer, then the smallest answer its schema accepts: it never takes a
+    turn meant for the agent. It prints its base URL and the two commands that make a
+    guild's chat profile use it.
     """
     turns = load_script(script) if script is not None else []
     turns += [parse_call(c) for c in calls] + [parse_turn(r, "--reply") for r in replies]
+    turns += [parse_structured(s) for s in structured]
     model = FakeModel(turns, echo=click.echo)
     server = start_server(host, port, model)
     base_url = server.base_url
     click.echo(f"Fake OpenAI-compatible model on {base_url} (model {MODEL}; any key works).")
-    plan = f"{len(turns)} scripted turn(s), then echo" if turns else "echo"
-    click.echo(f"It answers: {plan} (it repeats the last message it gets).")
+    chat = len(model.queues["chat"])
+    plan = f"{chat} scripted turn(s), then echo" if chat else "echo"
+    click.echo(f"It answers the agent: {plan} (it repeats the last message it gets).")
+    shaped = len(model.queues["structured"])
+    click.echo(
+        "Schema-bound calls without tools (routing, classify): "
+        + (f"{shaped} scripted answer(s), then " if shaped else "")
+        + "the smallest answer the schema accepts."
+    )
     click.echo(f"Point guild {guild} at it (once; the port must stay the same):")
     for line in configure_commands(state, base_url, guild):
         click.echo(f"  {line}")

@@ -41,7 +41,7 @@ def test_scripted_turns_then_echo() -> None:
         assert tool["content"] == 'The tool answered: {"total": 4}'
     finally:
         server.stop()
-    assert seen[0] == "request 1: 1 messages, 3 tools offered -> dice__roll"
+    assert seen[0] == "request 1 (chat): 1 messages, 3 tools offered -> dice__roll"
     assert seen[2].endswith("-> echo")
 
 
@@ -119,7 +119,7 @@ def test_the_printed_commands_configure_it_for_gigi_ask(tmp_path) -> None:
         )
         assert ask.returncode == 0, ask.stderr
         assert ask.stdout.strip() == "You said: hello, fake model"
-        assert "request 1:" in server.stdout.readline()
+        assert "request 1 (chat):" in server.stdout.readline()
     finally:
         server.send_signal(signal.SIGINT)
         out, _ = server.communicate(timeout=30)
@@ -140,3 +140,83 @@ def test_bad_calls_are_usage_errors(raw) -> None:
 
     with pytest.raises(click.BadParameter):
         parse_call(raw)
+
+
+def structured(base_url: str, schema: dict, tools: int = 0) -> dict:
+    body = {
+        "model": "m",
+        "messages": [{"role": "user", "content": "does this need an answer?"}],
+        "response_format": {"type": "json_schema", "json_schema": {"name": "s", "schema": schema}},
+        "tools": [{}] * tools,
+    }
+    response = httpx.post(f"{base_url}/chat/completions", json=body, timeout=10)
+    response.raise_for_status()
+    return response.json()["choices"][0]["message"]
+
+
+PRECHECK = {
+    "type": "object",
+    "properties": {"answer_needed": {"type": "boolean"}, "note": {"type": "string"}},
+    "required": ["answer_needed"],
+}
+
+
+def test_a_routing_call_does_not_take_the_agents_scripted_call() -> None:
+    """A schema-bound call without tools (a routing profile's) gets its own answers; the
+    scripted tool call still reaches the agent's call that follows."""
+    seen: list[str] = []
+    turns = [parse_call('dice.roll {"sides": 6}'), parse_turn({"structured": {"x": 1}}, "t")]
+    server = start_server("127.0.0.1", 0, FakeModel(turns, seen.append))
+    try:
+        assert json.loads(structured(server.base_url, PRECHECK)["content"]) == {"x": 1}
+        default = json.loads(structured(server.base_url, PRECHECK)["content"])
+        assert default == {"answer_needed": True}  # the schema's smallest answer: go on
+        [call] = chat(server.base_url, [{"role": "user", "content": "roll"}], tools=2)["tool_calls"]
+        assert call["function"]["name"] == "dice__roll"
+        # An agent call bound to a schema (a persona's output) is still the agent's.
+        persona = structured(server.base_url, PRECHECK, tools=1)["content"]
+        assert persona.startswith("You said: ")
+    finally:
+        server.stop()
+    assert [line.split(" -> ")[1] for line in seen] == [
+        "scripted text",
+        "schema default",
+        "dice__roll",
+        "echo",
+    ]
+    assert seen[1].startswith("request 2 (structured):")
+
+
+def test_the_smallest_answer_follows_the_schema() -> None:
+    from gigi_core.cli.fake_model import smallest
+
+    schema = {
+        "type": "object",
+        "required": ["mode", "count", "tags", "when", "ratio"],
+        "properties": {
+            "mode": {"enum": ["all", "some"]},
+            "count": {"type": "integer", "minimum": 2},
+            "tags": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 2}},
+            "when": {"anyOf": [{"type": "null"}, {"type": "string"}]},
+            "ratio": {"type": ["number", "null"], "exclusiveMinimum": 0.5},
+            "left_out": {"type": "string"},
+        },
+    }
+    assert smallest(schema) == {
+        "mode": "all",
+        "count": 2,
+        "tags": ["xx"],
+        "when": None,
+        "ratio": 1.5,
+    }
+
+
+def test_bad_structured_turns_name_the_option() -> None:
+    import click
+
+    from gigi_core.cli.dev import parse_structured
+
+    with pytest.raises(click.BadParameter, match="--structured: not JSON"):
+        parse_structured("{nope")
+    with pytest.raises(click.BadParameter, match="has no other keys"):
+        parse_turn({"structured": {}, "text": "x"}, "script turn 1")

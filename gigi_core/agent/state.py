@@ -12,6 +12,7 @@ from typing import Any
 
 from gigi_core.agent import persona
 from gigi_core.agent.contracts import Request
+from gigi_core.llm.channel_policy import Place
 from gigi_core.policy.actor import Actor
 
 COMPRESS_AT = 64  # offered tools; below this the names are stored as plain JSON
@@ -132,6 +133,8 @@ def request_to_json(request: Request) -> dict[str, Any]:
         # attached pictures: ids, types, sizes and dimensions only (never their bytes)
         **({"images": [i.meta() for i in request.images]} if request.images else {}),
         **({"billing": request.billing} if request.billing else {}),
+        # where it was asked: ids and kinds, so a resumed run keeps its place policies
+        **({"places": [[p.kind, p.id] for p in request.places]} if request.places else {}),
     }
 
 
@@ -148,4 +151,5 @@ def request_from_json(data: dict[str, Any]) -> Request:
         forced_tool=data.get("forced_tool"),
         persona=persona.from_json(data.get("persona")),
         billing=data.get("billing"),
+        places=tuple(Place.of(kind, ident) for kind, ident in data.get("places") or ()),
     )

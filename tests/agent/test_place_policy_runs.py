@@ -86,3 +86,16 @@ async def test_a_role_policy_refusal_names_the_policy_and_the_command(
         assert reply.status == "failed"
         assert "role r-guest allows m-small" in reply.text and "/llm policy role" in reply.text
         assert fake.requests_to("chat") == []
+
+
+def test_a_stored_run_keeps_where_it_was_asked() -> None:
+    """A run resumed after a confirmation or a restart resolves with the same places."""
+    import json
+
+    from gigi_core.agent.state import request_from_json, request_to_json
+
+    stored = json.loads(json.dumps(request_to_json(ask())))
+    assert stored["places"] == [["thread", "t1"], ["channel", "c1"], ["category", "k1"]]
+    assert request_from_json(stored).places == (THREAD, CHANNEL, CATEGORY)
+    dm = Request(actor=Actor(id="u1"), guild_id=GUILD, channel_id=None, kind="dm", text="x")
+    assert "places" not in request_to_json(dm)  # nothing to keep

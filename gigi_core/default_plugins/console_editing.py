@@ -88,7 +88,10 @@ def _completer(kernel: Any) -> Any:
             current, before = words[-1], words[:-1]
             for candidate in sorted(set(_candidates(kernel, before))):
                 if candidate.startswith(current):
-                    yield Completion(candidate, start_position=-len(current))
+                    # The space after a completed word: the next word can be typed at once.
+                    yield Completion(
+                        candidate + " ", start_position=-len(current), display=candidate
+                    )
 
     return ConsoleCompleter()
 

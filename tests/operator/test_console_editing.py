@@ -121,11 +121,11 @@ async def test_tab_completes_commands_and_action_names(kernel, tmp_path) -> None
     await kernel.enable_plugin("console", "dice")
     async with Typist(kernel, tmp_path) as t:
         await t.type("/he", shows="/he")
-        await t.type(TAB, shows="/help")
+        await t.type(TAB, shows="/help ")  # a space after the completed word
         await t.enter(then="/call ACTION JSON")
         await t.type("/call dice.r", shows="/call dice.r")
-        await t.type(TAB, shows="/call dice.roll")
-        await t.type(' {"sides": 4}')
+        await t.type(TAB, shows="/call dice.roll ")
+        await t.type('{"sides": 4}')
         await t.enter(then=FACES)
 
 
@@ -136,7 +136,9 @@ def test_completion_candidates(kernel) -> None:
         editor = LineEditor(kernel, home=None, input=pipe, output=DummyOutput())
 
     def complete(text: str) -> list[str]:
-        return [c.text for c in editor.completer.get_completions(Document(text), None)]
+        found = [c.text for c in editor.completer.get_completions(Document(text), None)]
+        assert all(c.endswith(" ") for c in found)  # the next word follows a space
+        return [c.rstrip() for c in found]
 
     assert {"call", "confirm", "help", "quit", "exit", "gigi"} <= set(complete("/"))
     assert complete("/con") == ["confirm"]

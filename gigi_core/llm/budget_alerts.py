@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -72,11 +72,16 @@ class Alert:
     limit: int
 
 
-def claim(conn: Connection, settles: Sequence[dict[str, Any]]) -> list[tuple[int, Alert]]:
+def claim(
+    conn: Connection, settles: Sequence[dict[str, Any]], due: Collection[int] | None = None
+) -> list[tuple[int, Alert]]:
     """In the settle's transaction: the thresholds these settles took their windows past,
-    each claimed for this transaction alone, with the index of its settle row."""
+    each claimed for this transaction alone, with the index of its settle row. ``due``:
+    the rows whose window the settle saw past an unannounced threshold (the others skip)."""
     out: list[tuple[int, Alert]] = []
     for index, row in enumerate(settles):
+        if due is not None and index not in due:
+            continue
         if not row.get("b_used") or not row.get("b_limit") or not row.get("b_guild"):
             continue  # nothing was spent (a release), or a hold from before alerts existed
         got = conn.execute(CLAIM, row).first()
@@ -105,8 +110,8 @@ def notice(budget: BudgetInfo, alert: Alert) -> str:
     reached = "is used up" if alert.percent >= 100 else f"has reached {alert.percent} %"
     return (
         f"LLM budget alert: the {who} {budget.window} budget {reached} of its "
-        f"{alert.limit} tokens ({alert.spent} spent, {alert.reserved} held by calls in "
-        f"flight); the window resets at {resets}. "
+        f"{alert.limit} tokens ({alert.spent} spent, {alert.reserved} more held for calls "
+        f"under way); the window resets at {resets}. "
         f"See `gigi llm budget show --guild {budget.guild_id}`."
     )
 

@@ -1,15 +1,17 @@
 """Budgets every model call is held against: reserve the most it may cost, settle after.
 
 Before a provider call ``Budgets.reserve`` holds the call's most cost (its prompt's
-estimated tokens plus its output cap) on every budget that applies to it, in one write
-transaction: per budget one conditional UPDATE (``spent + reserved + most <= limit``) on
-the window's row, in a fixed order (budget id, subject), and, if any does not fit, the
-holds already taken are given back in that same transaction before it commits. SQLite has
-one writer at a time and PostgreSQL re-reads the condition on the row as the earlier
-writer left it, so concurrent calls, in one process or many, never hold more than a budget
-between them. After the call the hold is settled with what the provider reported, in the
-usage row's own write (``UsageWrite.settles``); a failed or cancelled call gives it back.
-A hold a crashed process never settled stays until its window ends: never an overspend.
+estimated tokens plus its output cap) on every budget that applies to it. The holds come
+from this process's lease on each window (``budget_leases``): a share of the window's room
+taken in one write transaction, for every window of the call or none, by one conditional
+UPDATE per window (``spent + reserved + share <= limit``), in a fixed order (budget id,
+subject). SQLite has one writer at a time and PostgreSQL re-reads the condition on the row
+as the earlier writer left it, so processes never lease more than a budget between them,
+and a process never holds more than its leases: N concurrent calls, in one process or
+many, never hold more than the budget. A call that finds room in its leases takes no
+write at all. After the call the hold is settled with what the provider reported, in the
+usage row's own write (``UsageWrite.settles``); a failed or cancelled call gives its hold
+back to the lease. Leases go back when idle and at close; a crashed process's expire.
 
 Budget definitions are read through ``LlmCache`` (``("budgets", guild)``), so a change
 made here applies at once and one made by another process within the cache's seconds.
@@ -18,21 +20,32 @@ made here applies at once and one made by another process within the cache's sec
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import math
 import os
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError
 
 from gigi_core.errors import ConfigError, GigiError
-from gigi_core.store.budget_tables import LlmBudget, LlmBudgetWindow
+from gigi_core.llm.budget_leases import (
+    IDLE_SECONDS,
+    LEASE_SECONDS,
+    RENEW_BELOW,
+    Lease,
+    give_back,
+    renew,
+    share,
+    take,
+)
+from gigi_core.llm.budget_windows import next_start, window_start
+from gigi_core.store.budget_tables import LlmBudget
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
@@ -137,39 +150,6 @@ class BudgetInfo:
         )
 
 
-# -- windows -----------------------------------------------------------------------------
-
-
-def window_start(window: str, reset_hour: int, now: datetime) -> datetime:
-    """The start of the window ``now`` falls in: the last reset at ``reset_hour`` UTC of a
-    day (daily), a Monday (weekly) or the 1st of a month (monthly)."""
-    now = now.astimezone(UTC)
-    start = now.replace(hour=reset_hour, minute=0, second=0, microsecond=0)
-    if window == "daily":
-        return start if start <= now else start - timedelta(days=1)
-    if window == "weekly":
-        start -= timedelta(days=start.weekday())
-        return start if start <= now else start - timedelta(days=7)
-    start = start.replace(day=1)
-    if start <= now:
-        return start
-    return _add_month(start, -1)
-
-
-def next_start(window: str, start: datetime) -> datetime:
-    """When the window that began at ``start`` ends (the next reset)."""
-    if window == "daily":
-        return start + timedelta(days=1)
-    if window == "weekly":
-        return start + timedelta(days=7)
-    return _add_month(start, 1)
-
-
-def _add_month(when: datetime, months: int) -> datetime:
-    index = when.year * 12 + when.month - 1 + months
-    return when.replace(year=index // 12, month=index % 12 + 1)
-
-
 # -- what a call may cost ----------------------------------------------------------------
 
 
@@ -212,6 +192,7 @@ class Hold:
     amount: int
     guild_id: str = ""
     limit: int = 0  # the budget's limit when held: what the alert thresholds are shares of
+    lease: str = ""  # the lease generation it was held from (``budget_leases``)
 
 
 def applicable(
@@ -256,91 +237,7 @@ def applicable(
     return out
 
 
-# -- the statements ----------------------------------------------------------------------
-
-_W = LlmBudgetWindow.__table__
-_KEY = (
-    (_W.c.budget_id == bindparam("b_id"))
-    & (_W.c.subject == bindparam("b_subject"))
-    & (_W.c.starts == bindparam("b_starts"))
-)
-_HOLD = (
-    update(_W)
-    .where(_KEY & (_W.c.spent + _W.c.reserved + bindparam("b_most") <= bindparam("b_limit")))
-    .values(reserved=_W.c.reserved + bindparam("b_most"))
-)
-#: Gives ``b_held`` back and adds ``b_used`` to the spend (a release is ``b_used=0``).
-SETTLE = (
-    update(_W)
-    .where(_KEY)
-    .values(reserved=_W.c.reserved - bindparam("b_held"), spent=_W.c.spent + bindparam("b_used"))
-)
-_INSERTS: dict[str, Any] = {}
-
-
-def _insert(dialect: str) -> Any:
-    statement = _INSERTS.get(dialect)
-    if statement is None:
-        if dialect == "postgresql":
-            from sqlalchemy.dialects.postgresql import insert as dialect_insert
-        else:
-            from sqlalchemy.dialects.sqlite import insert as dialect_insert
-        statement = _INSERTS[dialect] = (
-            dialect_insert(_W)
-            .values(
-                budget_id=bindparam("b_id"),
-                subject=bindparam("b_subject"),
-                starts=bindparam("b_starts"),
-                spent=0,
-                reserved=0,
-            )
-            .on_conflict_do_nothing()
-        )
-    return statement
-
-
-def settle_rows(holds: Sequence[Hold], used: int | None) -> list[dict[str, Any]]:
-    """The ``SETTLE`` parameters for ``holds``: ``used`` tokens are charged to each (None:
-    the provider said nothing, so the held amount is; 0: released)."""
-    return [
-        {
-            "b_id": h.budget_id,
-            "b_subject": h.subject,
-            "b_starts": h.starts,
-            "b_held": h.amount,
-            "b_used": h.amount if used is None else used,
-            "b_limit": h.limit,
-            "b_guild": h.guild_id,
-        }
-        for h in holds
-    ]
-
-
-def _hold_all(rows: list[dict[str, Any]]) -> Callable[[Connection], tuple[int, int] | None]:
-    """The write: hold every row or none; on a refusal, (its index, its spent + reserved)."""
-
-    def write(conn: Connection) -> tuple[int, int] | None:
-        taken: list[dict[str, Any]] = []
-        for index, row in enumerate(rows):
-            if conn.execute(_HOLD, row).rowcount != 1:
-                conn.execute(_insert(conn.dialect.name), row)  # the window's first call
-                if conn.execute(_HOLD, row).rowcount != 1:
-                    if taken:  # given back before the commit: nobody saw them held
-                        conn.execute(
-                            SETTLE, [{**r, "b_held": r["b_most"], "b_used": 0} for r in taken]
-                        )
-                    used = conn.execute(
-                        select(_W.c.spent + _W.c.reserved).where(
-                            _W.c.budget_id == row["b_id"],
-                            _W.c.subject == row["b_subject"],
-                            _W.c.starts == row["b_starts"],
-                        )
-                    ).scalar()
-                    return index, int(used or 0)
-            taken.append(row)
-        return None
-
-    return write
+# -- settling ----------------------------------------------------------------------------
 
 
 def _deadlock(exc: DBAPIError) -> bool:
@@ -348,7 +245,8 @@ def _deadlock(exc: DBAPIError) -> bool:
 
 
 class Budgets:
-    """``kernel.llm``'s budget keeper: which budgets a call meets, its holds, its settling."""
+    """``kernel.llm``'s budget keeper: which budgets a call meets, its holds from this
+    process's leases (``budget_leases``), its settling."""
 
     def __init__(
         self, db: Database, cache: LlmCache, clock: Callable[[], float] = time.time
@@ -356,6 +254,11 @@ class Budgets:
         self.db = db
         self.cache = cache
         self.clock = clock
+        self.leases: dict[tuple[str, str, int], Lease] = {}
+        self._process = uuid.uuid4().hex[:24]
+        self._generation = 0
+        self._lock = asyncio.Lock()
+        self._sweeper: asyncio.Task[None] | None = None
 
     async def for_guild(self, guild_id: str) -> tuple[BudgetInfo, ...]:
         """The guild's budgets, cached with the other LLM facts."""
@@ -379,48 +282,202 @@ class Budgets:
         covering = applicable(budgets, where, provider, model)
         if not covering:
             return []
-        now = datetime.fromtimestamp(self.clock(), UTC)
-        starts = [window_start(b.window, b.reset_hour, now) for b, _ in covering]
-        rows = [
-            {
-                "b_id": b.id,
-                "b_subject": subject,
-                "b_starts": int(start.timestamp()),
-                "b_most": most,
-                "b_limit": b.limit,
-            }
+        now = self.clock()
+        today = datetime.fromtimestamp(now, UTC)
+        starts = [window_start(b.window, b.reset_hour, today) for b, _ in covering]
+        keys = [
+            (b.id, subject, int(start.timestamp()))
             for (b, subject), start in zip(covering, starts, strict=True)
         ]
-        refused = await self._hold(rows)
-        if refused is not None:
-            index, used = refused
-            budget = covering[index][0]
-            left = max(budget.limit - used, 0)
-            raise BudgetExhausted(budget, most, left, next_start(budget.window, starts[index]))
-        return [
-            Hold(r["b_id"], r["b_subject"], r["b_starts"], most, guild_id, r["b_limit"])
-            for r in rows
-        ]
+        held = self._from_leases(covering, keys, most, now)
+        if held is None:
+            async with self._lock:  # one take at a time: the calls behind it find its share
+                now = self.clock()
+                held = self._from_leases(covering, keys, most, now)
+                if held is None:
+                    await self._take(covering, keys, starts, most, now)
+                    held = self._from_leases(covering, keys, most, now)
+        if held is None:  # the limit changed while the share was taken: go again
+            return await self.reserve(guild_id, where, provider, model, most)
+        return held
 
-    async def _hold(self, rows: list[dict[str, Any]]) -> tuple[int, int] | None:
-        """The hold's write; a caller cancelled while it commits gives the holds back."""
-        fn = _hold_all(rows)
+    def _from_leases(
+        self,
+        covering: list[tuple[BudgetInfo, str]],
+        keys: list[tuple[str, str, int]],
+        most: int,
+        now: float,
+    ) -> list[Hold] | None:
+        """The holds, taken from this process's leases without a write, if every lease has
+        room, is not near its expiry and was taken under the budget's current limit."""
+        leases = [self.leases.get(key) for key in keys]
+        for (budget, _), lease in zip(covering, leases, strict=True):
+            if (
+                lease is None
+                or lease.free < most
+                or lease.limit != budget.limit
+                or lease.expires - now < RENEW_BELOW
+            ):
+                return None
+        tick = time.monotonic()
+        holds = []
+        for (budget, _), key, lease in zip(covering, keys, leases, strict=True):
+            assert lease is not None
+            lease.inuse += most
+            lease.used_at = tick
+            holds.append(Hold(*key, most, budget.guild_id, budget.limit, lease.holder))
+        return holds
+
+    async def _take(
+        self,
+        covering: list[tuple[BudgetInfo, str]],
+        keys: list[tuple[str, str, int]],
+        starts: list[datetime],
+        most: int,
+        now: float,
+    ) -> None:
+        """One write extending every lease the call lacks room on (and renewing them);
+        raises ``BudgetExhausted`` for the first window without room for the call."""
+        rows = []
+        for (budget, _), key in zip(covering, keys, strict=True):
+            lease = self.leases.get(key)
+            if lease is None:
+                self._generation += 1
+                lease = self.leases[key] = Lease(
+                    f"{self._process}.{self._generation}", budget.limit
+                )
+            need = max(most - lease.free, 0)
+            rows.append(
+                {
+                    "b_id": key[0],
+                    "b_subject": key[1],
+                    "b_starts": key[2],
+                    "b_lease": lease.holder,
+                    "b_limit": budget.limit,
+                    "b_need": need,
+                    "b_want": max(need, share(budget.limit, most) - lease.free),
+                    "b_expires": int(now) + LEASE_SECONDS,
+                    "b_now": int(now),
+                }
+            )
+        result = await self._write(take(rows))
+        if isinstance(result, tuple):
+            index, used = result
+            budget = covering[index][0]
+            lease = self.leases[keys[index]]
+            left = max(budget.limit - used, 0) + max(lease.free, 0)
+            raise BudgetExhausted(budget, most, left, next_start(budget.window, starts[index]))
+        for (budget, _), key, amount in zip(covering, keys, result, strict=True):
+            lease = self.leases[key]
+            lease.granted += amount
+            lease.limit = budget.limit
+            lease.expires = now + LEASE_SECONDS
+        self._sweep()
+
+    async def _write(self, fn: Callable[[Connection], Any]) -> Any:
+        """A lease write, retried after a deadlock; a caller cancelled while it commits
+        does not cancel it (the share it took still lands in the lease)."""
         for attempt in range(DEADLOCK_RETRIES):
-            future = asyncio.ensure_future(self.db.writer.write(fn))
             try:
-                return await asyncio.shield(future)  # type: ignore[no-any-return]
-            except asyncio.CancelledError:
-                future.add_done_callback(functools.partial(self._release_late, rows))
-                raise
+                return await asyncio.shield(self.db.writer.write(fn))
             except DBAPIError as exc:  # two processes' batches locked rows in turn
                 if not _deadlock(exc) or attempt == DEADLOCK_RETRIES - 1:
                     raise
-                log.info("llm budget hold retried after a deadlock")
+                log.info("llm budget lease retried after a deadlock")
         raise AssertionError("unreachable")
 
-    def _release_late(self, rows: list[dict[str, Any]], future: asyncio.Future[Any]) -> None:
-        """The holds landed after their caller was cancelled: nobody else will settle them."""
-        if future.cancelled() or future.exception() is not None or future.result() is not None:
-            return  # nothing was held
-        released = [{**r, "b_held": r["b_most"], "b_used": 0} for r in rows]
-        self.db.writer.submit(lambda conn: conn.execute(SETTLE, released))
+    def settle_rows(self, holds: Sequence[Hold], used: int | None) -> list[dict[str, Any]]:
+        """The settle parameters for ``holds`` (``budget_leases.settle``), and the leases
+        get back what the call did not use. ``used``: the tokens the provider reported
+        (None: it said nothing, so the held amount is charged; 0: a failed call)."""
+        tick = time.monotonic()
+        rows = []
+        for h in holds:
+            charged = h.amount if used is None else used
+            moved = min(charged, h.amount)  # from the lease to the spend
+            lease = self.leases.get((h.budget_id, h.subject, h.starts))
+            if lease is not None and lease.holder == h.lease:
+                lease.inuse -= h.amount
+                # a call that cost more than it held is paid from the lease's free room too,
+                # so the window's spent + reserved stays within the limit where it can
+                moved = min(charged, max(lease.free, 0))
+                lease.granted -= moved
+                lease.used_at = tick
+            rows.append(
+                {
+                    "b_id": h.budget_id,
+                    "b_subject": h.subject,
+                    "b_starts": h.starts,
+                    "b_lease": h.lease,
+                    "b_held": moved,
+                    "b_used": charged,
+                    "b_limit": h.limit,
+                    "b_guild": h.guild_id,
+                }
+            )
+        return rows
+
+    async def give_back(self, *, idle_for: float = 0.0) -> int:
+        """Returns this process's leases no call used for ``idle_for`` seconds (all of an
+        unused lease, the free part of one in use); the number of leases touched."""
+        async with self._lock:  # never while a take for the same window is in flight
+            return await self._give_back(idle_for)
+
+    async def _give_back(self, idle_for: float) -> int:
+        tick = time.monotonic()
+        rows = []
+        for key, lease in list(self.leases.items()):
+            if tick - lease.used_at < idle_for:
+                continue
+            row = {"b_id": key[0], "b_subject": key[1], "b_starts": key[2], "b_lease": lease.holder}
+            if lease.inuse == 0:
+                del self.leases[key]  # a new lease for this window gets a new generation
+                rows.append({**row, "b_give": None})
+            elif lease.free > 0:
+                rows.append({**row, "b_give": lease.free})
+                lease.granted = lease.inuse
+        if rows:
+            await self._write(give_back(rows))
+        return len(rows)
+
+    def _sweep(self) -> None:
+        if self._sweeper is None or self._sweeper.done():
+            self._sweeper = asyncio.get_running_loop().create_task(self._sweeping())
+
+    async def _sweeping(self) -> None:
+        """Gives idle leases back and renews those calls still hold, until none is left."""
+        while self.leases:
+            await asyncio.sleep(IDLE_SECONDS / 2)
+            try:
+                await self.give_back(idle_for=IDLE_SECONDS)
+                await self._renew()
+            except Exception:  # the next round tries again; close() gives back the rest
+                log.exception("llm budget leases could not be given back")
+
+    async def _renew(self) -> None:
+        """Pushes back the expiry of leases calls hold (a long call must not lose its lease)."""
+        now = self.clock()
+        due = [(k, lease) for k, lease in self.leases.items() if lease.expires - now < RENEW_BELOW]
+        if not due:
+            return
+        rows = [
+            {
+                "b_id": k[0],
+                "b_subject": k[1],
+                "b_starts": k[2],
+                "b_lease": lease.holder,
+                "b_expires": int(now) + LEASE_SECONDS,
+            }
+            for k, lease in due
+        ]
+        await self._write(renew(rows))
+        for _, lease in due:
+            lease.expires = now + LEASE_SECONDS
+
+    async def close(self) -> None:
+        """Before the database closes: every lease goes back (queued settles first)."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            self._sweeper = None
+        await self.db.writer.drain()
+        await self.give_back()

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from gigi_core.errors import GigiError
 from gigi_core.llm import calls
 from gigi_core.llm.budget_alerts import BudgetAlerts
-from gigi_core.llm.budgets import Budgets, Hold, settle_rows
+from gigi_core.llm.budgets import Budgets, Hold
 from gigi_core.llm.errors import ProviderError
 from gigi_core.llm.records import CredentialUnusable, LlmConfigError, Resolution
 from gigi_core.llm.types import ChatRequest, ChatResponse, EmbeddingRequest, EmbeddingResponse
@@ -279,7 +279,9 @@ class Caller:
                     self.resolver.noted(meta.after(values))
             write = usage_write([row], outcome)
             if holds:  # settled in the usage row's own transaction
-                write.settles = settle_rows(holds, spent(result) if error_class is None else 0)
+                write.settles = self.budgets.settle_rows(
+                    holds, spent(result) if error_class is None else 0
+                )
             await self._record(write, durability)
             log.info(
                 "llm call provider=%s model=%s purpose=%s billing=%s status=%s "

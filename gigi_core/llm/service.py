@@ -343,6 +343,9 @@ class LlmService(ModelAdmin):
         return budget
 
     async def budget_status(self, guild_id: str) -> list[BudgetStatus]:
+        """Each budget's window; this process's unused leases go back first, so "held" is
+        what calls in flight (and other processes' leases) hold."""
+        await self.budgets.give_back()
         return await self.budget_store.status(guild_id)
 
     async def quota(
@@ -352,6 +355,7 @@ class LlmService(ModelAdmin):
         from gigi_core.llm.budget_quota import allowances
 
         where = calls.where(None, actor, guild_id, channel_id)
+        await self.budgets.give_back()  # "left" counts no share this process holds unused
         return await allowances(self.budget_store, guild_id, where)
 
     async def reset_budget(
@@ -506,9 +510,9 @@ class LlmService(ModelAdmin):
         return True
 
     async def close(self) -> None:
-        """Before the database closes: queued settles land, then the budget alerts they
-        claimed are posted (bounded), so a notice is not lost at shutdown."""
-        await self.kernel.db.writer.drain()
+        """Before the database closes: queued settles land and budget leases go back, then
+        the budget alerts the settles claimed are posted (bounded), not lost at shutdown."""
+        await self.budgets.close()  # drains the writer, then gives this process's leases back
         await self.caller.alerts.close()
 
     @property

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import func, insert, select, union_all, update
 
 from gigi_core.llm.budget_alerts import Alert, claim
-from gigi_core.llm.budgets import SETTLE
+from gigi_core.llm.budget_leases import settle
 from gigi_core.llm.records import LlmConfigError, UsageRow
 from gigi_core.store.llm_tables import LlmCredential, LlmUsageEvent, LlmUsageRollup
 from gigi_core.store.tables import utcnow
@@ -162,7 +162,7 @@ class UsageWrite:
 
     rows: list[dict[str, Any]]
     outcomes: list[dict[str, Any]]
-    #: Budget holds settled with this usage (``gigi_core.llm.budgets.settle_rows``).
+    #: Budget holds settled with this usage (``Budgets.settle_rows``).
     settles: list[dict[str, Any]] = field(default_factory=list)
     #: The alert thresholds this write's settles claimed: posted once it commits.
     alerts: list[Alert] = field(default_factory=list)
@@ -172,8 +172,8 @@ class UsageWrite:
     def __call__(self, conn: Connection) -> None:
         conn.execute(_INSERT_EVENTS, self.rows)
         if self.settles:
-            conn.execute(SETTLE, self.settles)
-            self._claimed(claim(conn, self.settles))
+            due = settle(conn, self.settles)
+            self._claimed(claim(conn, self.settles, due))
         sums = rollup(self.rows)
         if sums:  # one executemany: a row per day and per hour of each key
             conn.execute(_upsert(conn.dialect.name), sums)

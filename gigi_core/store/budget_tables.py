@@ -60,3 +60,21 @@ class LlmBudgetWindow(Base):
     reserved: Mapped[int] = mapped_column(BigInteger, default=0)
     #: The highest alert threshold (percent of the limit) already announced: 0, 80, 95, 100.
     alerted: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+
+
+class LlmBudgetLease(Base):
+    """A share of one window a process took in one write and hands out to its calls
+    (revision kernel_0018); counted in the window's ``reserved`` until settled or given back.
+
+    ``holder`` is the process's lease generation: a settle queued behind a give-back never
+    touches a later lease. A crashed process's lease is reclaimed once ``expires`` passes.
+    """
+
+    __tablename__ = "llm_budget_leases"
+
+    budget_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    subject: Mapped[str] = mapped_column(String(64), primary_key=True)
+    starts: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    holder: Mapped[str] = mapped_column(String(48), primary_key=True)
+    amount: Mapped[int] = mapped_column(BigInteger, default=0)
+    expires: Mapped[int] = mapped_column(BigInteger)  # epoch seconds, UTC

@@ -90,6 +90,12 @@ class LlmModelProfile(Base):
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     selected_by: Mapped[str | None] = mapped_column(String(64))
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    #: Prices per million input / output tokens (kernel_0018): what money budgets count in.
+    input_price: Mapped[float | None] = mapped_column(Float)
+    output_price: Mapped[float | None] = mapped_column(Float)
+    currency: Mapped[str | None] = mapped_column(String(8))
+    #: The cheaper model on the same credential that answers once a budget is spent.
+    budget_fallback_model: Mapped[str | None] = mapped_column(String(200))
 
 
 class LlmGuildPolicy(Base):

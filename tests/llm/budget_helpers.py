@@ -39,8 +39,10 @@ async def configure(kernel: Kernel, base_url: str) -> None:
 
 
 async def counters(kernel: Kernel) -> tuple[int, int]:
-    """(spent, reserved) summed over every window row."""
+    """(spent, reserved) summed over every window row, once this process's budget leases
+    are given back (what is still reserved then is held by calls or other processes)."""
     await kernel.db.writer.drain()
+    await kernel.llm.budgets.give_back()
     w = LlmBudgetWindow
     async with kernel.db.engine.connect() as conn:
         row = (

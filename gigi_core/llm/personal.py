@@ -31,8 +31,8 @@ PREFERRED_PURPOSES: tuple[str, ...] = ("chat",)
 #: What a reply says when guild context was left out of a run billed to the member's key.
 DISCLOSURE_NOTE = (
     "This answer was billed to your personal key, so the server's context (memory, "
-    "knowledge, channel history) was left out. To include it, confirm once that it may be "
-    "sent to your provider: the button below, or `/llm key disclose`."
+    "knowledge, channel history) was left out. To include it, confirm once with "
+    "`/llm key disclose` that it may be sent to your provider."
 )
 #: What guild context a personal key would carry, for the disclosure a member confirms.
 DISCLOSED = (
@@ -81,6 +81,10 @@ class PersonalKeys:
     """``kernel.llm.personal``: a thin layer over the service, always for ``user:<id>``."""
 
     note = DISCLOSURE_NOTE  # for surfaces, which import no kernel module
+
+    @staticmethod
+    def disclosure(provider: str | None) -> str:
+        return disclosure_text(provider)
 
     def __init__(self, llm: LlmService) -> None:
         self.llm = llm

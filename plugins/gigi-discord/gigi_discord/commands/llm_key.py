@@ -29,10 +29,6 @@ MEMBER_LEAVES = frozenset(
     | {"llm key disclose"}
 )
 DISCLOSE_TEMPLATE = r"gigi:d:(?P<uid>[0-9]{1,20}):(?P<gid>[0-9]{1,20})"
-WHAT_IS_SENT = (
-    "the server's memory and knowledge entries that match your question, recent messages "
-    "of the channel when you ask for them, and earlier turns of the conversation"
-)
 
 
 def _uid(interaction: discord.Interaction[Any]) -> str:
@@ -236,10 +232,8 @@ def key_group() -> app_commands.Group:
             await tell(interaction, "You already confirmed this for this server.")
             return
         preferred = await bot.kernel.llm.personal.preferred(uid)
-        where = f"your {preferred.provider} account" if preferred else "your own provider"
         await interaction.response.send_message(
-            f"Answers billed to your key are sent to {where}. In this server that can "
-            f"include {WHAT_IS_SENT}. Until you confirm, that context is left out of them.",
+            bot.kernel.llm.personal.disclosure(preferred.provider if preferred else None),
             view=disclosure_view(uid, gid),
             ephemeral=True,
         )

@@ -46,7 +46,7 @@ async def call(
     try:
         return await llm.caller.with_fallback(resolution, make, where, durability)
     except ProviderError as first:
-        if resolution.keyless or resolution.purpose == "test":
+        if resolution.keyless:  # no owner's key to move away from
             raise
         plan = await plan_for(llm, resolution)
         if plan is None or first.error_class not in plan.on:

@@ -233,3 +233,26 @@ async def test_a_revoked_entry_is_skipped(database_url, tmp_path) -> None:
             await chat(kernel)
         assert caught.value.error_class == "rate_limited"
         assert b.requests == []
+
+
+async def test_embeddings_fail_over_too(database_url, tmp_path) -> None:
+    async with (
+        failover_kernel(tmp_path, database_url) as kernel,
+        FakeOpenAI(api_key=KEY_A) as a,
+        FakeOpenAI(api_key=KEY_B, embedding_dimension=4) as b,
+    ):
+        llm = kernel.llm
+        await llm.add_credential(OWNER, "openai-compatible", "main", KEY_A, base_url=a.base_url)
+        await llm.add_credential(OWNER, "openai-compatible", "spare", KEY_B, base_url=b.base_url)
+        await llm.set_profile(OWNER, "embedding", "main", "emb-1")
+        await llm.set_failover(OWNER, "embedding", "spare:emb-2")
+        a.reply_server_error(502, times=4)
+        reply = await llm.embed(["one", "two"], guild_id=GUILD, actor=MEMBER)
+        assert reply.dimension == 4 and len(reply.vectors) == 2
+        assert b.last_request.json["model"] == "emb-2"
+        served = (await rows(kernel))[-1]
+        assert (served["purpose"], served["failover_step"], served["failover_reason"]) == (
+            "embedding",
+            1,
+            "server",
+        )

@@ -18,7 +18,7 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from gigi_core import hookimpl
-from gigi_core.default_plugins import console_budget, console_models
+from gigi_core.default_plugins import console_budget, console_keys
 from gigi_core.default_plugins.console_input import install_sigint, isatty, read_plain_line
 from gigi_core.default_plugins.console_review import cmd_review
 
@@ -49,6 +49,9 @@ Type a message to talk to the agent, or a command:
   /llm models provider=LABEL              the models one of this guild's keys can call
   /llm failover set|show|clear ...        which keys a failing model call moves on to
   /quota              what you have left on every model budget here, and when it resets
+  /llm key add|list|test|prefer|remove|disclose ...  your own API keys (you pay for them)
+  /llm policy personal-keys value=off|dm-only|guild-allowed   may members' keys answer here
+  /ask [billing=server|me] TEXT   ask, billed to the guild or to your own key (remembered)
   /enable NAME [--allow-external]   enable a plugin here (you are this guild's admin)
   /disable NAME       disable a plugin here
   /review [accept [PLUGIN]]  what plugin upgrades hold back here; accept them
@@ -479,7 +482,8 @@ COMMANDS = {
     "disable": ConsoleSurface.cmd_disable,
     "help": ConsoleSurface.cmd_help,
     "json": ConsoleSurface.cmd_json,
-    "llm": console_models.cmd_llm,  # models, failover, else policy, else budgets
+    "llm": console_keys.cmd_llm,  # your keys, then models, failover, policy, budgets
+    "ask": console_keys.cmd_ask,
     "quota": console_budget.cmd_quota,
     "review": cmd_review,
 }

@@ -82,9 +82,9 @@ class PlacePolicies:
                     "answer mode every only applies to ambient channels, and the ambient "
                     f"plugin is not enabled in guild {guild_id}",
                     hint=(
-                        "enable the ambient plugin and turn it on for the channel "
-                        "(`/gigi plugins enable plugin:ambient`), or use answer mode "
-                        "mention or replies"
+                        "enable the ambient plugin (`/gigi plugins enable plugin:ambient`) "
+                        "and turn it on in the channel (`/ambient enable`), or use answer "
+                        "mode mention or replies"
                     ),
                 )
         policy = await self.store.set_place(

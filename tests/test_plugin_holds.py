@@ -43,6 +43,10 @@ async def test_held_back_action_is_denied_until_the_guild_accepts(database_url, 
 
         assert await kernel.reviews.accept("g1", "box", "0.0.1", by="admin")
         assert not await kernel.reviews.accept("g1", "box", "0.0.1", by="admin")  # once
+        audited = [e for e in await kernel.audit.recent("g1") if e["kind"].startswith("plugin.rev")]
+        assert [(e["kind"], e["actor_id"], e["action"]) for e in audited] == [
+            ("plugin.review.accept", "admin", "box 0.0.1")
+        ]
         assert (await _decide(kernel, "box.echo", "g1", cached=True)).allowed
         assert (await _decide(kernel, "box.echo", "g1", cached=False)).allowed
         assert await kernel.reviews.pending("g1") == []

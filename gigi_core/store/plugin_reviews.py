@@ -125,6 +125,19 @@ class PluginReviews:
                 )
         except IntegrityError:
             return False
+        from gigi_core.store.audit import AuditLog, AuditRecord
+
+        await AuditLog(
+            self.db
+        ).record(  # names only, as every admin change
+            AuditRecord(
+                kind="plugin.review.accept",
+                status="ok",
+                actor_id=by,
+                guild_id=guild_id,
+                action=f"{plugin} {version}"[:128],
+            )
+        )
         self.on_change()
         return True
 

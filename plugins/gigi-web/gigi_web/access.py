@@ -23,6 +23,7 @@ PAGES: dict[str, str] = {
     "data": "gigi.privacy.self",
 }
 ADMIN_PAGES = ("plugins", "grants", "audit", "usage")
+NAMES_SECONDS = 60.0  # role and channel names only label ids on a page; no decision uses them
 
 
 class Refused(Exception):
@@ -45,6 +46,7 @@ class Access:
         self.kernel = kernel
         self.settings = settings
         self._bot: tuple[float, set[str]] = (0.0, set())
+        self._names: dict[tuple[str, str], tuple[float, dict[str, str]]] = {}
 
     def _fresh(self, at: float) -> bool:
         return time.monotonic() - at < self.settings.member_ttl
@@ -55,6 +57,19 @@ class Access:
             ids = await discord_api.bot_guild_ids(self.settings)
             self._bot = (time.monotonic(), ids)
         return ids
+
+    async def names(self, kind: str, guild_id: str) -> dict[str, str]:
+        """A server's role or channel names by id (for display only), kept for a minute."""
+        key = (kind, guild_id)
+        cached = self._names.get(key)
+        if cached is not None and time.monotonic() - cached[0] < NAMES_SECONDS:
+            return cached[1]
+        read = discord_api.guild_roles if kind == "roles" else discord_api.guild_channels
+        found = await read(self.settings, guild_id)
+        if len(self._names) > 10_000:
+            self._names.clear()
+        self._names[key] = (time.monotonic(), found)
+        return found
 
     async def guilds(self, session: WebSession) -> list[UserGuild]:
         """The member's servers where the bot is too, as Discord reports them now."""

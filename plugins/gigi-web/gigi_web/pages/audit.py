@@ -8,7 +8,6 @@ from starlette.responses import Response
 
 from gigi_core import AuditFilter, GigiError, query_audit
 from gigi_core.llm import parse_since
-from gigi_web import discord_api
 from gigi_web.pages.common import member_for, show
 
 FILTERS = ("actor", "action", "outcome", "since")
@@ -36,7 +35,7 @@ async def audit_page(request: Request) -> Response:
             limit=50,
         ),
     )
-    channels = await discord_api.guild_channels(web.settings, member.guild.id)
+    channels = await web.access.names("channels", member.guild.id)
     return await show(
         request, web, member, "audit.html", rows=page.rows, next_before=page.next_before_id,
         chosen=chosen, channels=channels, error=error,

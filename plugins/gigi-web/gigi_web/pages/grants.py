@@ -6,7 +6,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gigi_core import ConfigError
-from gigi_web import discord_api
 from gigi_web.guards import checked_form, form_text
 from gigi_web.pages.common import back, member_for, show
 
@@ -15,7 +14,7 @@ async def grant_list(request: Request, error: str | None = None, status: int = 2
     web, member = await member_for(request, "grants")
     guild_id = member.guild.id
     grants = await web.kernel.grants.list(guild_id)
-    roles = await discord_api.guild_roles(web.settings, guild_id)
+    roles = await web.access.names("roles", guild_id)
     capabilities = sorted(web.kernel.registry.capabilities.items())
     return await show(
         request, web, member, "grants.html", status=status, grants=grants, roles=roles,

@@ -26,6 +26,7 @@ from gigi_core.store.llm_tables import (
     LlmUsageEvent,
 )
 from gigi_core.store.outbox_tables import OutboxButton
+from gigi_core.store.personal_tables import LlmBillingChoice, LlmContextDisclosure
 from gigi_core.store.tables import AuditEvent, CapabilityGrant, GuildPlugin, SealedSecret
 
 
@@ -113,6 +114,8 @@ async def export_kernel(db: Database, user_id: str, guild_id: str | None) -> dic
         if guild_id is not None:
             usage_q = usage_q.where(LlmUsageEvent.guild_id == guild_id)
         usage = (await s.scalars(usage_q)).all()
+        choices = (await s.scalars(_personal(LlmBillingChoice, user_id, guild_id))).all()
+        disclosed = (await s.scalars(_personal(LlmContextDisclosure, user_id, guild_id))).all()
     return {
         "llm_credentials": [
             {
@@ -159,7 +162,25 @@ async def export_kernel(db: Database, user_id: str, guild_id: str | None) -> dic
             }
             for u in usage
         ],
+        "llm_billing_choices": [
+            {"guild_id": c.guild_id, "billing": c.billing, "updated_at": _iso(c.updated_at)}
+            for c in choices
+        ],
+        "llm_context_disclosures": [
+            {"guild_id": d.guild_id, "acknowledged_at": _iso(d.acknowledged_at)} for d in disclosed
+        ],
     }
+
+
+def _personal(table: Any, user_id: str, guild_id: str | None) -> Any:
+    """A member's billing choices or disclosure acknowledgements (one guild's, or all)."""
+    query = select(table).where(table.user_id == user_id)
+    return query.where(table.guild_id == guild_id) if guild_id is not None else query
+
+
+def _delete_personal(table: Any, user_id: str, guild_id: str | None) -> Any:
+    query = delete(table).where(table.user_id == user_id)
+    return query.where(table.guild_id == guild_id) if guild_id is not None else query
 
 
 async def delete_kernel(
@@ -200,6 +221,11 @@ async def delete_kernel(
             counts["llm_credentials"] = (
                 await s.execute(delete(LlmCredential).where(mine))
             ).rowcount
+        for table, key in (
+            (LlmBillingChoice, "llm_billing_choices"),
+            (LlmContextDisclosure, "llm_context_disclosures"),
+        ):
+            counts[key] = (await s.execute(_delete_personal(table, user_id, guild_id))).rowcount
         grants = delete(CapabilityGrant).where(
             CapabilityGrant.subject_type == "user", CapabilityGrant.subject_id == user_id
         )
@@ -317,6 +343,10 @@ async def purge_kernel_guild(db: Database, guild_id: str) -> dict[str, int]:
             )
         ).rowcount
         await s.execute(delete(LlmGuildPolicy).where(LlmGuildPolicy.guild_id == guild_id))
+        await s.execute(delete(LlmBillingChoice).where(LlmBillingChoice.guild_id == guild_id))
+        await s.execute(
+            delete(LlmContextDisclosure).where(LlmContextDisclosure.guild_id == guild_id)
+        )
         counts["grants"] = (
             await s.execute(delete(CapabilityGrant).where(CapabilityGrant.guild_id == guild_id))
         ).rowcount

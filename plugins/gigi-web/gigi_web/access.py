@@ -18,11 +18,12 @@ from gigi_web.settings import WebSettings
 PAGES: dict[str, str] = {
     "plugins": "plugins.manage",
     "grants": "grants.manage",
+    "channels": "gigi.channel.manage",
     "audit": "audit.read",
     "usage": "llm.usage.read",
     "data": "gigi.privacy.self",
 }
-ADMIN_PAGES = ("plugins", "grants", "audit", "usage")
+ADMIN_PAGES = ("plugins", "grants", "channels", "audit", "usage")
 NAMES_SECONDS = 60.0  # role and channel names only label ids on a page; no decision uses them
 
 

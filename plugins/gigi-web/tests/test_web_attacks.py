@@ -26,14 +26,15 @@ from web_world import (
 
 from gigi_core import AuditFilter, query_audit
 
-ADMIN_GETS = ["plugins", "plugins/webnotes/enable", "plugins/webnotes/config", "grants", "audit",
-              "usage"]  # fmt: skip
+ADMIN_GETS = ["plugins", "plugins/webnotes/enable", "plugins/webnotes/config", "grants",
+              "channels", "audit", "usage"]  # fmt: skip
 ADMIN_POSTS = {
     "plugins/webnotes/enable": {},
     "plugins/webnotes/disable": {},
     "plugins/webnotes/config": {"units": "2"},
     "grants/add": {"capability": "*", "subject_type": "user", "user": MEMBER},
     "grants/remove": {"capability": "*", "subject_type": "user", "user": MEMBER},
+    "channels/set": {"channel": "8001", "state": "paused"},
 }
 
 
@@ -49,6 +50,7 @@ async def test_a_member_without_manage_server_cannot_call_admin_endpoints(dashbo
     kernel = dashboard.kernel
     assert await kernel.grants.list(ALPHA) == []
     assert await kernel.plugin_state.get(ALPHA, "webnotes") is None
+    assert await kernel.channels.states(ALPHA) == {}
     # A grant from an admin opens exactly the page it names, decided by the policy engine.
     await kernel.add_grant(ALPHA, "audit.read", "role", "7002", by=ADMIN)
     assert (await bob.client.get(f"/g/{ALPHA}/audit")).status_code == 200
@@ -198,6 +200,7 @@ async def test_untrusted_text_is_escaped_everywhere(dashboard) -> None:
         "enable": await ada.client.get(f"/g/{ALPHA}/plugins/webnotes/enable"),
         "grants": await ada.client.get(f"/g/{ALPHA}/grants"),
         "audit": await ada.client.get(f"/g/{ALPHA}/audit"),
+        "channels": await ada.client.get(f"/g/{ALPHA}/channels"),
         "data": await ada.client.get(f"/g/{BETA}/data"),
     }
     raw = ["<script>alert(", "<img src=x", "<b onmouseover", "<i>admin</i>"]
@@ -208,6 +211,7 @@ async def test_untrusted_text_is_escaped_everywhere(dashboard) -> None:
     assert "&lt;img src=x onerror=alert(" in pages["enable"].text  # the data statement
     assert "&lt;img src=x" in pages["grants"].text  # a role name
     assert "#&lt;script&gt;" in pages["audit"].text  # a channel name
+    assert "#&lt;script&gt;" in pages["channels"].text
     assert "&lt;b onmouseover" in pages["data"].text  # a server name
     assert "ada &lt;i&gt;admin&lt;/i&gt;" in pages["servers"].text  # a username
     assert EVIL_CHANNEL and EVIL_ROLE and EVIL_GUILD

@@ -171,3 +171,29 @@ async def test_my_data_export_and_delete(dashboard) -> None:
     deleted = await browser.post(f"/g/{ALPHA}/data/delete", {"confirm": "delete"})
     assert deleted.status_code == 200 and "Deleted" in deleted.text
     assert await dashboard.kernel.grants.list(ALPHA) == []  # the grant naming bob is gone
+
+
+async def test_channel_states_pause_resume_and_secure_with_confirmation(dashboard) -> None:
+    browser = await _admin(dashboard)
+    page = await browser.client.get(f"/g/{ALPHA}/channels")
+    assert page.status_code == 200 and "active" in page.text
+    paused = await browser.post(f"/g/{ALPHA}/channels/set", {"channel": "8001", "state": "paused"})
+    assert paused.status_code == 303
+    assert await dashboard.kernel.channels.get(ALPHA, "8001") == "paused"
+    unconfirmed = await browser.post(
+        f"/g/{ALPHA}/channels/set", {"channel": "8001", "state": "secure"}
+    )
+    assert unconfirmed.status_code == 400 and "I understand" in unconfirmed.text
+    assert await dashboard.kernel.channels.get(ALPHA, "8001") == "paused"
+    secured = await browser.post(
+        f"/g/{ALPHA}/channels/set", {"channel": "8001", "state": "secure", "confirm": "on"}
+    )
+    assert secured.status_code == 303
+    assert await dashboard.kernel.channels.get(ALPHA, "8001") == "secure"
+    other = await browser.post(f"/g/{ALPHA}/channels/set", {"channel": "4242", "state": "paused"})
+    assert other.status_code == 404  # not a channel of this server
+    rows = await query_audit(
+        dashboard.kernel.db, AuditFilter(guild_id=ALPHA, action="channel.state")
+    )
+    assert [r["status"] for r in rows.rows] == ["secure", "paused"]
+    assert {r["actor_id"] for r in rows.rows} == {ADMIN}

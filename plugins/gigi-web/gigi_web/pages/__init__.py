@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from starlette.routing import Route
 
-from gigi_web.pages import audit, auth, config, grants, mydata, plugins, servers, usage
+from gigi_web.pages import audit, auth, channels, config, grants, mydata, plugins, servers, usage
 
 
 def routes() -> list[Route]:
@@ -23,6 +23,8 @@ def routes() -> list[Route]:
         Route(f"{g}/grants", grants.grant_list),
         Route(f"{g}/grants/add", grants.add, methods=["POST"]),
         Route(f"{g}/grants/remove", grants.remove, methods=["POST"]),
+        Route(f"{g}/channels", channels.channel_list),
+        Route(f"{g}/channels/set", channels.set_state, methods=["POST"]),
         Route(f"{g}/audit", audit.audit_page),
         Route(f"{g}/usage", usage.usage_page),
         Route(f"{g}/data", mydata.data_page),

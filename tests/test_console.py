@@ -135,6 +135,8 @@ async def test_reject_and_cancel(env) -> None:
     await kernel.enable_plugin("console", "box")
     output = await drive(kernel, ["/call box.write {}", "/reject", "/reject"])
     assert "box.write was rejected; nothing ran." in output
+    rejected = output.split("awaiting_confirmation)")[1].split("(run ")[0]
+    assert rejected.strip() == "box.write was rejected; nothing ran."  # said once
     assert "Nothing is waiting for a confirmation; use /reject RUN." in output
     console, out = surface(kernel, [])
     await console.handle_line("/call box.wipe {}")

@@ -346,11 +346,16 @@ class CallHandler:
         # process dying before that leaves the decision for recovery to settle (``recovery``).
         if outcome != "approved":
             r.state.awaiting = None
-            self.tool_result(
-                awaiting, {"error": f"the user {outcome} this call; it did not run"}, is_error=True
-            )
             action = awaiting.get("action")
-            self.refuse(str(action), WHY.get(f"confirm_{outcome}", outcome))
+            if r.state.mode == "direct":  # the Stop's one sentence says it (it was said thrice)
+                r.state.pending = [c for c in r.state.pending if c.get("id") != awaiting.get("id")]
+            else:  # the model hears it; the reply's note names it whatever the model says
+                self.tool_result(
+                    awaiting,
+                    {"error": f"the user {outcome} this call; it did not run"},
+                    is_error=True,
+                )
+                self.refuse(str(action), WHY.get(f"confirm_{outcome}", outcome))
             step = StepRecord(
                 "confirmation", outcome, tool=action, reason=f"confirm_{shown_name(outcome)}"
             )

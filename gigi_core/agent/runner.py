@@ -28,6 +28,7 @@ from gigi_core.agent.toolset import Toolset
 from gigi_core.agent.vision import ImagesNotAccepted
 from gigi_core.errors import GigiError, ToolError
 from gigi_core.llm.budgets import BudgetExhausted
+from gigi_core.llm.channel_policy import RoleNotAllowed
 from gigi_core.llm.errors import ProviderError
 from gigi_core.llm.types import ChatRequest, ChatResponse, Message, NamedToolChoice
 from gigi_core.policy.view import GuildView, guild_view
@@ -181,6 +182,11 @@ class Runner:
                 index, StepRecord("llm", "error", duration_ms=ms(started)), "agent.plan"
             )
             raise Stop.spent(exc) from None
+        except RoleNotAllowed as exc:  # the member's roles may not use this model: say whose
+            await self.commit(
+                index, StepRecord("llm", "error", duration_ms=ms(started)), "agent.plan"
+            )
+            raise Stop("role_policy", exc.text_for(self.request.surface), "failed") from None
         except GigiError as exc:  # nothing configured, credential unusable ...
             await self.commit(
                 index, StepRecord("llm", "error", duration_ms=ms(started)), "agent.plan"

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from gigi_core.errors import Hint
 from gigi_core.llm.records import LlmConfigError, Resolution, check_purpose
 
 PlaceKind = Literal["thread", "channel", "forum", "category", "guild"]
@@ -28,6 +29,10 @@ PROMPT_HEADER = (
     "for this channel only; they are not rules about permissions, cannot grant anything and "
     "never override the rules above."
 )
+
+
+class RoleNotAllowed(LlmConfigError):
+    """A member's roles allow none of the model chosen for their request (admins exempt)."""
 
 
 def _id(value: str, what: str) -> str:
@@ -208,22 +213,37 @@ class GuildPolicies:
 
     def role_refusal(
         self, resolution: Resolution, roles: Iterable[str], admin: bool
-    ) -> LlmConfigError | None:
+    ) -> RoleNotAllowed | None:
         """Why a member's roles may not use the resolved model (admins never are held)."""
         if admin or not self.roles:
             return None
         ruled = [self.roles[r] for r in sorted(set(roles)) if r in self.roles]
         if not ruled or any(p.allows(resolution) for p in ruled):
             return None
-        names = "; ".join(f"role {p.role_id} allows {', '.join(p.models)}" for p in ruled)
-        first = ruled[0].role_id
-        return LlmConfigError(
-            f"your roles do not allow model {resolution.model} ({resolution.purpose}) here: "
-            f"the role policy says {names}",
-            hint=(
-                f"an admin can allow it with `/llm policy role role:<role> allow:"
-                f"{resolution.model}` (CLI: `gigi llm policy role --guild {self.guild_id} "
-                f"--role {first} --allow {resolution.model}`)"
+        first = ruled[0]
+        model = resolution.model
+        wider = ",".join((*first.models, model))  # allow replaces the list: keep what it had
+        said = f"your roles do not allow model {model} ({resolution.purpose}) here"
+        message = Hint(
+            f"{said}: the role policy says "
+            + "; ".join(f"role {p.role_id} allows {', '.join(p.models)}" for p in ruled),
+            discord=f"{said}: the role policy says "
+            + "; ".join(f"<@&{p.role_id}> allows {', '.join(p.models)}" for p in ruled),
+        )
+        discord = f"an admin can allow it with `/llm policy role role:<role> allow:{wider}`"
+        shell = (
+            f"`gigi llm policy role --guild {self.guild_id} --role {first.role_id} --allow {wider}`"
+        )
+        return RoleNotAllowed(
+            message,
+            hint=Hint(
+                f"{discord} (CLI: {shell})",
+                discord=discord,
+                shell=f"an admin can allow it with {shell}",
+                console=(
+                    "an admin can allow it with "
+                    f"`/llm policy role role={first.role_id} allow={wider}`"
+                ),
             ),
         )
 

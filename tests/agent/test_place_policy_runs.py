@@ -83,7 +83,7 @@ async def test_a_role_policy_refusal_names_the_policy_and_the_command(
         await kernel.llm.places.set_role(GUILD, "r-guest", ["m-small"])
         guest = Actor(id="u1", roles=frozenset({"r-guest"}))
         reply = await AgentRuntime(kernel).handle(ask(actor=guest))
-        assert reply.status == "failed"
+        assert reply.status == "failed" and reply.termination_reason == "role_policy"
         assert "role r-guest allows m-small" in reply.text and "/llm policy role" in reply.text
         assert fake.requests_to("chat") == []
 

@@ -118,7 +118,10 @@ async def test_a_role_allow_list_refuses_before_the_call(database_url, tmp_path)
         guest = Actor(id="u1", roles=frozenset({"r-guest"}))
         with pytest.raises(LlmConfigError, match="role r-guest allows m-small") as err:
             await llm.chat(request(), guild_id=GUILD, actor=guest, channel_id="c1")
-        assert "/llm policy role" in str(err.value) and "--allow m-1" in str(err.value)
+        assert "/llm policy role" in str(err.value) and "--allow m-small,m-1" in str(err.value)
+        assert err.value.text_for("console").endswith(
+            "`/llm policy role role=r-guest allow=m-small,m-1`)"
+        )
         assert fake.requests == []  # refused before any provider call
 
         fake.reply_text("ok", times=3)

@@ -123,3 +123,22 @@ async def test_a_forum_post_is_answered_with_its_forums_model(tmp_path) -> None:
         await w.mention(w.member, "an idea", channel=post)
         await w.mention(w.member, "elsewhere")
         assert [r.json["model"] for r in fake.requests_to("chat")] == ["m-ideas", "m-1"]
+
+
+async def test_a_member_held_by_a_role_policy_reads_which_and_how_to_change_it(tmp_path) -> None:
+    async with FakeOpenAI() as fake, world(tmp_path, plugins=["openai"]) as w:
+        owner = f"guild:{w.gid}"
+        await w.kernel.llm.add_credential(
+            owner, "openai-compatible", "main", "sk-policy-0123456789", base_url=fake.base_url
+        )
+        await w.kernel.llm.set_profile(owner, "chat", "main", "m-1")
+        guests = w.guild.create_role("Guests")
+        guest = w.guild.add_member(w.env.create_user("gus"), roles=[guests])
+        await w.admin.slash(w.channel, "llm policy role", role=guests, allow="m-small")
+        [reply] = await w.mention(guest, "hello?")
+        assert f"the role policy says role {guests.id} allows m-small" in reply.content
+        assert "`/llm policy role role:<role> allow:m-small,m-1`" in reply.content
+        assert fake.requests_to("chat") == []  # refused before the provider
+        fake.reply_text("hi")
+        [answer] = await w.mention(w.member, "hello?")  # no role policy: no limit
+        assert answer.content == "hi"

@@ -119,10 +119,12 @@ async def test_a_forum_post_is_answered_with_its_forums_model(tmp_path) -> None:
         [post] = [t for t in forum.threads if t.id == created.thread.id]
         shown = _text(await w.admin.slash(post, "llm policy show"))
         assert f"**chat**: model m-ideas — from forum <#{forum.id}>" in shown
-        fake.reply_text("noted", times=2)
+        fake.reply_text("noted", times=3)
         await w.mention(w.member, "an idea", channel=post)
         await w.mention(w.member, "elsewhere")
-        assert [r.json["model"] for r in fake.requests_to("chat")] == ["m-ideas", "m-1"]
+        await w.member.slash(post, "ask", question="and /ask?", context="none")
+        models = [r.json["model"] for r in fake.requests_to("chat")]
+        assert models == ["m-ideas", "m-1", "m-ideas"]
 
 
 async def test_a_member_held_by_a_role_policy_reads_which_and_how_to_change_it(tmp_path) -> None:

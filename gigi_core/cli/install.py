@@ -115,6 +115,7 @@ def _install(
     staged = pip_runner.stage(source, KERNEL_CAPABILITY_NAMES)
     try:
         found = candidates(staged)
+        exact = pip_runner.pinned(source, staged)
     finally:
         staged.close()
     if not as_json:
@@ -134,7 +135,7 @@ def _install(
         raise click.ClickException(
             "Nothing was installed: you declined the review (add --yes to skip the question)."
         )
-    pip_runner.install(source, upgrade=upgrade or any(c.current for c in found))
+    pip_runner.install(exact, upgrade=upgrade or any(c.current for c in found))
     held = run(_record_holds(state, found), state)
     if as_json:
         out = {"installed": True, "held_back": held, "distributions": [c.as_dict() for c in found]}

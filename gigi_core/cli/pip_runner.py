@@ -121,6 +121,30 @@ def _relative(text: str, folder: str) -> str:
     return text.replace(str(Path(folder).resolve()) + "/", "").replace(folder + "/", "")
 
 
+def pinned(source: Source, staged: Staged) -> Source:
+    """The same source with each requirement by name pinned to the version reviewed, so the
+    real install cannot pick a newer release than the one shown (paths and URLs are fixed)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    from gigi_core.manifest.packaged import canonical
+
+    versions = {p.key: p.version for p in staged.plugins}
+    specs = []
+    for spec in source.specs:
+        try:
+            req = Requirement(spec)
+        except InvalidRequirement:  # a path or a URL
+            specs.append(spec)
+            continue
+        version = versions.get(canonical(req.name))
+        if req.url or version is None:
+            specs.append(spec)
+            continue
+        extras = f"[{','.join(sorted(req.extras))}]" if req.extras else ""
+        specs.append(f"{req.name}{extras}=={version}")
+    return Source(tuple(specs), source.requirements, source.require_hashes)
+
+
 def install(source: Source, *, upgrade: bool = False) -> None:
     """The real install into the running environment (pip keeps the old version on failure)."""
     args = ["install", *(["--upgrade"] if upgrade else []), *source.pip_args()]

@@ -214,8 +214,17 @@ async def list_models(
     llm: LlmService, owner: Owner, which: str, *, refresh: bool = False
 ) -> Catalogue:
     """The models of ``owner``'s credential labelled ``which`` (or its only credential for
-    the provider called ``which``); ``refresh`` skips both caches."""
-    cred = await credential_for(llm, owner, which)
+    the provider called ``which``, or a keyless provider of that name); ``refresh`` skips
+    both caches."""
+    try:
+        cred = await credential_for(llm, owner, which)
+    except LlmConfigError:
+        keyless = next((p for p in llm.keyless_providers() if p.name == which), None)
+        if keyless is None:
+            raise
+        # A local provider needs no key and lists its own models: nothing to cache.
+        models = tuple(sorted(await keyless.list_models(api_key=""), key=lambda m: m.id))
+        return Catalogue(owner, keyless.name, keyless.name, models, time.time())
     provider = llm.provider(cred.provider)
     key, meta = await llm.caller.key(cred.id)  # refuses a revoked credential
     cache_key = (cred.id, meta.fingerprint)

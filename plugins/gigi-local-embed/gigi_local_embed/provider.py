@@ -18,6 +18,7 @@ from gigi_core.llm import (
     ChatResponse,
     EmbeddingRequest,
     EmbeddingResponse,
+    ModelInfo,
     Provider,
     ProviderError,
     Supports,
@@ -49,6 +50,16 @@ class LocalEmbedProvider(Provider):
         self, request: ChatRequest, *, api_key: str, base_url: str | None = None
     ) -> ChatResponse:
         raise self.unsupported("chat")
+
+    async def list_models(self, *, api_key: str, base_url: str | None = None) -> list[ModelInfo]:
+        """The one model inside the wheel (no endpoint to ask: nothing is downloaded)."""
+        return [
+            ModelInfo(
+                MODEL_ID,
+                display_name=f"wordllama l2_supercat ({DIMENSIONS}-d)",
+                kinds=("embeddings",),
+            )
+        ]
 
     async def embed(
         self, request: EmbeddingRequest, *, api_key: str, base_url: str | None = None

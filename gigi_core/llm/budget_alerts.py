@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import BigInteger, bindparam, case, update
 
-from gigi_core.llm.budgets import EVERY, BudgetInfo, next_start
+from gigi_core.llm.budgets import EVERY, NOBODY, BudgetInfo, next_start
 from gigi_core.store.budget_tables import LlmBudgetWindow
 
 if TYPE_CHECKING:
@@ -105,7 +105,9 @@ def notice(budget: BudgetInfo, alert: Alert) -> str:
     start = datetime.fromtimestamp(alert.starts, UTC)
     resets = next_start(budget.window, start).strftime("%Y-%m-%d %H:%M UTC")
     who = budget.describe()
-    if budget.scope_id == EVERY and alert.subject:
+    if budget.scope_id == EVERY and alert.subject == NOBODY:
+        who = f"per-{budget.scope_kind} (calls with no {budget.scope_kind})"
+    elif budget.scope_id == EVERY and alert.subject:
         who = f"{budget.scope_kind} {alert.subject}'s (per-{budget.scope_kind})"
     reached = "is used up" if alert.percent >= 100 else f"has reached {alert.percent} %"
     return (

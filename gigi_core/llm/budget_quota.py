@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import select
 
 from gigi_core.llm.budget_store import BudgetStore
-from gigi_core.llm.budgets import BudgetInfo, applicable, next_start, window_start
+from gigi_core.llm.budgets import NOBODY, BudgetInfo, applicable, next_start, window_start
 from gigi_core.store.budget_tables import LlmBudget, LlmBudgetWindow
 
 
@@ -52,7 +52,9 @@ def subject_of(budget: BudgetInfo, where: dict[str, Any]) -> str | None:
     them (another member's, another channel's, a role they lack)."""
     plain = replace(budget, exempt_roles=(), exempt_admins=False)
     hit = applicable([plain], where, *_model_of(budget))
-    return hit[0][1] if hit else None
+    if not hit or hit[0][1] == NOBODY:  # the allowance background work shares: not theirs
+        return None
+    return hit[0][1]
 
 
 async def allowances(store: BudgetStore, guild_id: str, where: dict[str, Any]) -> list[Allowance]:

@@ -59,6 +59,8 @@ log = logging.getLogger(__name__)
 SCOPE_KINDS: tuple[str, ...] = ("guild", "member", "channel", "role", "model")
 UNITS: tuple[str, ...] = ("tokens", "money")
 EVERY = "*"  # a member or channel budget's scope id: each member (channel) has its own
+#: The window row of an "every" budget that calls with no member (no channel) share.
+NOBODY = "-"
 #: A generous estimate of a prompt's tokens: one per this many bytes of its JSON.
 BYTES_PER_TOKEN = 3
 OUTPUT_ENV = "GIGI_LLM_BUDGET_OUTPUT_TOKENS"
@@ -200,7 +202,12 @@ def applicable(
 ) -> list[tuple[BudgetInfo, str]]:
     """The budgets (with the window row's subject) that cover a call: the guild's, the
     member's, the channel's, the member's roles', the provider's or model's; minus those
-    the member is exempt from (admins, exempt roles)."""
+    the member is exempt from (admins, exempt roles).
+
+    A call no member made (background work) or made for no channel is covered by the
+    guild's and model budgets, and by an "every member" ("every channel") budget as one
+    more member (channel), ``NOBODY``; a budget naming one member, channel or role covers
+    only calls that name it (``docs/llm-admin.md#who-a-budget-covers``)."""
     actor, channel = where.get("actor_id"), where.get("channel_id")
     roles: frozenset[str] = where.get("roles") or frozenset()
     admin = bool(where.get("admin"))
@@ -214,14 +221,14 @@ def applicable(
         subject = ""
         if kind == "guild":
             pass
-        elif kind == "member" and actor:
-            if scope == EVERY:
-                subject = actor
+        elif kind == "member":
+            if scope == EVERY:  # calls no member made share one allowance: "-"
+                subject = actor or NOBODY
             elif scope != actor:
                 continue
-        elif kind == "channel" and channel:
-            if scope == EVERY:
-                subject = channel
+        elif kind == "channel":
+            if scope == EVERY:  # calls made for no channel share one allowance: "-"
+                subject = channel or NOBODY
             elif scope != channel:
                 continue
         elif kind == "role":

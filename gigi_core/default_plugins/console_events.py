@@ -20,6 +20,10 @@ def snowflake(sequence: int) -> str:
 def chat_line(
     guild_id: str, channel_id: str, author_id: str, text: str, sequence: int
 ) -> MessageCreated:
+    """A console line as observers see it: addressed to Gigi (``mentions_bot``), since the
+    console sends every plain line to the agent. A plugin that answers chat itself
+    (ambient) then keeps it as history and leaves the answer to the console; it answered
+    each line a second time before."""
     return MessageCreated(
         guild_id=guild_id,
         surface="console",
@@ -29,4 +33,5 @@ def chat_line(
         author_id=author_id,
         created_at=datetime.now(UTC),
         text=text,
+        mentions_bot=True,
     )

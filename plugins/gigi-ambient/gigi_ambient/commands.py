@@ -18,10 +18,11 @@ async def picture(
     count: int = 1,
     edit: bool = False,
     source_message_id: str | None = None,
+    reply_to: str | None = None,
 ) -> dict[str, Any]:
     from gigi_ambient.picture import picture as make
 
-    return await make(ctx, prompt, count, edit, source_message_id)
+    return await make(ctx, prompt, count, edit, source_message_id, reply_to)
 
 
 async def enable(ctx: Any, channel: str, persona: str) -> dict[str, Any]:

@@ -4,7 +4,8 @@ A plugin cannot implement another plugin's action, so the image plugin declares 
 action and marks it with ``x-gigi-implements: ambient.picture`` at the root of its args
 schema; this handler finds it, checks the budget and calls it through ``kernel.call_tool``
 as the member who asked, so that action's own capability, safety class and the guild's
-consent apply too. The result is a list of URLs (the outbox posts text, not files).
+consent apply too. An implementation that posts the pictures itself, as files (the
+``images`` plugin), answers ``status: posted``; one that returns URLs gets them posted.
 """
 
 from __future__ import annotations
@@ -39,9 +40,22 @@ def implementation(kernel: Any, pinned: str | None) -> str | None:
 
 
 def outcome(
-    status: str, action: str | None = None, urls: list[str] | None = None
+    status: str, action: str | None = None, urls: list[str] | None = None, pictures: int = 0
 ) -> dict[str, Any]:
-    return {"status": status, "action": action, "urls": urls or []}
+    return {
+        "status": status,
+        "action": action,
+        "urls": urls or [],
+        "pictures": pictures or len(urls or []),
+    }
+
+
+def posted_count(result: Any, count: int) -> int:
+    """How many pictures an implementation posted itself as files (0: it posted none)."""
+    if not isinstance(result, dict) or result.get("status") != "posted":
+        return 0
+    pictures = result.get("pictures")
+    return min(count, len(pictures)) if isinstance(pictures, list) else 0
 
 
 def urls_of(result: Any, count: int) -> list[str]:
@@ -59,6 +73,7 @@ async def picture(
     count: int = 1,
     edit: bool = False,
     source_message_id: str | None = None,
+    reply_to: str | None = None,
 ) -> dict[str, Any]:
     from gigi_ambient.service import service_of
 
@@ -71,21 +86,31 @@ async def picture(
     cost = count * settings.picture_tokens
     try:
         async with svc.budget.spend(ctx.guild_id, settings.daily_token_budget, cost) as spend:
-            result = await _make(ctx, action, prompt, count, edit, source_message_id)
+            result = await _make(ctx, action, prompt, count, edit, source_message_id, reply_to)
             if isinstance(result, list):  # the pictures made are what is spent
                 spend.used = len(result) * settings.picture_tokens
+            elif result["status"] == "posted":
+                spend.used = result["pictures"] * settings.picture_tokens
     except BudgetReached:
         return outcome("over_budget", action)
     if not isinstance(result, list):
+        if result["status"] == "posted":
+            svc.count(ctx.guild_id, pictures=result["pictures"])
         return result
     svc.count(ctx.guild_id, pictures=len(result))
     return outcome("made", action, result)
 
 
 async def _make(
-    ctx: Any, action: str, prompt: str, count: int, edit: bool, source_message_id: str | None
+    ctx: Any,
+    action: str,
+    prompt: str,
+    count: int,
+    edit: bool,
+    source_message_id: str | None,
+    reply_to: str | None = None,
 ) -> list[str] | dict[str, Any]:
-    """The image action's URLs, or the outcome that says why there are none."""
+    """The image action's URLs, ``posted`` when it posted files itself, or why neither."""
     from gigi_core import ConfirmationRequired, PolicyDenied, ToolError
 
     offered = {
@@ -94,6 +119,7 @@ async def _make(
         "edit": edit and source_message_id is not None,
         "source_message_id": source_message_id if edit else None,
         "source_channel_id": ctx.channel_id if edit and source_message_id else None,
+        "reply_to": reply_to,
     }
     declared = (ctx.kernel.registry.actions[action].args.get("properties") or {}).keys()
     args = {k: v for k, v in offered.items() if k in declared and v is not None}
@@ -113,6 +139,9 @@ async def _make(
     except ToolError as exc:
         log.warning("ambient: %s failed (%s)", action, type(exc).__name__)
         return outcome("failed", action)
+    posted = posted_count(called.result, count)
+    if posted:  # pictures as files, already in the channel: nothing to post as links
+        return outcome("posted", action, pictures=posted)
     urls = urls_of(called.result, count)
     return urls or outcome("bad_result", action)
 
@@ -129,6 +158,8 @@ async def make_and_post(svc: Any, event: Any, delivery: Any) -> str:
         "edit": bool(delivery.picture_edit and source),
         "source_message_id": source if delivery.picture_edit else None,
     }
+    if delivery.channel_id == event.channel_id and str(event.message_id).isdigit():
+        args["reply_to"] = event.message_id  # the pictures answer the message, as files
     urls: list[str] = []
     try:
         called = await svc.kernel.call_tool(

@@ -93,12 +93,13 @@ async def open_world(
     extra: list[tuple[str, Any]] | None = None,
     config: dict[str, Any] | None = None,
     secret_key: str | None = None,
+    plugins: tuple[str, ...] = (),
 ) -> AsyncIterator[World]:
     async with (
         FakeOpenAI(api_key="sk-test") as fake,
         open_test_kernel(
             tmp_path,
-            plugins=["ambient", "openai"],
+            plugins=["ambient", "openai", *plugins],
             extra_plugins=extra or [],
             database_url=database_url,
             secret_key=secret_key,

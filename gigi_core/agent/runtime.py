@@ -97,11 +97,13 @@ class AgentRuntime:
         toolset = self._toolset(actions)
         paying = await billing.decide(self.kernel, request)
         request = replace(request, billing=paying.billing)
-        mode = request.context or context_step.default_mode(self.kernel, view.enabled)
-        withheld = paying.withheld and mode != "none"
-        pack = None if withheld else await context_step.gather(self.kernel, request, view.enabled)
         conversation = await followup.load(self.kernel, request, self._saving)
-        earlier = followup.history(conversation, pack, self.history_tokens)  # may trim pack
+        mode = request.context or context_step.default_mode(self.kernel, view.enabled)
+        # Billed to a member's key that has not been cleared for this guild: no guild
+        # context, and no earlier turns (they can hold other members' words and answers).
+        withheld = paying.withheld and (mode != "none" or conversation is not None)
+        pack = None if withheld else await context_step.gather(self.kernel, request, view.enabled)
+        earlier = [] if withheld else followup.history(conversation, pack, self.history_tokens)
         messages = [
             {"role": "system", "content": persona.system if persona else SYSTEM_PROMPT},
             *await instructions(self.kernel, request),  # the place's, below the rules

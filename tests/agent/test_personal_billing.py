@@ -108,3 +108,27 @@ async def test_a_dm_answers_with_the_members_key_on_a_fresh_install(database_url
         assert reply.status == "done" and reply.text == "hello in private"
         assert reply.disclosure is None  # no guild context in a private DM
         assert member_srv.requests_to("chat")[0].headers["authorization"] == f"Bearer {USER_KEY}"
+
+
+async def test_earlier_turns_wait_for_the_disclosure_too(database_url, tmp_path) -> None:
+    async with (
+        retrieval_kernel(
+            tmp_path, database_url, fake("notes"), plugins=["openai"], enable=False
+        ) as kernel,
+        FakeOpenAI(api_key=USER_KEY) as member_srv,
+        FakeOpenAI(api_key=GUILD_KEY) as guild_srv,
+    ):
+        await _keys(kernel, member_srv.base_url, guild_srv.base_url)
+        await kernel.llm.set_policy("g1", personal_keys="guild-allowed")
+        rt = AgentRuntime(kernel)
+        guild_srv.reply_text("the launch code is TANGERINE")
+        first = await rt.handle(ask())  # no retrieval here: mode none, the server pays
+        assert first.disclosure is None
+        member_srv.reply_text("no memory of that")
+        follow = await rt.handle(ask(follows_run=first.run_id, billing="me"))
+        assert follow.text == "no memory of that" and follow.disclosure is not None
+        assert "TANGERINE" not in sent(member_srv)
+        await kernel.llm.personal.acknowledge("g1", "u1")
+        member_srv.reply_text("now I see it")
+        again = await rt.handle(ask(follows_run=first.run_id, billing="me"))
+        assert again.disclosure is None and "TANGERINE" in sent(member_srv)

@@ -188,3 +188,35 @@ async def test_server_context_waits_for_the_members_disclosure(tmp_path) -> None
         assert "answered with it" in _text(second)
         latest = w.bot_messages()[-1]
         assert "left out" not in latest.content and _buttons(latest) == []
+
+
+async def test_a_mention_billed_to_the_member_offers_the_button(tmp_path) -> None:
+    async with (
+        world(tmp_path, plugins=["openai"]) as w,
+        FakeOpenAI(api_key=KEY) as mine,
+        FakeOpenAI(api_key="sk-server-123456") as servers,
+    ):
+        llm = w.kernel.llm
+        await llm.set_policy(w.gid, personal_keys="guild-allowed")
+        await _add_key(w.member, w.channel, mine)
+        await llm.add_credential(
+            f"guild:{w.gid}", "openai-compatible", "k", "sk-server-123456",
+            base_url=servers.base_url,
+        )  # fmt: skip
+        await llm.set_profile(f"guild:{w.gid}", "chat", "k", "s-1")
+        servers.reply_text("the launch code is TANGERINE")
+        [answer] = await w.mention(w.admin, "what is the code?")
+        await llm.personal.remember_billing(w.gid, str(w.member.id), "me")
+        mine.reply_text("I cannot see that here")
+        before = len(w.bot_messages())
+        await w.member.send(w.channel, f"<@{w.bot.user.id}> what was it?", reply_to=answer)
+        [reply] = w.bot_messages()[before:]
+        assert reply.content.startswith("I cannot see that here") and "left out" in reply.content
+        assert "TANGERINE" not in str(mine.requests_to("chat")[-1].json)
+        [button] = _buttons(reply)
+        assert button["custom_id"] == f"gigi:d:{w.member.id}:{w.gid}"
+        pressed = await w.member.click(reply, label=button["label"])
+        assert _text(pressed).startswith("Confirmed")
+        mine.reply_text("it was TANGERINE")
+        [later] = await w.mention(w.member, "and now?")
+        assert later.content.startswith("it was TANGERINE") and _buttons(later) == []

@@ -1,4 +1,5 @@
-"""``gigi dev``: tools for trying Gigi locally, such as a fake model to talk to.
+"""``gigi dev``: tools for trying Gigi locally: a fake model to talk to, and a local
+PostgreSQL (``gigi dev postgres``, in ``dev_postgres``).
 
 ``gigi dev fake-provider`` serves the OpenAI chat-completions format on 127.0.0.1 from
 ``gigi_core.testing.fake_providers.FakeOpenAI``: it answers with scripted turns (text or
@@ -28,7 +29,7 @@ LABEL = "fake"
 
 @click.group("dev")
 def dev_group() -> None:
-    """Try Gigi locally: a fake model server, no account or network needed."""
+    """Try Gigi locally: a fake model server and a local PostgreSQL, no account needed."""
 
 
 def parse_turn(raw: Any, where: str) -> dict[str, Any]:
@@ -226,4 +227,11 @@ def fake_provider(
     click.echo("Stopped.")
 
 
+def _add_postgres() -> None:
+    from gigi_core.cli.dev_postgres import dev_postgres
+
+    dev_group.add_command(dev_postgres)
+
+
+_add_postgres()
 COMMANDS = [dev_group]

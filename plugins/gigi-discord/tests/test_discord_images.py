@@ -158,3 +158,23 @@ async def test_a_50_mb_attachment_is_refused_without_a_model_call(tmp_path, monk
         [reply] = w.bot_messages()[before:]
         assert "big.png is 50.0 MB; the limit is 10.0 MB" in reply.content
         assert fake.requests_to("chat") == []
+
+
+async def test_an_admin_sets_the_vision_profile_and_an_image_one_needs_a_drawing_provider(
+    tmp_path, monkeypatch
+) -> None:
+    async with FakeOpenAI() as fake, await _vision_world(tmp_path, monkeypatch, fake) as w:
+        await _configure(w, fake)
+
+        async def profile(purpose: str, model: str) -> str:
+            result = await w.admin.slash(
+                w.channel, "llm profile set", purpose=purpose, credential="main", model=model
+            )
+            return result.followups[-1].content if result.followups else result.response.content
+
+        assert "vision now uses gpt-4o" in await profile("vision", "gpt-4o")
+        refused = await profile("image", "gpt-image-1")
+        assert "'openai-compatible' cannot draw pictures" in refused
+        assert "use an openai or gemini credential" in refused
+        profiles = {p.purpose: p.model for p in await w.kernel.llm.list_profiles(f"guild:{w.gid}")}
+        assert profiles["vision"] == "gpt-4o" and "image" not in profiles

@@ -215,6 +215,8 @@ def profile_group() -> app_commands.Group:
             "query_analyse",
             "respond",
             "complex",
+            "vision",
+            "image",
         ],
         credential: str,
         model: app_commands.Range[str, 1, 200],

@@ -19,6 +19,7 @@ from gigi_core.store.agent_tables import (
 )
 from gigi_core.store.channel_tables import ChannelObservation, SecureRange
 from gigi_core.store.db import Database
+from gigi_core.store.llm_policy_tables import LlmPlacePolicy, LlmRolePolicy
 from gigi_core.store.llm_tables import (
     LlmCredential,
     LlmGuildPolicy,
@@ -55,6 +56,8 @@ def _attributions(
         (GuildPlugin, GuildPlugin.updated_by),
         (CapabilityGrant, CapabilityGrant.granted_by),
         (LlmGuildPolicy, LlmGuildPolicy.updated_by),
+        (LlmPlacePolicy, LlmPlacePolicy.updated_by),
+        (LlmRolePolicy, LlmRolePolicy.updated_by),
     ]
     out = [
         (
@@ -343,6 +346,8 @@ async def purge_kernel_guild(db: Database, guild_id: str) -> dict[str, int]:
             )
         ).rowcount
         await s.execute(delete(LlmGuildPolicy).where(LlmGuildPolicy.guild_id == guild_id))
+        await s.execute(delete(LlmPlacePolicy).where(LlmPlacePolicy.guild_id == guild_id))
+        await s.execute(delete(LlmRolePolicy).where(LlmRolePolicy.guild_id == guild_id))
         await s.execute(delete(LlmBillingChoice).where(LlmBillingChoice.guild_id == guild_id))
         await s.execute(
             delete(LlmContextDisclosure).where(LlmContextDisclosure.guild_id == guild_id)

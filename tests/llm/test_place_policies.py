@@ -159,3 +159,23 @@ async def test_show_lists_roles_with_their_budgets_and_every_source(database_url
         values = await all_values(kernel)
         assert {t for t, _c, v in values if "Be brief" in str(v)} == {"llm_place_policies"}
         assert ("audit_events", "kind", "llm.policy.place") in values
+
+
+async def test_a_purged_guild_loses_its_policies_and_a_deleted_member_their_name(
+    database_url, tmp_path
+) -> None:
+    async with llm_kernel(tmp_path, database_url) as kernel:
+        places = kernel.llm.places
+        for guild in (GUILD, "g2"):
+            await places.set_place(guild, CHANNEL, answer="replies", by="u-admin")
+            await places.set_role(guild, "r-1", ["m-1"], by="u-admin")
+        await kernel.privacy.purge_guild(GUILD)
+        kernel.llm._changed()
+        assert (await places.effective(GUILD, (CHANNEL,))).answer.where == "default"
+        assert (await places.show(GUILD)).roles == ()
+        assert (await places.effective("g2", (CHANNEL,))).answer.where == "channel"
+        # who changed a setting is kept as a pseudonym once that member is deleted
+        await kernel.privacy.delete("u-admin", "g2")
+        values = await all_values(kernel)
+        assert not [v for t, _c, v in values if t.startswith("llm_") and v == "u-admin"]
+        assert len((await places.show("g2")).roles) == 1

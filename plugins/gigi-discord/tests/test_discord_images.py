@@ -178,3 +178,24 @@ async def test_an_admin_sets_the_vision_profile_and_an_image_one_needs_a_drawing
         assert "use an openai or gemini credential" in refused
         profiles = {p.purpose: p.model for p in await w.kernel.llm.list_profiles(f"guild:{w.gid}")}
         assert profiles["vision"] == "gpt-4o" and "image" not in profiles
+
+
+async def test_ask_with_an_image_option_sends_the_picture(tmp_path, monkeypatch) -> None:
+    async with FakeOpenAI() as fake, await _vision_world(tmp_path, monkeypatch, fake) as w:
+        await _configure(w, fake)
+        fake.reply_text("A square.")
+        picture = png_bytes(3, 3)
+        result = await w.member.slash(
+            w.channel, "ask", question="what shape?", image=("shape.png", picture)
+        )
+        text = result.followups[-1].content if result.followups else result.response.content
+        assert text.startswith("A square."), text
+        url = fake.requests_to("chat")[0].json["messages"][-1]["content"][-1]["image_url"]["url"]
+        assert base64.b64decode(url.partition(",")[2]) == picture
+
+        refused = await w.member.slash(
+            w.channel, "ask", question="and this?", image=("notes.txt", b"plain text")
+        )
+        said = refused.followups[-1].content if refused.followups else refused.response.content
+        assert "I can only read pictures" in said and "notes.txt" in said
+        assert len(fake.requests_to("chat")) == 1

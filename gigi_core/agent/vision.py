@@ -81,7 +81,8 @@ async def call(runtime: AgentRuntime, request: ChatRequest, origin: Request) -> 
 
     llm = runtime.kernel.llm
     dm = origin.kind == "dm"
-    resolution = await llm.resolve(origin.guild_id, "vision", origin.actor, dm=dm)
+    pay = origin.billing or "auto"  # who pays, as decided for the run (``billing.decide``)
+    resolution = await llm.resolve(origin.guild_id, "vision", origin.actor, dm=dm, billing=pay)
     if not accepts_images(resolution, llm.provider(resolution.provider)):
         raise ImagesNotAccepted(
             f"The model that answers here ({resolution.model}) does not read pictures, "
@@ -96,6 +97,7 @@ async def call(runtime: AgentRuntime, request: ChatRequest, origin: Request) -> 
             channel_id=origin.channel_id,
             purpose="vision",
             dm=dm,
+            billing=pay,
             request_id=origin.request_id,
             durability=runtime.durability,
         )

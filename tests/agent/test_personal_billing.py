@@ -132,3 +132,23 @@ async def test_earlier_turns_wait_for_the_disclosure_too(database_url, tmp_path)
         member_srv.reply_text("now I see it")
         again = await rt.handle(ask(follows_run=first.run_id, billing="me"))
         assert again.disclosure is None and "TANGERINE" in sent(member_srv)
+
+
+async def test_a_picture_is_billed_as_the_run_is(database_url, tmp_path) -> None:
+    from gigi_core.agent.vision import AttachedImage
+    from gigi_core.testing.fake_providers import png_bytes
+
+    picture = AttachedImage("a1", "image/png", 70, 2, 2, png_bytes())
+    async with (
+        retrieval_kernel(tmp_path, database_url, fake("notes"), plugins=["openai"]) as kernel,
+        FakeOpenAI(api_key=USER_KEY) as member_srv,
+        FakeOpenAI(api_key=GUILD_KEY) as guild_srv,
+    ):
+        await _keys(kernel, member_srv.base_url, guild_srv.base_url)
+        for owner, label in (("user:u1", "mine"), ("guild:g1", "k")):
+            await kernel.llm.set_profile(owner, "vision", label, "v-model", params={"images": True})
+        await kernel.llm.set_policy("g1", personal_keys="guild-allowed")
+        member_srv.reply_text("a grey square")
+        reply = await AgentRuntime(kernel).handle(ask(billing="me", images=(picture,)))
+        assert reply.text == "a grey square"
+        assert guild_srv.requests == [] and len(member_srv.requests_to("chat")) == 1

@@ -75,7 +75,7 @@ class CallHandler:
     def __init__(self, runner: Runner) -> None:
         # A proxy, not a reference: the runner holds its handler, and a cycle between them
         # left every finished turn (its state, messages, journal: ~60 objects) to the
-        # cyclic collector, whose passes stalled every turn in flight (issue 17's tail).
+        # cyclic collector, whose passes stalled every turn in flight (the slowest turns under load).
         self.runner: Runner = weakref.proxy(runner)
         self.executed = False  # a handler was started (a confirmed call is then done)
 

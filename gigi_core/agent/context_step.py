@@ -68,7 +68,7 @@ async def gather(kernel: Kernel, request: Request, enabled: frozenset[str]) -> C
 
 def prompt_text(request: Request, pack: ContextPack | None) -> str:
     """The user's turn: the pack's quoted context first, then the question (its heading
-    is the pack's: seed 004 §11's ``## User's Question``)."""
+    is the pack's ``## User's Question``)."""
     return pack.prompt(request.text) if pack is not None else request.text
 
 

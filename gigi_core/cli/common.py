@@ -58,7 +58,7 @@ def freeze_startup_heap() -> int:
 
     A long-running process (``gigi run``, ``gigi worker``) otherwise rescans those 100,000+
     objects in every generation-2 collection: a 60-200 ms pause of the event loop, the
-    largest single stall of a turn under load (docs/benchmarks.md, issue 17). Returns the
+    largest single stall of a turn under load (docs/benchmarks.md). Returns the
     number of objects frozen.
     """
     import gc

@@ -1,4 +1,4 @@
-"""What a retrieval path may say about the answer (seed 004 §11), checked by code.
+"""What a retrieval path may say about the answer, checked by code.
 
 Two optional retriever attributes, both plain text from a plugin and therefore untrusted:
 

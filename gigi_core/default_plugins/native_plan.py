@@ -1,5 +1,5 @@
 """The ``plugins.plan`` native tool: which enabled actions could serve a goal, and what
-capability each needs, decided for the asker. It runs nothing (seed 000's catalog)."""
+capability each needs, decided for the asker. It runs nothing."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ Purpose = Literal[
     "reasoning",
     "embedding",
     "routing",
-    # seed 004's model slots: an owner with no profile for one serves it with a general one
+    # the model slots: an owner with no profile for one serves it with a general one
     "classify",
     "extract",
     "summarise",

@@ -25,7 +25,7 @@ category or the whole guild, which of the *guild's own* profiles serves a purpos
 guild owner only and never sends the bill elsewhere: an override whose profile is
 missing is an error naming the place, not a reason to try the member or the tenant.
 
-A slot purpose (seed 004: ``respond``, ``query_analyse``, ``classify``, ...) falls back to
+A slot purpose (``respond``, ``query_analyse``, ``classify``, ...) falls back to
 its general purpose *within each owner* (``purpose_chain``): the guild's ``chat`` profile
 serves ``respond`` before any user or tenant profile is consulted: a slot profile of
 another owner never moves a bill away from an owner with the general profile.

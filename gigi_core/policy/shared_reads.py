@@ -3,7 +3,7 @@
 Ten turns arriving together in a guild whose facts had expired each read the same rows:
 ten reads of the guild's plugins and grants, ten of its LLM policy, profile, credential
 and sealed key, 100-170 ms for the ten turns under load where one read takes 5-10 ms
-(issue 17: those turns were the c=10 p99). The first caller reads; the others wait for
+(those turns were the c=10 p99). The first caller reads; the others wait for
 its answer. A read is shared only within one cache generation (the flight's key carries
 it), so a caller that arrives after a change never gets what was read before it. If the
 first reader fails or is cancelled, each waiter reads for itself: no exception object is

@@ -19,7 +19,7 @@ from gigi_core.errors import ConfigError
 
 @dataclass(frozen=True)
 class RetrievalSettings:
-    """The knobs of the engine, the merge and the pack; defaults follow seed 004 §10."""
+    """The knobs of the engine, the merge and the pack, with their defaults."""
 
     rrf_k: float = 60.0  # reciprocal rank fusion constant: 1 / (k + rank)
     path_weights: Mapping[str, float] = field(default_factory=dict)  # retriever -> weight

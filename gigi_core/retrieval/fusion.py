@@ -1,4 +1,4 @@
-"""Seed 004 §10's merge: dedupe by source id, weighted RRF, multi-path boost, recency and
+"""The merge: dedupe by source id, weighted RRF, multi-path boost, recency and
 confidence weighting, top-k. Pure and deterministic (ties break on the source id), so a
 golden test can pin the ranking and the benchmark can time it alone.
 

@@ -1,4 +1,4 @@
-"""The query plan (seed 004 §8 ``QueryPlan``): a proposal, validated and clipped to scope.
+"""The query plan (``QueryPlan``): a proposal, validated and clipped to scope.
 
 ``deterministic_plan`` needs no model; ``parse_plan`` validates a routing model's JSON.
 Either way ``clip`` keeps only paths the actor may use and channels the actor may see, so

@@ -1,5 +1,5 @@
 """The ambient responder: a persona that follows the channels an admin enabled and answers
-through a strict response envelope (seed 003). The hook implementations only; the gate and
+through a strict response envelope. The hook implementations only; the gate and
 the workers live in ``service``, one message's path in ``responder``.
 """
 

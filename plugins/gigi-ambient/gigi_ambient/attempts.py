@@ -1,5 +1,5 @@
 """Attempts at one answer: a failed attempt waits an exponential backoff with jitter before the
-next, and three failures in a row raise (ENV-12, ENV-18, ENV-24).
+next, and three failures in a row raise.
 
 An attempt fails when the run ends without a valid envelope: invalid JSON or a schema
 mismatch, a refusal, or a provider error. There is no repair step and no relaxed parsing.

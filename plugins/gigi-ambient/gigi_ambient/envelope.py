@@ -1,7 +1,7 @@
 """The response envelope: its pinned schema, the validated object, and what code decides from it.
 
 The model fills the envelope; whether anything is posted, where, and whether staff hear of
-it is decided here, deterministically (ENV-01..04, ENV-08, ENV-09).
+it is decided here, deterministically.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def _nullable(kind: str, description: str) -> dict[str, Any]:
     return {"type": [kind, "null"], "description": description}
 
 
-#: ENV-19: exactly these fields, all required, no others; null where the protocol allows it.
+#: Exactly these fields, all required, no others; null where the protocol allows it.
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -49,7 +49,7 @@ _NONE = {"", "none", "null"}
 
 
 def unwrap_links(text: str) -> str:
-    """ENV-08: ``[label](url)`` becomes ``url`` and ``@[label](url)`` becomes ``label``."""
+    """``[label](url)`` becomes ``url`` and ``@[label](url)`` becomes ``label``."""
     return _LINK.sub(lambda m: m.group(2) if m.group(1) else m.group(3), text)
 
 
@@ -104,7 +104,7 @@ def named_channel(value: str | None) -> str | None:
 
 
 def decide(envelope: Envelope, *, direct: bool, here: str, allowed_channel: str | None) -> Delivery:
-    """ENV-01..04 and ENV-09: a non-empty answer is delivered when the model says it is
+    """A non-empty answer is delivered when the model says it is
     needed, the message was direct, or a staff note is set; ``allowed_channel`` is the
     model's channel after the caller checked it (None: the message's channel)."""
     answer = _text(envelope.answer)

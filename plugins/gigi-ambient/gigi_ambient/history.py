@@ -1,4 +1,4 @@
-"""A guild's bounded conversation history, in this process's memory (ENV-07, ENV-11); a
+"""A guild's bounded conversation history, in this process's memory; a
 server that turned ``persist_history`` on also keeps it in ``ambient_history`` (``persist``).
 
 One list per guild across its ambient channels, oldest first. Shrinking removes the oldest

@@ -1,4 +1,4 @@
-"""The system message: a byte-stable persona prefix, then a ``## Context`` suffix (ENV-10, ENV-20).
+"""The system message: a byte-stable persona prefix, then a ``## Context`` suffix.
 
 Everything that changes between calls (date, time, context blocks) lives in the suffix, so
 the prefix a provider caches is the same bytes on every call in a channel. Legacy

@@ -56,7 +56,7 @@ class Settings:
 
 
 def short_path_match(settings: Settings, channel_id: str, author_id: str) -> bool:
-    """ENV-05: a ``[channel-regex, user-regex]`` pair matching both ids (a bad regex never does)."""
+    """A ``[channel-regex, user-regex]`` pair matching both ids (a bad regex never does)."""
     for channel_rx, user_rx in settings.short_path:
         try:
             if re.search(channel_rx, channel_id) and re.search(user_rx, author_id):
@@ -97,7 +97,7 @@ class Responder:
         """
         guild = event.guild_id or ""
         history = self.service.history(guild)
-        history.trim(settings.history_limit, settings.history_per_channel)  # ENV-07, before
+        history.trim(settings.history_limit, settings.history_per_channel)  # before
         direct = self.is_direct(event, settings)
         earlier = self._earlier(history, event.channel_id)
         history.append(entry_of(event))
@@ -119,7 +119,7 @@ class Responder:
                 delivery.channel_id, "assistant", "self", delivery.answer, at=self.service.clock()
             )
             history.append(answer)
-        history.trim(settings.history_limit, settings.history_per_channel)  # ENV-07, after
+        history.trim(settings.history_limit, settings.history_per_channel)  # after
         return delivery
 
     def _earlier(self, history: History, channel_id: str) -> tuple[Any, ...]:
@@ -156,7 +156,7 @@ class Responder:
             raise AmbientError(str(exc), reasons=("no_provider",)) from None
         provider = self.kernel.llm.provider(resolution.provider)
         on_wire = bool(provider.supports.structured_output)
-        # ENV-21: the profile's effort, else the plugin's default ("none"; "omit": nothing)
+        # the profile's effort, else the plugin's default ("none"; "omit": nothing)
         effort = (resolution.params or {}).get("reasoning_effort") or settings.tool_reasoning_effort
         if effort == "omit":
             effort = None
@@ -258,7 +258,7 @@ class Responder:
                 return True
 
     async def _allowed_channel(self, event: MessageCreated, named: str | None) -> str | None:
-        """ENV-09: a channel the model names must be one the bot may post in and the asker
+        """A channel the model names must be one the bot may post in and the asker
         may see, and whose readers may all read the message's channel (the answer comes
         from its history); otherwise (or when nobody can tell) the message's own channel."""
         if named is None or named == event.channel_id or event.guild_id is None:

@@ -309,7 +309,7 @@ class AmbientService:
         settings = await self.settings(guild)
         await self.ready(guild, settings)
         if short_path_match(settings, event.channel_id, event.author_id) or event.mentions_bot:
-            # ENV-05: archived without a model call; a mention is the surface's to answer.
+            # archived without a model call; a mention is the surface's to answer.
             await self._archive(event, settings)
             return
         # The daily token budget is held when each call is made (``budget``), not here.
@@ -333,7 +333,7 @@ class AmbientService:
             self._workers[key] = asyncio.get_running_loop().create_task(self._work(key, queue))
 
     async def _reactions_cleared(self, event: Any) -> None:
-        """ENV-13: the clearing is recorded in the channel's history as a note."""
+        """The clearing is recorded in the channel's history as a note."""
         if event.channel_id not in await self.channels(event.guild_id):
             return
         settings = await self.settings(event.guild_id)

@@ -1,4 +1,4 @@
-"""``/knowledge enable|disable|status|context``: channel opt-in and context (seed 004 §14).
+"""``/knowledge enable|disable|status|context``: channel opt-in and context.
 
 The channel's observation state (active / paused / secure) is the kernel's
 (``/gigi channel pause|resume|secure``); status shows it beside the knowledge switch.

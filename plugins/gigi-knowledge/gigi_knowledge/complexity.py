@@ -1,4 +1,4 @@
-"""The complexity score that escalates an extraction to the ``complex`` slot (seed 004 §5.9).
+"""The complexity score that escalates an extraction to the ``complex`` slot.
 
 Computed from code, never from the model's say-so: how full the window is, how many people
 talk in it, how many entities and categories the classifier found, and how unsure it was.

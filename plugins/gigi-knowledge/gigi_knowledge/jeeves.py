@@ -1,4 +1,4 @@
-"""The manner of everything this plugin says itself (seed 004 §11, "Jeeves"): no
+"""The manner of everything this plugin says itself ("Jeeves"): no
 exclamation marks, "I'm afraid" not "sorry", "Shall I" not "Do you want me to", "One notes
 that" when pointing out a difference; citations name the channel and an approximate date,
 never a quotation. Model-written text posted in these notes is calmed (``calm``)."""

@@ -1,4 +1,4 @@
-"""The model calls (seed 004 §8 ports): classify, extract, contradiction check, summarise.
+"""The model calls: classify, extract, contradiction check, summarise.
 
 Each is a strict-JSON ``kernel.llm.chat`` on one of the guild's profiles, billed to the
 server (``billing="server"``), under a deadline; replies are validated on receipt
@@ -55,7 +55,7 @@ SUMMARISE = (
 
 # Beyond the kernel's chain: where a purpose goes when no owner serves it (nor its chain).
 THEN_CHAT = {"classify": "chat"}
-# The slots the pipeline needs (seed 004 §5.4) and what each does, for enable and status.
+# The slots the pipeline needs and what each does, for enable and status.
 NEEDED = {"classify": "classify messages", "extract": "extract knowledge"}
 SLOTS = ("classify", "extract", "summarise")
 

@@ -1,4 +1,4 @@
-"""One message through the tiers (seed 004 §5.4): classify, then (high signal) extract with
+"""One message through the tiers: classify, then (high signal) extract with
 the window as context, write, embed, and check new decisions for contradictions.
 
 Never raises for a model's sake: a classification or extraction that times out, fails,
@@ -165,7 +165,7 @@ async def _known_entities(svc: KnowledgeService, guild_id: str) -> list[str]:
 async def check_contradictions(
     svc: KnowledgeService, guild_id: str, channel_id: str, me: Any
 ) -> int:
-    """Seed 004 §12.2: similar active decisions of the channel within 90 days (cosine ≥ the
+    """Similar active decisions of the channel within 90 days (cosine ≥ the
     threshold) go to the classify model; a yes is recorded for the contradiction job.
     ``me`` is the new decision (``caches.KnownDecision``)."""
     c = tables.contradictions

@@ -1,4 +1,4 @@
-"""Seed 004 §12: the staleness nudge and the contradiction note, as scheduled jobs.
+"""The staleness nudge and the contradiction note, as scheduled jobs.
 
 Staleness (twice daily): open actions past their deadline or ``staleness_at`` with no status
 check in 24 h get one nudge, a question with buttons that update the action; a status
@@ -47,7 +47,7 @@ class _States:
 
 
 def nudge_text(row: Any, now: int) -> str:
-    """Seed 004 §12.1's question, in the manner of ``jeeves`` (model text calmed)."""
+    """The staleness question, in the manner of ``jeeves`` (model text calmed)."""
     who = f"<@{row.owner_id}>" if row.owner_id else bare(row.owner_name or "") or "Someone"
     due = row.deadline_ms or row.staleness_ms
     when = datetime.fromtimestamp(due / 1000, UTC).date().isoformat()
@@ -59,7 +59,7 @@ def nudge_text(row: Any, now: int) -> str:
 
 
 def contradiction_text(later: str, earlier: str, earlier_ms: int, now: int) -> str:
-    """Seed 004 §11's "One notes that this appears to differ from ...", model text calmed."""
+    """The contradiction note, "One notes that this appears to differ from ...", model text calmed."""
     return (
         f"One notes that a decision recorded here ({clause(later)}) appears to differ from "
         f"an earlier one of {approximately(earlier_ms, now)} ({clause(earlier)}). Shall I "

@@ -1,4 +1,4 @@
-"""The bounded in-process processing queue (seed 004 §3.2): N workers, a maximum depth,
+"""The bounded in-process processing queue: N workers, a maximum depth,
 drop-oldest on overflow with a counted warning. Jobs hold message text only while queued;
 nothing survives a restart."""
 

@@ -1,4 +1,4 @@
-"""``source_ref``: message ids and a time range, never content (seed 004 §5.2)."""
+"""``source_ref``: message ids and a time range, never content."""
 
 from __future__ import annotations
 

@@ -45,7 +45,7 @@ class KnowledgeRetriever:
     capability = "knowledge.read"
     source = "knowledge"
     plugin = "knowledge"
-    # Seed 004 §11, read by the kernel's context broker (docs/retrieval.md "Answer notes"):
+    # Answer notes, read by the kernel's context broker (docs/retrieval.md "Answer notes"):
     answer_notes = jeeves.ANSWER_NOTES  # in the pack when a knowledge item is in it
     no_record = jeeves.NO_RECORD  # the reply, by code, when a knowledge question finds nothing
 
@@ -116,7 +116,7 @@ class KnowledgeRetriever:
     @staticmethod
     def _cite(channel_id: str, ms: int, row: Any = None) -> Any:
         """``<#channel> · date`` and, when the row cites messages, a jump link to the first
-        (seed 004 §11's source_ref: ids, never content)."""
+        (source_ref: ids, never content)."""
         from gigi_core.retrieval import Citation
 
         ref = getattr(row, "source_ref", None) or {}
@@ -129,7 +129,7 @@ class KnowledgeRetriever:
         return Citation(f"<#{channel_id}> · {_dt(ms).date().isoformat()}", url)
 
     def _decision(self, r: Any, scope: Scope, personal: bool = False) -> Hit:
-        """Seed 004 §11's decision fields: summary, decided_by, decided_at, channel (the
+        """A decision's fields: summary, decided_by, decided_at, channel (the
         citation) and source_ref (how many messages, and the link)."""
         from gigi_core.retrieval import Hit
 

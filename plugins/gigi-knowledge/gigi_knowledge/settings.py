@@ -1,4 +1,4 @@
-"""Thresholds and limits (seed 004 §7), each overridable as ``GIGI_KNOWLEDGE_<NAME>``.
+"""Thresholds and limits, each overridable as ``GIGI_KNOWLEDGE_<NAME>``.
 
 Read once per service start; an invalid value fails the start naming the variable.
 """

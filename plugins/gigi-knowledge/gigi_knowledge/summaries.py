@@ -1,4 +1,4 @@
-"""Summaries (seed 004 §5.7): daily at 08:00 in the channel's time zone, weekly on Monday
+"""Summaries: daily at 08:00 in the channel's time zone, weekly on Monday
 08:00 from the dailies, and on-demand catch-me-up. Made from stored decisions, actions and
 notes only (no message text exists); unique per (scope, granularity, period start), so a
 job run twice writes one. Without a usable model a plain factual summary is written.

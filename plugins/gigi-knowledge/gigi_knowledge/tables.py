@@ -1,6 +1,6 @@
 """The plugin's tables as SQLAlchemy Core objects (created by ``migrations/knowledge_000*``).
 
-Seed 004 §6 with three deliberate differences: times are integer milliseconds since the
+The knowledge schema, with three deliberate differences from its design: times are integer milliseconds since the
 epoch (UTC), as in guild memory, so the same SQL runs on both backends; arrays are JSON
 lists; vectors are float32 blobs compared in NumPy, and on PostgreSQL also a pgvector
 (``knowledge_0004``). No table has a column for message text: ``source_ref`` holds message
@@ -39,7 +39,7 @@ ID = sa.String(36)  # uuid4 hex with dashes
 def _common(*extra: sa.Column) -> list[sa.Column]:
     return [
         sa.Column("id", ID, primary_key=True),
-        sa.Column("guild_id", sa.String(64), nullable=False),  # seed 004's organisation_id
+        sa.Column("guild_id", sa.String(64), nullable=False),  # the design's organisation_id
         *extra,
     ]
 

@@ -1,6 +1,6 @@
 """The no-verbatim guard: model output that copies a run of a message's words is not stored.
 
-Seed 004 asks for synthesised text only; a model may still echo its input. Everything one
+Knowledge keeps synthesised text only; a model may still echo its input. Everything one
 row stores together (all its text fields and tags, joined in order) is compared with the
 window's messages after both are normalised (NFKC, case-folded, invisible and format
 characters and combining marks removed): a row sharing a run of ``RUN`` consecutive words

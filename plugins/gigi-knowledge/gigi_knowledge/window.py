@@ -1,7 +1,7 @@
 """The per-channel sliding window: the last N messages, in process memory only.
 
 The only place message text lives. Flushed when a channel is secured, deleted or disabled,
-and lost on restart by design (seed 004 §3.2): extraction never reads across a secure range
+and lost on restart by design: extraction never reads across a secure range
 because nothing from before it is left.
 """
 

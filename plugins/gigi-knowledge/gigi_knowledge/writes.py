@@ -375,7 +375,7 @@ def _entities(
     out: Written,
     ops: list[Op],
 ) -> dict[str, str]:
-    """Dedup (seed 004 decision 1): same guild and type, an alias/name match or cosine ≥
+    """Dedup: same guild and type, an alias/name match or cosine ≥
     the threshold → update the existing entity; otherwise insert it with its vector. The
     cache is written through here, so the next extraction sees it before it is stored."""
     from gigi_knowledge.caches import KnownEntity

@@ -249,7 +249,7 @@ class VectorService:
         Kept in a small in-process cache so a search embeds once before it opens a connection.
         The usage row (metadata only) is committed beside the search, not before it (a commit
         per query would be most of the embedding's wait on PostgreSQL), and not left behind
-        it either: ``QueryEmbedding.recorded`` raises when it failed (issue 17: the turn
+        it either: ``QueryEmbedding.recorded`` raises when it failed (the turn
         reports a failed usage write, nothing is silently dropped).
         """
         embedder = await self.embedder(guild_id)

@@ -1,5 +1,5 @@
 """knowledge: channel opt-in and context, decisions, actions, entities, relationships,
-signals, embeddings, summaries and contradictions (seed 004 §6).
+signals, embeddings, summaries and contradictions.
 
 Revision ID: knowledge_0001
 

@@ -1,5 +1,5 @@
 """knowledge: on PostgreSQL, partial HNSW indexes on the knowledge vectors, one per common
-embedding size (the local embedder's 256, 768, seed 004's default 1024, 1536), so a
+embedding size (the local embedder's 256, 768, the default 1024, 1536), so a
 question over a large scope does not scan every vector of it.
 
 Revision ID: knowledge_0006

@@ -141,3 +141,19 @@ def test_a_broken_candidate_manifest_names_file_line_and_field(tmp_path: Path) -
     [problem] = caught.value.problems
     assert f"{PACKAGE}/gigi.yaml:" in problem
     assert "actions[0].safety" in problem or "actions.0.safety" in problem
+
+
+def test_what_an_upgrade_holds_back(tmp_path: Path) -> None:
+    from gigi_core.cli.install_flow import holds_of
+
+    [old] = staged(tmp_path, "1.0")
+    [new] = staged(tmp_path, "1.1")
+    holds = holds_of(diff(old.manifests[0], new.manifests[0]))
+    assert holds == {
+        "widget.reset": "no longer asks for confirmation",
+        "widget.add": "new write action needing widget.use",
+        "*": "the data statement changed",
+    }
+    assert holds_of(diff(None, new.manifests[0])) == {}  # new to the distribution: off anyway
+    # Narrower actions hold nothing; any change of the data statement is for an admin to read.
+    assert holds_of(diff(new.manifests[0], old.manifests[0])) == {"*": "the data statement changed"}

@@ -82,27 +82,34 @@ def _proceed(question: str, yes: bool, as_json: bool) -> bool:
     return click.confirm(question, default=False)
 
 
+def holds_of(plugin: Any) -> dict[str, str]:
+    """Held-back action -> what widened it, for one upgraded plugin (``*``: all of them)."""
+    if plugin.old_version is None or plugin.new_version is None:
+        return {}  # a plugin new to the distribution is off until enabled; a gone one is gone
+    holds = {a.action: "; ".join(a.changes) for a in plugin.actions if a.widened}
+    if any(change.startswith("data statement") for change in plugin.plugin_changes):
+        holds[EVERY_ACTION] = "the data statement changed"
+    return holds
+
+
 async def _record_holds(state: CliState, found: list[Candidate]) -> dict[str, list[str]]:
     """Hold back, per upgraded plugin version, the actions it added or widened."""
-    held: dict[str, list[str]] = {}
-    todo = [(c, p) for c in found if c.current is not None for p in c.diff.plugins]
-    todo = [(c, p) for c, p in todo if p.widens and p.new_version is not None]
+    todo = [
+        (str(c.diff.new_version), p.name, holds)
+        for c in found
+        if c.current is not None
+        for p in c.diff.plugins
+        if (holds := holds_of(p))
+    ]
     if not todo:
-        return held
+        return {}
     kernel = await state.open_kernel()
     try:
-        for c, plugin in todo:
-            holds = {a.action: "; ".join(a.changes) for a in plugin.actions if a.widened}
-            if any(ch.startswith("data statement") for ch in plugin.plugin_changes):
-                holds[EVERY_ACTION] = "the data statement changed"
-            if plugin.old_version is None:  # a plugin new to this distribution: off anyway
-                continue
-            version = str(c.diff.new_version)
-            await kernel.reviews.record(plugin.name, version, holds)
-            held[plugin.name] = sorted(holds)
+        for version, name, holds in todo:
+            await kernel.reviews.record(name, version, holds)
     finally:
         await kernel.close()
-    return held
+    return {name: sorted(holds) for _, name, holds in todo}
 
 
 def install(

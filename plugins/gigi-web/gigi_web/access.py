@@ -14,16 +14,19 @@ from gigi_web.discord_api import UserGuild
 from gigi_web.sessions import WebSession
 from gigi_web.settings import WebSettings
 
-# The capability each page needs; admins (Manage Server) hold them all, a grant gives one.
-PAGES: dict[str, str] = {
-    "plugins": "plugins.manage",
-    "grants": "grants.manage",
-    "channels": "gigi.channel.manage",
-    "audit": "audit.read",
-    "usage": "llm.usage.read",
-    "data": "gigi.privacy.self",
+# The capabilities each page needs (any one of them); admins (Manage Server) hold them all,
+# a grant gives one. The LLM page is read with any /llm capability, as `/llm` lists are.
+LLM_CAPABILITIES = ("llm.provider.write", "llm.provider.select", "llm.provider.test")
+PAGES: dict[str, tuple[str, ...]] = {
+    "plugins": ("plugins.manage",),
+    "grants": ("grants.manage",),
+    "channels": ("gigi.channel.manage",),
+    "llm": LLM_CAPABILITIES,
+    "audit": ("audit.read",),
+    "usage": ("llm.usage.read",),
+    "data": ("gigi.privacy.self",),
 }
-ADMIN_PAGES = ("plugins", "grants", "channels", "audit", "usage")
+ADMIN_PAGES = ("plugins", "grants", "channels", "llm", "audit", "usage")
 NAMES_SECONDS = 60.0  # role and channel names only label ids on a page; no decision uses them
 
 
@@ -106,9 +109,15 @@ class Access:
         session.members[guild_id] = (time.monotonic(), found)
         return found
 
-    async def allowed(self, member: Member, page: str) -> bool:
-        decision = await self.kernel.policy.capability(member.actor, PAGES[page], member.guild.id)
+    async def holds(self, member: Member, capability: str) -> bool:
+        decision = await self.kernel.policy.capability(member.actor, capability, member.guild.id)
         return bool(decision.allowed)
+
+    async def allowed(self, member: Member, page: str) -> bool:
+        for capability in PAGES[page]:
+            if await self.holds(member, capability):
+                return True
+        return False
 
     async def pages(self, member: Member) -> list[str]:
         return [page for page in PAGES if await self.allowed(member, page)]
@@ -116,16 +125,22 @@ class Access:
     async def require(self, session: WebSession, guild_id: str, page: str) -> Member:
         """The member, if the policy engine allows ``page``'s capability; else Refused."""
         member = await self.member(session, guild_id)
-        capability = PAGES[page]
-        decision = await self.kernel.policy.capability(member.actor, capability, guild_id)
-        if not decision.allowed:
-            raise Refused(
-                403,
-                f"This page needs the {capability} capability in this server: a server "
-                f"admin (Manage Server) can grant it to you or your role on the Grants page "
-                f"or with /gigi grants add.",
-            )
+        if not await self.allowed(member, page):
+            raise Refused(403, _needs(PAGES[page], "This page"))
         return member
+
+    async def check(self, member: Member, capability: str) -> None:
+        """Refused unless the member holds ``capability`` here (one action on a page)."""
+        if not await self.holds(member, capability):
+            raise Refused(403, _needs((capability,), "This change"))
+
+
+def _needs(capabilities: tuple[str, ...], what: str) -> str:
+    names = " or ".join(capabilities)
+    return (
+        f"{what} needs the {names} capability in this server: a server admin (Manage "
+        "Server) can grant it to you or your role on the Grants page or with /gigi grants add."
+    )
 
 
 def _token(session: WebSession) -> str:

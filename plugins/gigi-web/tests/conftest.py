@@ -44,7 +44,7 @@ async def dashboard(
     fake, url = fake_discord
     overrides = getattr(request, "param", {})
     async with open_test_kernel(
-        tmp_path, plugins=[], extra_plugins=[("webnotes", WebNotes(tmp_path))],
+        tmp_path, plugins=["openai"], extra_plugins=[("webnotes", WebNotes(tmp_path))],
         database_url=database_url,
     ) as kernel:  # fmt: skip
         app = create_app(kernel, settings_for(url, **overrides))

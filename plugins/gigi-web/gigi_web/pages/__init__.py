@@ -4,7 +4,18 @@ from __future__ import annotations
 
 from starlette.routing import Route
 
-from gigi_web.pages import audit, auth, channels, config, grants, mydata, plugins, servers, usage
+from gigi_web.pages import (
+    audit,
+    auth,
+    channels,
+    config,
+    grants,
+    llm,
+    mydata,
+    plugins,
+    servers,
+    usage,
+)
 
 
 def routes() -> list[Route]:
@@ -25,6 +36,11 @@ def routes() -> list[Route]:
         Route(f"{g}/grants/remove", grants.remove, methods=["POST"]),
         Route(f"{g}/channels", channels.channel_list),
         Route(f"{g}/channels/set", channels.set_state, methods=["POST"]),
+        Route(f"{g}/llm", llm.llm_page),
+        Route(f"{g}/llm/credentials/add", llm.add_credential, methods=["POST"]),
+        Route(f"{g}/llm/credentials/revoke", llm.revoke_credential, methods=["POST"]),
+        Route(f"{g}/llm/profiles/set", llm.set_profile, methods=["POST"]),
+        Route(f"{g}/llm/profiles/remove", llm.remove_profile, methods=["POST"]),
         Route(f"{g}/audit", audit.audit_page),
         Route(f"{g}/usage", usage.usage_page),
         Route(f"{g}/data", mydata.data_page),

@@ -23,7 +23,10 @@ from gigi_core.store.tables import AuditEvent
 from gigi_core.testing import open_test_kernel
 from tests.agent.fenced import SECRET_KEY, USER, Adaptive, Fx
 
-pytestmark = pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+pytestmark = [  # slow group (still run by CI): several processes
+    pytest.mark.parametrize("database_url", ["postgresql"], indirect=True),
+    pytest.mark.slow,
+]
 LEASE = 1.5  # process A's lease: short, so the test waits little for its expiry
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -16,6 +16,9 @@ from gigi_core.testing import open_test_kernel
 from gigi_core.testing.fake_providers import FakeOpenAI
 from tests.llm.budget_helpers import GUILD, MOST, configure, counters, usage_of
 
+# In the slow group (still run by CI): several processes.
+pytestmark = pytest.mark.slow
+
 CALLS = 100
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -25,6 +25,9 @@ from gigi_core.testing import open_test_kernel
 from tests.scale.memory_worker import KEY
 from tests.scale.test_memory_workers import FAST, lines, scalar, start_module
 
+# In the slow group (still run by CI): several processes.
+pytestmark = pytest.mark.slow
+
 GUILD, CHANNELS = "g1", [f"k{c}" for c in range(4)]
 ADMIN = Actor(id="admin", is_admin=True)
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)  # a Tuesday: Monday's daily is due, no weekly

@@ -21,6 +21,9 @@ from gigi_core import Actor
 from gigi_core.testing import open_test_kernel
 from tests.scale.memory_worker import GUILD, KEY, HashEmbedder, History, Plugin
 
+# In the slow group (still run by CI): several processes.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 CHANNELS, PER_CHANNEL, PAGE_DELAY = 4, 300, 0.15  # 3 pages a channel
 FAST = {

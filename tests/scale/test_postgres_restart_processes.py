@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import gigi_memory
+import pytest
 import sqlalchemy as sa
 
 from gigi_core import Actor
@@ -27,6 +28,9 @@ from tests.agent.fenced import Adaptive, Fx, ask
 from tests.scale.memory_worker import GUILD, KEY, HashEmbedder, Plugin
 from tests.scale.test_memory_workers import FAST, scalar, start_module
 from tests.scale.test_postgres_restart import own_server, restart
+
+# In the slow group (still run by CI): several processes.
+pytestmark = pytest.mark.slow
 
 __all__ = ["own_server"]  # the fixture, imported for pytest
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+# In the slow group (still run by CI): several processes.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -12,6 +12,9 @@ from mcp_helpers import MEMBER, attach, bridge_kernel, call, listed_and_approved
 
 from gigi_core import ConfirmationRequired, PolicyDenied
 
+# In the slow group (still run by CI): real MCP server packages, started as processes.
+pytestmark = pytest.mark.slow
+
 
 async def test_time_before_and_after_approval(home, tmp_path, database_url) -> None:
     attach(home, "time", "mcp-server-time --local-timezone UTC")
@@ -25,9 +28,9 @@ async def test_time_before_and_after_approval(home, tmp_path, database_url) -> N
         await kernel.enable_plugin("g1", "mcp_time", allow_external=True)
         with pytest.raises(ConfirmationRequired):
             await call(kernel, "mcp_time.get_current_time", {"timezone": "UTC"})
-    from gigi_mcp import ops
+    from gigi_mcp import server_admin
 
-    ops.approve(home, "time")
+    server_admin.approve(home, "time")
     async with bridge_kernel(tmp_path, database_url, "time") as kernel:
         spec = spec_of(kernel, "mcp_time.get_current_time")
         assert spec.safety.value == "read_only" and spec.result is not None

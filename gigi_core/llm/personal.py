@@ -180,7 +180,12 @@ class PersonalKeys:
         cannot apply is passed on, so the model call refuses it with the policy's words."""
         user_id = actor if isinstance(actor, str) else actor.id
         explicit = billing not in (None, "auto")
-        chosen = billing if explicit else (await self.billing(guild_id, user_id) or "auto")
+        if explicit:
+            chosen = billing
+        elif await self._personal_here(guild_id, dm):  # else no remembered choice applies
+            chosen = await self.billing(guild_id, user_id) or "auto"
+        else:
+            chosen = "auto"
         try:
             found = await self.llm.resolve(guild_id, purpose, actor, dm=dm, billing=chosen)  # type: ignore[arg-type]
         except GigiError:
@@ -195,6 +200,14 @@ class PersonalKeys:
             return BillingDecision(chosen)
         withheld = in_guild and not await self.acknowledged(guild_id, user_id)
         return BillingDecision(chosen, personal=True, withheld=withheld)
+
+    async def _personal_here(self, guild_id: str, dm: bool) -> bool:
+        """Whether personal keys may answer here, from the cached policy (no read per run)."""
+        from gigi_core.llm.resolve import personal_allowed, private_dm
+
+        if private_dm(guild_id, dm):
+            return True
+        return personal_allowed(await self.llm.resolver.policy(guild_id), dm)
 
     # -- the guild-context disclosure ----------------------------------------------------
 

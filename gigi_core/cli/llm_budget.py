@@ -22,6 +22,7 @@ def _scope_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--channel", help="A channel's id, or * for each channel on its own."),
         click.option("--role", help="A role's id: shared by the members who hold it."),
         click.option("--model", help="A provider (openai) or provider/model (openai/gpt-4o)."),
+        click.option("--plugin", help="A plugin's own allowance (e.g. ambient's daily one)."),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -40,7 +41,11 @@ def _window_option(default: str | None) -> Any:
 
 
 def _scope(
-    member: str | None, channel: str | None, role: str | None, model: str | None
+    member: str | None,
+    channel: str | None,
+    role: str | None,
+    model: str | None,
+    plugin: str | None = None,
 ) -> tuple[str, str | None]:
     given = [
         (kind, value)
@@ -49,11 +54,12 @@ def _scope(
             ("channel", channel),
             ("role", role),
             ("model", model),
+            ("plugin", plugin),
         )
         if value is not None
     ]
     if len(given) > 1:
-        raise UsageFailure("give at most one of --member, --channel, --role, --model")
+        raise UsageFailure("give at most one of --member, --channel, --role, --model, --plugin")
     return given[0] if given else ("guild", None)
 
 
@@ -83,6 +89,7 @@ async def budget_set(
     channel: str | None,
     role: str | None,
     model: str | None,
+    plugin: str | None,
     window: str,
     limit: int,
     unit: str,
@@ -94,7 +101,7 @@ async def budget_set(
     as_json: bool,
 ) -> None:
     """Create or change a budget; its spend in the current window is kept."""
-    kind, ident = _scope(member, channel, role, model)
+    kind, ident = _scope(member, channel, role, model, plugin)
     if exempt_roles and clear_exempt_roles:
         raise UsageFailure("give --exempt-role or --clear-exempt-roles, not both")
     roles: list[str] | None = [] if clear_exempt_roles else (list(exempt_roles) or None)
@@ -168,12 +175,13 @@ async def budget_reset(
     channel: str | None,
     role: str | None,
     model: str | None,
+    plugin: str | None,
     window: str,
     subject: str | None,
     by: str | None,
 ) -> None:
     """Forget the current window's spend (calls in flight keep what they hold)."""
-    kind, ident = _scope(member, channel, role, model)
+    kind, ident = _scope(member, channel, role, model, plugin)
     rows = await kernel.llm.reset_budget(guild, kind, ident, window, subject=subject, by=by)
     click.echo(f"reset {rows} window counter(s) of the {kind} {window} budget in guild {guild}.")
 
@@ -190,10 +198,11 @@ async def budget_remove(
     channel: str | None,
     role: str | None,
     model: str | None,
+    plugin: str | None,
     window: str,
     by: str | None,
 ) -> None:
     """Remove a budget and its counters; calls stop meeting it at once."""
-    kind, ident = _scope(member, channel, role, model)
+    kind, ident = _scope(member, channel, role, model, plugin)
     budget = await kernel.llm.remove_budget(guild, kind, ident, window, by=by)
     click.echo(f"removed the {budget.describe()} {budget.window} budget in guild {guild}.")

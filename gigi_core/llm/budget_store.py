@@ -87,7 +87,7 @@ def check_scope(scope_kind: str, scope_id: str | None) -> str:
         raise LlmConfigError(
             f"a {scope_kind} budget needs an id",
             hint="pass the member, channel or role id, * for every member or channel, "
-            "or provider or provider/model for a model budget",
+            "provider or provider/model for a model budget, or the plugin's name",
         )
     if ident == EVERY and scope_kind not in ("member", "channel"):
         raise LlmConfigError(

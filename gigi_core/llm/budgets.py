@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SCOPE_KINDS: tuple[str, ...] = ("guild", "member", "channel", "role", "model")
+SCOPE_KINDS: tuple[str, ...] = ("guild", "member", "channel", "role", "model", "plugin")
 UNITS: tuple[str, ...] = ("tokens", "money")
 EVERY = "*"  # a member or channel budget's scope id: each member (channel) has its own
 #: The window row of an "every" budget that calls with no member (no channel) share.
@@ -211,10 +211,13 @@ def applicable(
     actor, channel = where.get("actor_id"), where.get("channel_id")
     roles: frozenset[str] = where.get("roles") or frozenset()
     admin = bool(where.get("admin"))
+    plugin = where.get("plugin")
     out: list[tuple[BudgetInfo, str]] = []
     for b in budgets:
         if b.unit != "tokens" or (admin and b.exempt_admins):
             continue
+        if (b.scope_kind == "plugin") != bool(plugin) or (plugin and b.scope_id != plugin):
+            continue  # a plugin's budget covers its own holds (``budget_port``), only them
         if b.exempt_roles and not roles.isdisjoint(b.exempt_roles):
             continue
         kind, scope = b.scope_kind, b.scope_id
@@ -237,7 +240,7 @@ def applicable(
         elif kind == "model":
             if scope not in (provider, f"{provider}/{model}"):
                 continue
-        else:
+        elif kind != "plugin":
             continue
         out.append((b, subject))
     out.sort(key=lambda pair: (pair[0].id, pair[1]))  # one lock order in every process

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gigi_core.llm import calls, failover
+from gigi_core.llm.budget_port import PluginBudgets
 from gigi_core.llm.budget_store import BudgetStatus, BudgetStore
 from gigi_core.llm.budgets import BudgetInfo, Budgets, most_tokens, output_cap
 from gigi_core.llm.cache import LlmCache
@@ -99,6 +100,7 @@ class LlmService(ModelAdmin):
         self.resolver.places = self.places.store
         self.budgets = Budgets(kernel.db, self.cache)
         self.budget_store = BudgetStore(kernel.db)
+        self.plugin_budgets = PluginBudgets(self)  # a plugin's own allowance (budget_port)
         self.caller = Caller(
             kernel, self.resolver, self.credentials, self.cache, self.provider, self.budgets
         )

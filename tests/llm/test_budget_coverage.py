@@ -99,3 +99,25 @@ def test_the_staff_notice_names_the_no_member_share() -> None:
     assert "the per-member (calls with no member) daily budget has reached 80 %" in text
     text = notice(budget, Alert(GUILD, "b1", "u7", 0, 80, 80, 0, 100))
     assert "the member u7's (per-member) daily budget" in text
+
+
+async def test_a_plugin_budget_covers_the_plugins_own_holds_and_nothing_else(
+    database_url, tmp_path
+) -> None:
+    async with llm_kernel(tmp_path, database_url) as kernel, FakeOpenAI() as fake:
+        await configure(kernel, fake.base_url)
+        fake.reply_text("ok", usage=usage_of(MOST), times=5)
+        port = kernel.llm.plugin_budgets
+        await port.ensure(GUILD, "ambient", 100)
+        await port.ensure(GUILD, "ambient", 100)  # unchanged: no second write
+        await kernel.llm.set_budget(GUILD, "member", "*", limit=0)
+        async with port.spend(GUILD, "ambient", 60) as spend:  # member budgets: not its
+            spend.used = 50
+        with pytest.raises(BudgetExhausted, match="plugin ambient daily budget of 100"):
+            async with port.spend(GUILD, "ambient", 60):
+                pass
+        await kernel.llm.remove_budget(GUILD, "member", "*", "daily")
+        await chat(kernel, actor=U1)  # a spent plugin budget does not cover model calls
+        await port.ensure(GUILD, "ambient", 0)  # 0: no budget
+        statuses = await kernel.llm.budget_status(GUILD)
+        assert statuses == []

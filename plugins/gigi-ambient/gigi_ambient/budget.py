@@ -1,10 +1,11 @@
-"""The daily token budget, held before each call: the most a call may cost is reserved in
-one atomic statement (``AmbientStore.reserve``), the call made only if it fit, and the
-reservation settled into the day's spend with the real usage afterwards, or released when
-the call failed. So a burst of messages, in one process or many, never spends past the
-budget (a check at queue time let every queued message through while nothing was spent).
+"""The daily token budget, held on the kernel's budgets before each call: the ambient
+plugin's own ``plugin`` budget (``kernel.llm.plugin_budgets``), kept at the guild's
+``daily_token_budget`` setting. The most a run may cost is held before it and settled with
+the real usage after, or released when it failed, so a burst of messages, in one process
+or many, never spends past the budget. A spent budget archives the message unanswered.
 
-A reservation a crashed process never settled stays held until the day ends (UTC days).
+The day's spend is also added to ``ambient_daily.tokens``, for `/ambient status` only: the
+kernel's window is what is enforced (`gigi llm budget show` shows it).
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ from gigi_ambient.attempts import AmbientError
 from gigi_ambient.store import AmbientStore, today
 
 log = logging.getLogger(__name__)
+PLUGIN = "ambient"  # the kernel budget's scope id
 BYTES_PER_TOKEN = 3  # a generous estimate of a prompt's tokens: one per 3 bytes of UTF-8
 
 
 class BudgetReached(AmbientError):
-    """The day's token budget cannot cover the call: the message is archived unanswered."""
+    """A budget cannot cover the call: the message is archived unanswered."""
 
 
 def prompt_tokens(*texts: str) -> int:
@@ -41,35 +43,37 @@ class Spend:
 
 
 class Budget:
-    def __init__(self, store: AmbientStore, clock: Callable[[], datetime]) -> None:
+    def __init__(self, kernel: Any, store: AmbientStore, clock: Callable[[], datetime]) -> None:
+        self.kernel = kernel
         self.store = store
         self.clock = clock
 
     @asynccontextmanager
     async def spend(self, guild_id: str, budget: int, most: int) -> AsyncIterator[Spend]:
-        """Reserve ``most`` tokens of the day's ``budget`` (0: no limit, nothing held) for
+        """Hold ``most`` tokens of the day's ``budget`` (0: no limit, nothing held) for
         the call made inside; raises ``BudgetReached`` when they do not fit."""
-        day = today(self.clock())
-        held = 0
-        if budget > 0:
-            if not await self.store.reserve(guild_id, day, most, budget):
-                raise BudgetReached(
-                    f"the server's daily token budget ({budget}) cannot cover another "
-                    f"call today (up to {most} tokens)",
-                    hint="raise daily_token_budget (`gigi plugins config ambient --guild G "
-                    "--set-json ...`) or wait for the next UTC day",
-                    reasons=("budget",),
-                )
-            held = most
+        from gigi_core.llm import BudgetExhausted
+
+        budgets = self.kernel.llm.plugin_budgets
         spend = Spend()
         try:
-            yield spend
+            await budgets.ensure(guild_id, PLUGIN, budget)
+            async with budgets.spend(guild_id, PLUGIN, most) as held:
+                yield spend
+                held.used = spend.used
+        except BudgetExhausted as exc:
+            raise BudgetReached(
+                exc.message,
+                hint="raise daily_token_budget (`gigi plugins config ambient --guild G "
+                "--set-json ...`) or wait for the next UTC day",
+                reasons=("budget_exhausted",),
+            ) from None
         finally:
-            try:
-                if held or spend.used:
-                    await self.store.settle(guild_id, day, held, spend.used)
-            except Exception as exc:  # held until the day ends: never more than the budget
-                log.warning("ambient: token reservation not settled (%s)", type(exc).__name__)
+            if spend.used:
+                try:  # the status counter; the kernel's window is what is enforced
+                    await self.store.settle(guild_id, today(self.clock()), 0, spend.used)
+                except Exception as exc:
+                    log.warning("ambient: day's tokens not counted (%s)", type(exc).__name__)
 
 
 def most_of_run(settings: Any, *texts: str) -> int:

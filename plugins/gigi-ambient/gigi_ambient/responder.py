@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from gigi_ambient import prompt
 from gigi_ambient.attempts import AmbientError, AttemptFailed
-from gigi_ambient.budget import most_of_run, prompt_tokens
+from gigi_ambient.budget import BudgetReached, most_of_run, prompt_tokens
 from gigi_ambient.envelope import NAME, SCHEMA, Delivery, Envelope, decide, named_channel
 from gigi_ambient.history import Entry, History
 
@@ -199,6 +199,12 @@ class Responder:
             async with self.service.budget.spend(guild, settings.daily_token_budget, most) as s:
                 reply = await self.service.runtime.handle(request)
                 s.used = reply.tokens_in + reply.tokens_out
+            if reply.termination_reason == "budget_exhausted":  # another try cannot fit
+                raise BudgetReached(
+                    reply.text or "a model budget is spent",
+                    hint="`gigi llm budget show --guild G` shows which and when it resets",
+                    reasons=("budget_exhausted",),
+                )
             self.service.count(guild, calls=1)
             if reply.status == "done" and isinstance(reply.output, dict):
                 return Envelope.from_output(reply.output), reply.run_id

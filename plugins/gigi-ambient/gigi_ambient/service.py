@@ -62,7 +62,7 @@ class AmbientService:
         self.stored = HistoryStore(kernel.db.engine, lambda: kernel.state_sealer)
         self.responder = Responder(self)
         self.backoff = Backoff()
-        self.budget = Budget(self.store, lambda: self.clock())
+        self.budget = Budget(kernel, self.store, lambda: self.clock())
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
         self.poster: Poster = OutboxPoster(kernel)
         self.may_move: MayMove = surface_may_move(kernel)

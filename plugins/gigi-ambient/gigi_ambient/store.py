@@ -95,26 +95,6 @@ class AmbientStore:
             .on_conflict_do_nothing(index_elements=["guild_id", "day"])
         )
 
-    async def reserve(self, guild_id: str, day: str, tokens: int, budget: int) -> bool:
-        """Hold ``tokens`` of the day's ``budget`` if spent plus held plus them fit in it.
-
-        The check and the hold are one UPDATE, so concurrent callers (tasks, processes) on
-        SQLite (one writer at a time) and PostgreSQL (the row lock; the condition re-read
-        on the row as the earlier writer left it) never together hold more than the budget.
-        """
-        async with self.engine.begin() as conn:
-            await conn.execute(self._insert_day(conn, guild_id, day))
-            held = await conn.execute(
-                sa.update(daily)
-                .where(
-                    daily.c.guild_id == guild_id,
-                    daily.c.day == day,
-                    daily.c.tokens + daily.c.reserved + tokens <= budget,
-                )
-                .values(reserved=daily.c.reserved + tokens)
-            )
-        return bool(held.rowcount)
-
     async def settle(self, guild_id: str, day: str, held: int, used: int) -> None:
         """Release ``held`` reserved tokens and add the ``used`` ones, in one statement."""
         async with self.engine.begin() as conn:

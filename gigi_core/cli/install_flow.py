@@ -138,8 +138,10 @@ def install(
         raise click.ClickException(
             "Nothing was installed: you declined the review (add --yes to skip the question)."
         )
-    pip_runner.install(exact, upgrade=upgrade or any(c.current for c in found))
+    # Holds first: they name the new version, so they are inert until it is installed and
+    # loaded, and an unreachable database stops the upgrade instead of leaving it unguarded.
     held = run(_record_holds(state, found), state)
+    pip_runner.install(exact, upgrade=upgrade or any(c.current for c in found))
     if as_json:
         out = {"installed": True, "held_back": held, "distributions": [c.as_dict() for c in found]}
         echo_json(out)

@@ -16,8 +16,17 @@ import click
 from gigi_core.cli.common import echo_json, pass_state, table, with_kernel
 
 
+def _user_id(ctx: Any, param: Any, value: str) -> str:
+    value = value.strip()
+    if not value or any(c.isspace() or c == ":" for c in value):
+        raise click.BadParameter("give the member's user id, e.g. --user 123456789", param=param)
+    return value
+
+
 def _user_option(fn: Any) -> Any:
-    return click.option("--user", required=True, metavar="ID", help="The member's user id.")(fn)
+    return click.option(
+        "--user", required=True, metavar="ID", callback=_user_id, help="The member's user id."
+    )(fn)
 
 
 @click.group("key")

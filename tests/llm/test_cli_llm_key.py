@@ -73,6 +73,8 @@ def test_refusals_name_what_to_change(gigi) -> None:
     assert missing.exit_code != 0 and "user:u1 has no active credential labelled 'nope'" in (
         missing.output
     )
+    blank = gigi("llm", "key", "list", "--user", " ")
+    assert blank.exit_code == 2 and "--user" in blank.output and "user id" in blank.output
     bad = gigi("llm", "key", "test", "--user", "u1", "--label", "nope")
     assert bad.exit_code != 0 and "gigi llm credential list --owner user:u1" in bad.output
     with FakeOpenAI(api_key="sk-someone-else") as fake:

@@ -90,7 +90,7 @@ async def test_the_dashboard_in_a_real_browser(database_url, tmp_path: Path, sho
     base = f"http://127.0.0.1:{port}"
     with LoopbackServer(fake.app()) as discord:
         async with open_test_kernel(
-            tmp_path, plugins=[], extra_plugins=[("webnotes", WebNotes(tmp_path))],
+            tmp_path, plugins=["openai"], extra_plugins=[("webnotes", WebNotes(tmp_path))],
             database_url=database_url,
         ) as kernel:  # fmt: skip
             await _usage(kernel)
@@ -155,6 +155,26 @@ async def test_the_dashboard_in_a_real_browser(database_url, tmp_path: Path, sho
                     assert [(g.capability, g.subject_id) for g in grants] == [
                         ("audit.read", "7001")
                     ]
+
+                    await page.get_by_role("link", name="Channels").click()
+                    await page.get_by_label("New state of #general").select_option("paused")
+                    await page.get_by_role("button", name="Set").click()
+                    await expect(page.get_by_text("The channel is paused now.")).to_be_visible()
+                    assert await kernel.channels.get(ALPHA, "8001") == "paused"
+                    await shot("channels")
+
+                    await page.get_by_role("link", name="LLM").click()
+                    await page.get_by_label("Label").fill("main")
+                    await page.get_by_label("API key").fill("sk-browser-llm-key-1")
+                    await page.get_by_role("button", name="Add key").click()
+                    await expect(page.get_by_text("Stored the key main")).to_be_visible()
+                    assert "sk-browser-llm-key-1" not in await page.content()
+                    await page.get_by_label("Model id").fill("gpt-4o-mini")
+                    await page.get_by_role("button", name="Use this model").click()
+                    await expect(
+                        page.get_by_text("The chat purpose uses gpt-4o-mini now.")
+                    ).to_be_visible()
+                    await shot("llm")
 
                     await page.get_by_role("link", name="Audit log").click()
                     await expect(page.get_by_role("cell", name="grant.add")).to_be_visible()

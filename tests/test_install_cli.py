@@ -169,6 +169,11 @@ def test_install_review_refusal_failures_upgrade_hold_accept_uninstall(
     assert (held["plugin"], held["version"]) == ("widget", "1.1")
     assert {a["action"] for a in held["actions"]} == {"*", "widget.add", "widget.reset"}
 
+    everywhere = json.loads(_ok(venv.gigi("plugins", "review", "--json")))
+    assert list(everywhere) == ["g1"] and everywhere["g1"][0]["version"] == "1.1"
+    unnamed = venv.gigi("plugins", "review", "--accept")
+    assert unnamed.returncode == 2 and "--accept needs --guild G" in unnamed.stderr
+
     no = venv.gigi("plugins", "review", "widget", "--guild", "g1", "--accept", input="n\n")
     assert no.returncode == 1 and "Nothing was accepted" in no.stderr
     assert venv.gigi(*count).returncode == 3

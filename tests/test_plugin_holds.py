@@ -37,6 +37,12 @@ async def test_held_back_action_is_denied_until_the_guild_accepts(database_url, 
         offered = {a.name for a in await kernel.policy.offerable(USER, "g1")}
         assert "box.echo" not in offered and "box.thread" in offered
 
+        await kernel.enable_plugin("g3", "box", by="admin")
+        await kernel.disable_plugin("g3", "box", by="admin")  # off there: nothing to wait for
+        waiting = await kernel.reviews.waiting()
+        assert sorted(waiting) == ["g1", "g2"]
+        assert [(h.plugin, h.version) for h in waiting["g1"]] == [("box", "0.0.1")]
+
         [pending] = await kernel.reviews.pending("g1")
         assert (pending.plugin, pending.version) == ("box", "0.0.1")
         assert pending.actions == (("box.echo", "new read_only action"),)
@@ -50,6 +56,7 @@ async def test_held_back_action_is_denied_until_the_guild_accepts(database_url, 
         assert (await _decide(kernel, "box.echo", "g1", cached=True)).allowed
         assert (await _decide(kernel, "box.echo", "g1", cached=False)).allowed
         assert await kernel.reviews.pending("g1") == []
+        assert sorted(await kernel.reviews.waiting()) == ["g2"]
         # Another server has not accepted: still off there.
         assert not (await _decide(kernel, "box.echo", "g2", cached=True)).allowed
 

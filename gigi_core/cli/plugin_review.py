@@ -23,7 +23,7 @@ def held_lines(pending: list[Any]) -> list[str]:
 
 @click.command("review")
 @click.argument("plugin", required=False)
-@click.option("--guild", required=True, help="The server (guild id) to review for.")
+@click.option("--guild", help="The server (guild id); without it, every server still waiting.")
 @click.option("--accept", is_flag=True, help="Turn the held-back actions on in this server.")
 @click.option("--yes", "-y", is_flag=True, help="Accept without asking.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
@@ -31,7 +31,7 @@ def held_lines(pending: list[Any]) -> list[str]:
 async def review_command(
     kernel: Any,
     plugin: str | None,
-    guild: str,
+    guild: str | None,
     accept: bool,
     yes: bool,
     as_json: bool,
@@ -41,6 +41,11 @@ async def review_command(
     With ``--accept``, an admin turns those actions on in that server (per plugin version:
     a later upgrade that widens again is held back again).
     """
+    if guild is None:
+        if accept:
+            raise click.UsageError("--accept needs --guild G: each server accepts for itself")
+        await _show_waiting(kernel, plugin, as_json)
+        return
     pending = await kernel.reviews.pending(guild)
     if plugin is not None:
         if plugin not in kernel.registry.manifests:
@@ -79,3 +84,23 @@ async def review_command(
     else:
         names = ", ".join(f"{a['plugin']} {a['version']}" for a in accepted)
         click.echo(f"Accepted in server {guild}: {names}.")
+
+
+async def _show_waiting(kernel: Any, plugin: str | None, as_json: bool) -> None:
+    """Every server that has a held plugin enabled and has not accepted it."""
+    waiting = await kernel.reviews.waiting()
+    if plugin is not None:
+        waiting = {
+            g: kept
+            for g, items in waiting.items()
+            if (kept := [i for i in items if i.plugin == plugin])
+        }
+    if as_json:
+        echo_json({g: [i.as_dict() for i in items] for g, items in waiting.items()})
+        return
+    if not waiting:
+        click.echo("No server with such a plugin enabled is waiting for a review.")
+        return
+    for guild, items in waiting.items():
+        click.echo(f"server {guild}: " + ", ".join(f"{i.plugin} {i.version}" for i in items))
+    click.echo("Details and accepting: gigi plugins review PLUGIN --guild G [--accept]")

@@ -104,6 +104,36 @@ class PluginReviews:
             if (plugin, version) not in accepted
         ]
 
+    async def waiting(self) -> dict[str, list[Held]]:
+        """Per guild that has a held plugin enabled: what it has not accepted yet."""
+        holds = await self.holds()
+        if not holds:
+            return {}
+        from gigi_core.store.tables import GuildPlugin
+
+        plugins = sorted({plugin for plugin, _ in holds})
+        async with self.db.engine.connect() as conn:
+            rows = await conn.execute(
+                select(GuildPlugin.guild_id, GuildPlugin.plugin).where(
+                    GuildPlugin.plugin.in_(plugins), GuildPlugin.enabled.is_(True)
+                )
+            )
+            accepted = await conn.execute(
+                select(
+                    PluginReviewAccept.guild_id,
+                    PluginReviewAccept.plugin,
+                    PluginReviewAccept.version,
+                ).where(PluginReviewAccept.plugin.in_(plugins))
+            )
+            done = {tuple(row) for row in accepted}
+            enabled = [(guild, plugin) for guild, plugin in rows]
+        out: dict[str, list[Held]] = {}
+        for (plugin, version), actions in sorted(holds.items()):
+            for guild, on in sorted(enabled):
+                if on == plugin and (guild, plugin, version) not in done:
+                    out.setdefault(guild, []).append(Held(plugin, version, tuple(sorted(actions))))
+        return dict(sorted(out.items()))
+
     async def held_in(self, guild_id: str) -> frozenset[str]:
         """Action names (and ``plugin:*``) denied in this guild until accepted."""
         held: set[str] = set()

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from gigi_core.errors import Hint
 from gigi_core.llm.channel_policy import Effective, Place, PlacePolicy, RolePolicy
 from gigi_core.llm.channel_policy_store import ChannelPolicyStore
 from gigi_core.llm.records import LlmConfigError, Owner, Resolution
@@ -81,10 +82,16 @@ class PlacePolicies:
                 raise LlmConfigError(
                     "answer mode every only applies to ambient channels, and the ambient "
                     f"plugin is not enabled in guild {guild_id}",
-                    hint=(
+                    hint=Hint(
                         "enable the ambient plugin (`/gigi plugins enable plugin:ambient`) "
                         "and turn it on in the channel (`/ambient enable`), or use answer "
-                        "mode mention or replies"
+                        "mode mention or replies",
+                        console="enable the ambient plugin (`/enable ambient`) and turn it on "
+                        "in the channel (`/ambient enable channel=ID persona=...`), or use "
+                        "answer mode mention or replies",
+                        shell=f"enable the ambient plugin (`gigi plugins enable ambient --guild "
+                        f"{guild_id}`) and turn it on in the channel (`/ambient enable` on "
+                        "Discord or the console), or use answer mode mention or replies",
                     ),
                 )
         policy = await self.store.set_place(

@@ -63,6 +63,10 @@ async def test_bad_settings_are_refused_naming_what_to_change(database_url, tmp_
         with pytest.raises(LlmConfigError, match="ambient plugin is not enabled") as err:
             await places.set_place(GUILD, CHANNEL, answer="every")
         assert "mention or replies" in str(err.value)
+        # Each surface's own syntax for the fix.
+        assert f"gigi plugins enable ambient --guild {GUILD}" in err.value.text_for("shell")
+        assert "`/enable ambient`" in err.value.text_for("console")
+        assert "plugin:ambient" in err.value.text_for("discord")
         with pytest.raises(LlmConfigError, match="unknown place kind 'room'"):
             Place.of("room", "1")
         assert (await places.effective(GUILD, (CHANNEL,))).answer.where == "default"

@@ -171,6 +171,8 @@ def test_install_review_refusal_failures_upgrade_hold_accept_uninstall(
 
     everywhere = json.loads(_ok(venv.gigi("plugins", "review", "--json")))
     assert list(everywhere) == ["g1"] and everywhere["g1"][0]["version"] == "1.1"
+    unknown = venv.gigi("plugins", "review", "widgit", "--guild", "g1")
+    assert unknown.returncode == 1 and "no plugin named 'widgit' is loaded" in unknown.stderr
     unnamed = venv.gigi("plugins", "review", "--accept")
     assert unnamed.returncode == 2 and "--accept needs --guild G" in unnamed.stderr
 

@@ -41,6 +41,9 @@ async def review_command(
     With ``--accept``, an admin turns those actions on in that server (per plugin version:
     a later upgrade that widens again is held back again).
     """
+    if plugin is not None and plugin not in kernel.registry.manifests:
+        known = ", ".join(sorted(kernel.registry.manifests)) or "none"
+        raise GigiError(f"no plugin named {plugin!r} is loaded", hint=f"loaded: {known}")
     if guild is None:
         if accept:
             raise click.UsageError("--accept needs --guild G: each server accepts for itself")
@@ -48,9 +51,6 @@ async def review_command(
         return
     pending = await kernel.reviews.pending(guild)
     if plugin is not None:
-        if plugin not in kernel.registry.manifests:
-            known = ", ".join(sorted(kernel.registry.manifests)) or "none"
-            raise GigiError(f"no plugin named {plugin!r} is loaded", hint=f"loaded: {known}")
         pending = [p for p in pending if p.plugin == plugin]
     if not accept:
         if as_json:
@@ -65,7 +65,10 @@ async def review_command(
         return
     if not pending:
         message = f"Nothing is held back in server {guild}; nothing to accept."
-        echo_json({"guild": guild, "accepted": []}) if as_json else click.echo(message)
+        if as_json:
+            echo_json({"guild": guild, "accepted": []})
+        else:
+            click.echo(message)
         return
     if not as_json:
         for line in held_lines(pending):

@@ -33,6 +33,9 @@ async def test_admin_reviews_and_accepts_a_held_back_upgrade(tmp_path) -> None:
         denied = await w.kernel.policy.explain(_actor(w.member), member, w.gid)
         assert not denied.allowed and "/gigi plugins review" in denied.reason
 
+        listed = await w.admin.slash(w.channel, "gigi plugins list")
+        assert "Upgrades waiting for your review: **notes** 0.0.1" in listed.response.content
+
         shown = await w.admin.slash(w.channel, "gigi plugins review")
         assert shown.ephemeral
         assert "**notes** 0.0.1:" in shown.response.content
@@ -44,6 +47,9 @@ async def test_admin_reviews_and_accepts_a_held_back_upgrade(tmp_path) -> None:
         assert await w.kernel.reviews.pending(w.gid) == []
         again = await w.admin.click(shown.response, label="Accept notes 0.0.1")
         assert again.response.content == "Nothing of **notes** 0.0.1 is held here."
+
+        listed = await w.admin.slash(w.channel, "gigi plugins list")
+        assert "waiting for your review" not in listed.response.content
 
         await w.mention(w.member, "how many notes now?")
         assert "notes.count" in w.notes.ran

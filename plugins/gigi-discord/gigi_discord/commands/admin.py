@@ -72,6 +72,9 @@ def plugins_group() -> app_commands.Group:
                 # The error can name the operator's paths or hosts: it stays in their log.
                 lines.append(f"**{record.name}** failed to load (details in the operator's log)")
         text = listing(lines, "No plugins with actions are installed.")
+        if waiting := await ctx.kernel.reviews.pending(ctx.guild_id):
+            names = ", ".join(f"**{p.plugin}** {p.version}" for p in waiting)
+            text += f"\nUpgrades waiting for your review: {names} (`/gigi plugins review`)."
         await tell(interaction, await _with_notice(ctx, text))
 
     @group.command(name="enable", description="Turn a plugin on in this server.")

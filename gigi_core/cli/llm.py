@@ -222,6 +222,10 @@ def profile_group() -> None:
 @click.option("--credential", "credential", required=True, help="Label of the owner's credential.")
 @click.option("--model", required=True, help="Model id (a free string, as the provider names it).")
 @click.option("--fallback-model", help="Tried on the same credential when the model fails.")
+@click.option(
+    "--budget-fallback-model",
+    help="A cheaper model on the same credential that answers once a budget is spent.",
+)
 @click.option("--params-json", help='Request defaults, e.g. {"temperature": 0.2}.')
 @click.option("--disable", is_flag=True, help="Keep the profile but do not use it.")
 @_by_option
@@ -233,6 +237,7 @@ async def profile_set(
     credential: str,
     model: str,
     fallback_model: str | None,
+    budget_fallback_model: str | None,
     params_json: str | None,
     disable: bool,
     by: str | None,
@@ -252,8 +257,11 @@ async def profile_set(
         params=params,
         enabled=not disable,
         by=by,
+        budget_fallback_model=budget_fallback_model,
     )
     fallback = f", fallback {profile.fallback_model}" if profile.fallback_model else ""
+    if profile.budget_fallback_model:
+        fallback += f", {profile.budget_fallback_model} once a budget is spent"
     click.echo(
         f"{profile.owner} {purpose}: {profile.model}{fallback} via {profile.credential_label} "
         f"({profile.provider})."

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from gigi_core.errors import GigiError
 from gigi_core.llm import calls
 from gigi_core.llm.budget_alerts import BudgetAlerts
-from gigi_core.llm.budgets import Budgets, Hold
+from gigi_core.llm.budgets import BudgetExhausted, Budgets, Hold
 from gigi_core.llm.errors import ProviderError
 from gigi_core.llm.records import CredentialUnusable, LlmConfigError, Resolution
 from gigi_core.llm.types import ChatRequest, ChatResponse, EmbeddingRequest, EmbeddingResponse
@@ -184,9 +184,7 @@ class Caller:
         durability: str,
     ) -> Any:
         try:
-            return await self.attempt(
-                resolution, resolution.model, make(resolution.model), where, durability=durability
-            )
+            return await self.budgeted(resolution, make, where, durability)
         except ProviderError as first:
             fallback = resolution.fallback_model
             if (
@@ -208,6 +206,45 @@ class Caller:
             except ProviderError as second:
                 first.hint = f"fallback model {fallback} also failed: {second.provider_message}"
                 raise first from second
+
+    async def budgeted(
+        self,
+        resolution: Resolution,
+        make: Callable[[str], Call],
+        where: dict[str, Any],
+        durability: str,
+    ) -> Any:
+        """The profile's model; once a budget refuses it, the profile's cheaper budget
+        fallback model on the same credential, if one is set and its budgets have room
+        (its usage row says ``failover_reason=budget_exhausted``)."""
+        try:
+            return await self.attempt(
+                resolution, resolution.model, make(resolution.model), where, durability=durability
+            )
+        except BudgetExhausted as spent:
+            cheaper = await self._budget_fallback(resolution)
+            if not cheaper or cheaper == resolution.model:
+                raise
+            log.info("llm budget fallback: %s -> %s", resolution.model, cheaper)
+            moved = {**where, "failover_reason": "budget_exhausted"}
+            try:
+                return await self.attempt(
+                    resolution, cheaper, make(cheaper), moved, durability=durability
+                )
+            except BudgetExhausted:
+                raise spent from None  # the profile's own budget is the one to report
+
+    async def _budget_fallback(self, resolution: Resolution) -> str | None:
+        profiles = self.resolver.profiles
+
+        async def read() -> str | None:
+            profile = await profiles.get(resolution.owner, resolution.purpose)
+            if profile is None or profile.credential_id != resolution.credential_id:
+                return None
+            return profile.budget_fallback_model
+
+        key = ("budget_fallback", str(resolution.owner), resolution.purpose)
+        return await self.cache.fetch(key, read)  # type: ignore[no-any-return]
 
     async def attempt(
         self,

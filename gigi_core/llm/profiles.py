@@ -48,6 +48,7 @@ def _info(profile: LlmModelProfile, cred: LlmCredential) -> ProfileInfo:
         params=dict(profile.params or {}),
         enabled=profile.enabled,
         selected_by=profile.selected_by,
+        budget_fallback_model=profile.budget_fallback_model,
     )
 
 
@@ -68,11 +69,17 @@ class ProfileStore:
         params: dict[str, Any] | None = None,
         enabled: bool = True,
         by: str | None = None,
+        budget_fallback_model: str | None = None,
     ) -> ProfileInfo:
         """Create or replace the owner's profile for ``purpose``."""
         purpose = check_purpose(purpose)
         model = check_model(model)
         fallback = check_model(fallback_model, "fallback model") if fallback_model else None
+        cheaper = (
+            check_model(budget_fallback_model, "budget fallback model")
+            if budget_fallback_model
+            else None
+        )
         async with self.db.session() as s:
             cred = await s.scalar(
                 select(LlmCredential).where(
@@ -96,6 +103,7 @@ class ProfileStore:
                 s.add(row)
             row.credential_id, row.model, row.fallback_model = cred.id, model, fallback
             row.params, row.enabled, row.selected_by = dict(params or {}), enabled, by
+            row.budget_fallback_model = cheaper
             row.updated_at = utcnow()
             return _info(row, cred)
 

@@ -154,6 +154,8 @@ class ProfileInfo:
     params: dict[str, Any] = field(default_factory=dict)
     enabled: bool = True
     selected_by: str | None = None
+    #: The cheaper model on the same credential that answers once a budget is spent.
+    budget_fallback_model: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)

@@ -275,8 +275,10 @@ class LlmService(ModelAdmin):
         params: dict[str, Any] | None = None,
         enabled: bool = True,
         by: str | None = None,
+        budget_fallback_model: str | None = None,
     ) -> ProfileInfo:
-        """Point ``owner``'s ``purpose`` at one of *its own* credentials and a model id."""
+        """Point ``owner``'s ``purpose`` at one of *its own* credentials and a model id;
+        ``budget_fallback_model`` (same credential) answers once a budget is spent."""
         owner = _owner(owner)
         cred = await self.credentials.get(owner, credential_label)
         provider = self.provider(cred.provider)
@@ -296,6 +298,7 @@ class LlmService(ModelAdmin):
             params=params,
             enabled=enabled,
             by=by,
+            budget_fallback_model=budget_fallback_model,
         )
         self._changed()
         await self._audit("llm.profile.set", owner, by, purpose)

@@ -116,6 +116,5 @@ from gigi_core.store import limit_tables as _limit_tables  # noqa: E402,F401  (r
 from gigi_core.store import llm_policy_tables as _llm_policy_tables  # noqa: E402,F401  (place/role)
 from gigi_core.store import llm_tables as _llm_tables  # noqa: E402,F401  (registers LLM tables on Base)
 from gigi_core.store import outbox_tables as _outbox_tables  # noqa: E402,F401  (posted buttons)
-from gigi_core.store import review_tables as _review_tables  # noqa: E402,F401  (plugin reviews)
 from gigi_core.store import personal_tables as _personal_tables  # noqa: E402,F401  (BYOK choices)
 from gigi_core.store import review_tables as _review_tables  # noqa: E402,F401  (plugin reviews)

@@ -9,6 +9,8 @@ Discord or the database: the store (``channel_policy_store.py``) reads the rows.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -35,7 +37,7 @@ class RoleNotAllowed(LlmConfigError):
     """A member's roles allow none of the model chosen for their request (admins exempt)."""
 
 
-def _id(value: str, what: str) -> str:
+def check_id(value: str, what: str) -> str:
     value = str(value).strip()
     if not value or len(value) > 64:
         raise LlmConfigError(f"invalid {what} {value!r}", hint="give the id (1-64 characters)")
@@ -55,7 +57,7 @@ class Place:
             raise LlmConfigError(
                 f"unknown place kind {kind!r}", hint=f"use one of {', '.join(PLACE_KINDS)}"
             )
-        return cls(kind, _id(ident, f"{kind} id"))  # type: ignore[arg-type]
+        return cls(kind, check_id(ident, f"{kind} id"))  # type: ignore[arg-type]
 
     @classmethod
     def parse(cls, text: str) -> Place:
@@ -248,13 +250,30 @@ class GuildPolicies:
         )
 
 
+#: Kept among the invisible format characters: the joiners inside emoji and scripts.
+_JOINERS = frozenset("\u200c\u200d")
+#: Any tag of the instructions' block, however spaced or cased (it could end the block).
+_BLOCK_TAG = re.compile(r"<\s*/?\s*channel-instructions\s*/?\s*>", re.IGNORECASE)
+
+
 def check_prompt(prompt: str) -> str:
+    """The admins' instructions, refused when too long or holding characters a reader
+    cannot see (controls, direction overrides, zero-width and tag characters): what the
+    model reads must be what the admins see."""
     text = prompt.strip()
     if len(text) > MAX_PROMPT:
         raise LlmConfigError(
             f"the channel prompt is {len(text)} characters long",
             hint=f"shorten it to at most {MAX_PROMPT} characters",
         )
+    for at, char in enumerate(text):
+        kind = unicodedata.category(char)
+        if (kind == "Cc" and char not in "\n\r\t") or (kind == "Cf" and char not in _JOINERS):
+            raise LlmConfigError(
+                f"the channel prompt holds an invisible or control character "
+                f"U+{ord(char):04X} at position {at + 1}",
+                hint="remove it (retype the text rather than paste it)",
+            )
     return text
 
 
@@ -295,5 +314,7 @@ def check_role_models(models: Iterable[str]) -> tuple[str, ...]:
 
 def prompt_message(text: str) -> str:
     """The system message that carries a place's instructions, labelled as the admins'."""
-    inner = text.replace("</channel-instructions>", "")  # the block cannot be closed early
+    inner = text
+    while _BLOCK_TAG.search(inner):  # until none is left: a removal may join a new one
+        inner = _BLOCK_TAG.sub("", inner)
     return f"{PROMPT_HEADER}\n<channel-instructions>\n{inner}\n</channel-instructions>"

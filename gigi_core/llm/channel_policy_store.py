@@ -19,6 +19,7 @@ from gigi_core.llm.channel_policy import (
     RolePolicy,
     check_answer,
     check_choice,
+    check_id,
     check_prompt,
     check_role_models,
 )
@@ -83,6 +84,7 @@ class ChannelPolicyStore:
     ) -> PlacePolicy:
         """Change only what is given. ``clear`` (model, prompt, answer, all) goes back to
         inheriting; clearing ``model`` needs the ``purpose`` (every one without it)."""
+        guild_id = check_id(guild_id, "guild id")
         if place.kind == "guild" and place.id != guild_id:
             raise LlmConfigError(
                 f"the guild place must be this guild ({guild_id}), not {place.id}",
@@ -140,6 +142,7 @@ class ChannelPolicyStore:
         self, guild_id: str, role_id: str, models: Iterable[str] | None, *, by: str | None = None
     ) -> RolePolicy | None:
         """Replace a role's allowed models; ``None`` removes its policy (no limit again)."""
+        guild_id, role_id = check_id(guild_id, "guild id"), check_id(role_id, "role id")
         async with self.db.session() as s:
             row = await s.get(LlmRolePolicy, (guild_id, role_id))
             if models is None:

@@ -71,6 +71,9 @@ async def _move_on(
         target = await _resolution(llm, resolution, entry, model)
         if target is None:
             continue
+        if await _widens(llm, resolution, target, where):
+            log.info("llm failover: entry %d skipped (the member's roles do not allow it)", step)
+            continue
         log.info(
             "llm failover: %s -> %s (step %d, %s)",
             tried[-1],
@@ -95,6 +98,22 @@ async def _move_on(
         + (f". {failed.hint}" if failed.hint and failed is first else "")
     )
     raise failed
+
+
+async def _widens(
+    llm: LlmService, resolution: Resolution, target: Resolution, where: dict[str, Any]
+) -> bool:
+    """Whether ``target`` is a model the member's role policy refuses where the failed
+    call's was allowed: a failover list never widens what a role may use."""
+    guild = where.get("guild_id")
+    if not guild or resolution.owner.type == "user":
+        return False
+    policies = await llm.resolver.place_policies(guild)
+    roles, admin = where.get("roles") or (), bool(where.get("admin"))
+    return (
+        policies.role_refusal(target, roles, admin) is not None
+        and policies.role_refusal(resolution, roles, admin) is None
+    )
 
 
 async def _resolution(

@@ -128,6 +128,11 @@ def parse_on(text: str | None) -> frozenset[str]:
                 hint=f"use any of {', '.join(ERROR_CLASSES)} (default: {','.join(DEFAULT_ON)})",
             )
         found.add(name)
+    if not found:  # a list that names nothing would never move a call on
+        raise LlmConfigError(
+            f"--on {text!r} names no error class",
+            hint=f"name some of {', '.join(ERROR_CLASSES)}, or leave --on out for the default",
+        )
     return frozenset(found)
 
 

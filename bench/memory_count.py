@@ -90,8 +90,8 @@ def hand_written(dialect: str, author: bool, occurrences: bool) -> str:
 
 async def run(url: str, raw_url: str, label: str, n: int, nq: int) -> None:
     import sqlalchemy as sa
-    from gigi_memory import tools
     from gigi_memory.policy import now_ms
+    from gigi_memory.search import tools
     from gigi_memory.service import service_of
 
     from gigi_core import Actor

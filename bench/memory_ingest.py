@@ -121,7 +121,7 @@ def raw_rows(
     svc: Any, texts: list[str], lo: int, hi: int, first_ms: int
 ) -> tuple[list[tuple], list[tuple]]:
     """The rows memory's writer would write for messages lo..hi (computed with its code)."""
-    from gigi_memory.text import redact, search_text
+    from gigi_memory.ingest.text import redact, search_text
 
     rows, mentions = [], []
     for i in range(lo, hi):
@@ -254,7 +254,7 @@ async def breakdown(url: str, texts: list[str]) -> tuple[float, float, float]:
     """Where Gigi's time goes, in µs per message: the kernel's publish path for messages
     memory's gate turns away (a channel that is off), ``observe_event`` called directly,
     and the writer alone (from the queued ops to the last commit)."""
-    from gigi_memory.observe import handle
+    from gigi_memory.ingest.observe import handle
     from gigi_memory.service import service_of
 
     from gigi_core.events import MessageCreated

@@ -27,9 +27,9 @@ async def stages(n: int) -> None:
     import hashlib
     import hmac
 
-    from gigi_memory.ops import Op
+    from gigi_memory.ingest.operations import Op
+    from gigi_memory.ingest.text import redact, redact_full, search_text, words_full
     from gigi_memory.service import _associated, service_of
-    from gigi_memory.text import redact, redact_full, search_text, words_full
 
     from gigi_core.testing import open_test_kernel
 
@@ -107,8 +107,8 @@ async def batch_stages(url: str, texts: list[str]) -> None:
     stages (wrapped from outside, so the same code runs before and after a change): the
     checkout, each ``COPY``, the transaction around them (``BEGIN``/``COMMIT`` and the
     loop's turns between), the CPU preparing a batch, and the time between two batches."""
-    from gigi_memory import ledger
-    from gigi_memory import writer as writer_mod
+    from gigi_memory.ingest import ledger
+    from gigi_memory.ingest import writer as writer_mod
 
     spent: dict[str, list[float]] = {}
     clock = time.perf_counter

@@ -17,7 +17,7 @@ go in as a member's data would:
 
 A question is a hit at k when any evidence turn is in its top k. Printed per backend:
 recall@5/10/20, MRR and latency for the merged tool call and for each path alone (the same
-``search.hybrid`` code with ``only=``), beside two BM25s written here, over the same
+``hybrid.hybrid`` code with ``only=``), beside two BM25s written here, over the same
 messages: the anchor (plain BM25, k1 1.2, b 0.75, words ``\\w+`` lower-cased) and a
 stronger one that drops stop words and indexes the speaker's name with the text.
 """
@@ -225,8 +225,8 @@ def import_all(convs: list[dict], folder: Path, url: str, home: Path) -> dict[st
 
 async def run_backend(url: str, label: str, convs: list[dict]) -> dict[str, Tally]:
     import sqlalchemy as sa
-    from gigi_memory import reads, search
     from gigi_memory.policy import now_ms
+    from gigi_memory.search import hybrid, reads
     from gigi_memory.service import service_of
 
     from gigi_core import Actor
@@ -301,7 +301,7 @@ async def run_backend(url: str, label: str, convs: list[dict]) -> dict[str, Tall
                 )
                 for only, name in (("fulltext", "full text alone"), ("vector", "vector alone")):
                     t0 = time.perf_counter()
-                    fused, _ = await search.hybrid(svc, f, q["question"][:300], 20, only=only)
+                    fused, _ = await hybrid.hybrid(svc, f, q["question"][:300], 20, only=only)
                     ms = (time.perf_counter() - t0) * 1000
                     tallies[name].add([row.message_id for row, _, _ in fused], evidence, ms)
                 words = tokens(q["question"])

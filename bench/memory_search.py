@@ -140,8 +140,8 @@ async def load(kernel, texts: list[str], vectors) -> None:
     import gigi_memory
     import numpy as np
     import sqlalchemy as sa
-    from gigi_memory import segments
-    from gigi_memory.observe import handle
+    from gigi_memory.embedding import segments
+    from gigi_memory.ingest.observe import handle
     from gigi_memory.service import service_of
 
     from gigi_core import Actor
@@ -254,10 +254,10 @@ async def load(kernel, texts: list[str], vectors) -> None:
 async def run_backend(url: str | None, label: str, texts, vectors, qs, qvecs) -> None:
     import numpy as np
     import sqlalchemy as sa
-    from gigi_memory import reads, tools, vecsearch
+    from gigi_memory.ingest.text import query_words
     from gigi_memory.policy import now_ms
+    from gigi_memory.search import reads, tools, vecsearch
     from gigi_memory.service import service_of
-    from gigi_memory.text import query_words
 
     from gigi_core import Actor
     from gigi_core.testing import open_test_kernel

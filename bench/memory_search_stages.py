@@ -131,7 +131,8 @@ def _wrap_sync(stages: Stages, stage: str, fn: Callable[..., Any]) -> Callable[.
 @contextlib.contextmanager
 def instrument(svc: Any, stages: Stages) -> Iterator[None]:
     """Install the timers on ``svc`` and memory's modules; undo them on exit."""
-    from gigi_memory import lexical, reads, search, tools, vecsearch, vectors
+    from gigi_memory.embedding import vectors
+    from gigi_memory.search import hybrid, lexical, reads, tools, vecsearch
     from sqlalchemy import event
 
     patches: list[tuple[Any, str, Any]] = []
@@ -159,9 +160,9 @@ def instrument(svc: Any, stages: Stages) -> Iterator[None]:
     patch(reads, "collection", _wrap_async(stages, "FTS: scope size", reads.collection))
     patch(reads, "followers", _wrap_async(stages, "FTS: replies' predecessors", reads.followers))
     patch(
-        search,
+        hybrid,
         "lexical_path",
-        _wrap_async(stages, "full-text path (all of it)", search.lexical_path),
+        _wrap_async(stages, "full-text path (all of it)", hybrid.lexical_path),
     )
     patch(
         reads,

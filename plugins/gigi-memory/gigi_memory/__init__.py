@@ -1,9 +1,9 @@
 """Gigi's guild memory: opt-in per channel, exact counts, hybrid full-text + vector search.
 
 The hook implementations only. Importing this module is cheap (no SQLAlchemy); the work
-lives in ``observe`` (the event gate), ``writer`` (batched writes), ``reads`` and ``tools``
-(counts and search), ``vectors``/``vecsearch`` (embeddings), ``admin`` (the /memory commands)
-and ``lifecycle`` (retention, privacy).
+lives in ``ingest`` (the event gate, redaction, the batching writer, sync and import),
+``embedding`` (the vectors job), ``search`` (counts, search and the retriever), ``admin``
+(the /memory commands, ``gigi memory``) and ``privacy`` (retention, erasure, tombstones).
 """
 
 from __future__ import annotations
@@ -57,14 +57,14 @@ def register_jobs(register: Any) -> None:
 
 @hookimpl
 def register_retrievers(register: Any) -> None:
-    from gigi_memory.retriever import MemoryRetriever
+    from gigi_memory.search.retriever import MemoryRetriever
 
     register("memory", MemoryRetriever)  # a factory: the engine builds it with the kernel
 
 
 @hookimpl
 def register_commands(cli: Any) -> None:
-    from gigi_memory.cli import add_commands
+    from gigi_memory.admin.cli import add_commands
 
     add_commands(cli)
 
@@ -92,7 +92,7 @@ def observe_event(event: Any, kernel: Any) -> None:
 def _gate() -> Any:
     """The gate, loaded with the first event rather than with the plugin; cached, as an
     ``import`` statement in the hook cost ~0.25 µs an event."""
-    from gigi_memory.observe import handle
+    from gigi_memory.ingest.observe import handle
 
     return handle
 
@@ -114,21 +114,21 @@ def check_tool_call(call: Any, action: Any) -> Any:
 
 @hookimpl
 async def export_user_data(user_id: str, guild_id: str | None, kernel: Any) -> Any:
-    from gigi_memory.lifecycle import export_user
+    from gigi_memory.privacy.lifecycle import export_user
 
     return await export_user(kernel, user_id, guild_id)
 
 
 @hookimpl
 async def delete_user_data(user_id: str, guild_id: str | None, kernel: Any) -> Any:
-    from gigi_memory.lifecycle import delete_user
+    from gigi_memory.privacy.lifecycle import delete_user
 
     return await delete_user(kernel, user_id, guild_id)
 
 
 @hookimpl
 async def purge_guild_data(guild_id: str, kernel: Any) -> Any:
-    from gigi_memory.lifecycle import purge_guild
+    from gigi_memory.privacy.lifecycle import purge_guild
 
     return await purge_guild(kernel, guild_id)
 

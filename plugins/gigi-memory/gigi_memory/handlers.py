@@ -1,7 +1,7 @@
 """The action handlers as the kernel sees them: signatures only, the work imported on use.
 
 Loading the plugin (``gigi plugins list``, every ``gigi`` command) then costs no SQLAlchemy;
-the implementations are in ``gigi_memory.tools`` (reads) and ``gigi_memory.admin``.
+the implementations are in ``gigi_memory.search.tools`` (reads) and ``gigi_memory.admin.commands``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ async def count(
     since: str | None = None,
     until: str | None = None,
 ) -> dict[str, Any]:
-    from gigi_memory import tools
+    from gigi_memory.search import tools
 
     return await tools.count(
         ctx,
@@ -43,7 +43,7 @@ async def search(
     until: str | None = None,
     limit: int = 10,
 ) -> dict[str, Any]:
-    from gigi_memory import tools
+    from gigi_memory.search import tools
 
     return await tools.search(
         ctx,
@@ -58,31 +58,31 @@ async def search(
 
 
 async def recent(ctx: Any, channel: str | None = None, limit: int = 20) -> dict[str, Any]:
-    from gigi_memory import tools
+    from gigi_memory.search import tools
 
     return await tools.recent(ctx, channel=channel, limit=limit)
 
 
 async def enable(ctx: Any, channel: str, retention_days: int | None = None) -> dict[str, Any]:
-    from gigi_memory import admin
+    from gigi_memory.admin import commands as admin
 
     return await admin.enable(ctx, channel=channel, retention_days=retention_days)
 
 
 async def disable(ctx: Any, channel: str) -> dict[str, Any]:
-    from gigi_memory import admin
+    from gigi_memory.admin import commands as admin
 
     return await admin.disable(ctx, channel=channel)
 
 
 async def status(ctx: Any) -> dict[str, Any]:
-    from gigi_memory import admin
+    from gigi_memory.admin import commands as admin
 
     return await admin.status(ctx)
 
 
 async def purge(ctx: Any, channel: str | None = None, everything: bool = False) -> dict[str, Any]:
-    from gigi_memory import admin
+    from gigi_memory.admin import commands as admin
 
     return await admin.purge(ctx, channel=channel, everything=everything)
 
@@ -99,7 +99,7 @@ async def policy(
     redact_add: str | None = None,
     redact_remove: str | None = None,
 ) -> dict[str, Any]:
-    from gigi_memory import admin
+    from gigi_memory.admin import commands as admin
 
     return await admin.policy(
         ctx,
@@ -116,25 +116,25 @@ async def policy(
 
 
 async def retention_job(ctx: Any) -> dict[str, Any]:
-    from gigi_memory import lifecycle
+    from gigi_memory.privacy import lifecycle
 
     return await lifecycle.retention_job(ctx)
 
 
 async def embed_job(ctx: Any, guild_id: str | None = None) -> dict[str, Any]:
-    from gigi_memory import vectors
+    from gigi_memory.embedding import vectors
 
     return await vectors.embed_job(ctx, guild_id=guild_id)
 
 
 async def sync(ctx: Any, channel: str, days: int | None = None) -> dict[str, Any]:
-    from gigi_memory import backfill
+    from gigi_memory.ingest import backfill
 
     return await backfill.start(ctx, channel, days)
 
 
 async def sync_job(ctx: Any, guild_id: str, channel_id: str) -> None:
-    from gigi_memory import backfill
+    from gigi_memory.ingest import backfill
 
     await backfill.run(ctx, guild_id, channel_id)
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from gigi_memory import tables
-from gigi_memory.text import DEFAULT_RULES, RedactionRules
+from gigi_memory.ingest.text import DEFAULT_RULES, RedactionRules
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine

@@ -13,11 +13,11 @@ import hashlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from gigi_memory.authors import Authors
+from gigi_memory.embedding.vectors import VectorService
+from gigi_memory.ingest.authors import Authors
+from gigi_memory.ingest.writer import Writer
 from gigi_memory.policy import PolicyCache, refresh_seconds
 from gigi_memory.store import Store
-from gigi_memory.vectors import VectorService
-from gigi_memory.writer import Writer
 
 if TYPE_CHECKING:
     from gigi_core import Kernel
@@ -42,14 +42,16 @@ class MemoryService:
         self.engine = kernel.db.engine
         self.dialect: str = kernel.db.dialect
         self.cache = PolicyCache()
-        from gigi_memory.observe import GateMemo  # observe imports this module
+        from gigi_memory.ingest.observe import GateMemo  # observe imports this module
 
         self.gate_memo = GateMemo()
         self.store = Store(self.engine, self.dialect)
         self.writer = Writer(self)
         self.vectors = VectorService(self)
         self.authors = Authors(self.engine, self.dialect)
-        self.vector_cache: Any = None  # gigi_memory.vecsearch.VectorCache, made on first search
+        self.vector_cache: Any = (
+            None  # gigi_memory.search.vecsearch.VectorCache, made on first search
+        )
         self._refresher: asyncio.Task[None] | None = None
         self._hash_key: bytes | None = None
         self._hashers: dict[str, Any] = {}  # per guild: the keyed hash of its prefix

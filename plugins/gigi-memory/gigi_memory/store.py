@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
-from gigi_memory import segments, tables, tombstones
+from gigi_memory import tables
+from gigi_memory.embedding import segments
 from gigi_memory.policy import DAY_MS, now_ms
+from gigi_memory.privacy import tombstones
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine

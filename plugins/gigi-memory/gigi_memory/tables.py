@@ -2,7 +2,7 @@
 
 Not the kernel's metadata: these describe tables the plugin's own alembic branch made.
 The full-text parts (SQLite's ``memory_fts``, PostgreSQL's ``search_tsv``) are reached with
-SQL text in ``gigi_memory.reads``.
+SQL text in ``gigi_memory.search.reads``.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ mentions = sa.Table(
 
 
 # The embedding column differs by backend (float32 blob / pgvector), so it is reached with
-# SQL text in ``gigi_memory.vectors`` and ``gigi_memory.vecsearch``.
+# SQL text in ``gigi_memory.embedding.vectors`` and ``gigi_memory.search.vecsearch``.
 segments = sa.Table(
     "memory_segments",
     metadata,

@@ -140,7 +140,7 @@ def test_policy_shows_and_changes_and_refuses_bad_values(gigi) -> None:
 def test_purge_needs_confirmation_and_a_member_needs_the_capability(
     gigi, database_url, tmp_path, monkeypatch
 ) -> None:
-    from gigi_memory import cli_admin
+    from gigi_memory.admin import cli_actions
 
     assert (
         gigi("enable", "--guild", "g1", "--channel", "c1", "--retention-days", "7").exit_code == 0
@@ -156,7 +156,7 @@ def test_purge_needs_confirmation_and_a_member_needs_the_capability(
     both = gigi("purge", "--guild", "g1", "--channel", "c1", "--everything", "--yes")
     assert both.exit_code == 2
 
-    monkeypatch.setattr(cli_admin, "_terminal", lambda: True)
+    monkeypatch.setattr(cli_actions, "_terminal", lambda: True)
     declined = gigi("purge", "--guild", "g1", "--channel", "c1", input="n\n")
     assert declined.exit_code == 1 and "nothing was done" in declined.output
 

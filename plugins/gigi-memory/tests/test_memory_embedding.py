@@ -3,7 +3,7 @@ failures, model changes, embeddings off."""
 
 from __future__ import annotations
 
-from gigi_memory import segments
+from gigi_memory.embedding import segments
 from gigi_memory.service import service_of
 from memory_helpers import (
     ago,
@@ -85,8 +85,8 @@ async def test_an_edit_replaces_segments_and_vectors(kernel) -> None:
 
 
 async def test_an_edit_during_embedding_never_gets_stale_vectors(kernel) -> None:
-    from gigi_memory import pending
-    from gigi_memory.vectors import _embed_batch
+    from gigi_memory.embedding import pending
+    from gigi_memory.embedding.vectors import _embed_batch
 
     await enable(kernel)
     first = message("my cat likes fish")
@@ -117,8 +117,8 @@ async def test_an_edit_during_embedding_never_gets_stale_vectors(kernel) -> None
 async def test_a_claimed_batch_is_skipped_until_its_lease_expires(kernel) -> None:
     """Two batches never hold one message; a dead batch's messages are free after the lease,
     and its late write then changes nothing."""
-    from gigi_memory import pending
-    from gigi_memory.vectors import _embed_batch
+    from gigi_memory.embedding import pending
+    from gigi_memory.embedding.vectors import _embed_batch
 
     await enable(kernel)
     await publish(kernel, *[message(f"note {i} about postgres") for i in range(5)])
@@ -224,7 +224,7 @@ async def test_a_second_job_for_a_guild_embedding_here_steps_aside_and_is_not_lo
     """One embedding loop per guild per process: a job arriving meanwhile ends at once (a
     helper goes back to the queue for another process), and the running loop looks again
     before it ends, so the messages that job was queued for are not left waiting."""
-    from gigi_memory import pending, vectors
+    from gigi_memory.embedding import pending, vectors
 
     await enable(kernel)
     svc = service_of(kernel)

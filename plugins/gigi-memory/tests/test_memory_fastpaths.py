@@ -10,8 +10,8 @@ from __future__ import annotations
 import random
 
 import pytest
-from gigi_memory.redaction import _nothing_to_mask
-from gigi_memory.text import (
+from gigi_memory.ingest.redaction import _nothing_to_mask
+from gigi_memory.ingest.text import (
     RedactionRules,
     query_words,
     redact,
@@ -184,7 +184,7 @@ def test_queries_are_normalised_like_stored_text() -> None:
 
 
 def test_every_keyword_and_its_upper_case_sends_the_text_to_the_pattern() -> None:
-    from gigi_memory.redaction import _KEYWORDS
+    from gigi_memory.ingest.redaction import _KEYWORDS
 
     for word in _KEYWORDS:
         for text in (f"x {word} y", f"x {word.upper()} y"):
@@ -197,7 +197,7 @@ def test_every_keyword_of_the_assigned_rule_is_redacted_through_the_pre_check() 
     but not to the pre-check fails here instead of being stored unmasked."""
     import re
 
-    from gigi_memory.redaction import _ASSIGNED, redact, redact_full
+    from gigi_memory.ingest.redaction import _ASSIGNED, redact, redact_full
 
     [alternation] = re.findall(r"\\b\(\?:([^)]*)\)", _ASSIGNED)
     keywords = []

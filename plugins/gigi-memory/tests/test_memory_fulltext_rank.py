@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 import sqlalchemy as sa
-from gigi_memory import reads
 from gigi_memory.policy import now_ms
+from gigi_memory.search import reads
 from gigi_memory.service import service_of
 from memory_helpers import enable, message, publish
 

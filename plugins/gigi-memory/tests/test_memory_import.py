@@ -9,7 +9,7 @@ import click
 import gigi_memory
 import pytest
 from click.testing import CliRunner
-from gigi_memory.importer import ExportError, ImportRefused, parse_export, run_import
+from gigi_memory.ingest.importer import ExportError, ImportRefused, parse_export, run_import
 from gigi_memory.service import service_of
 from memory_helpers import call, count, dump_text, enable, publish, rows
 
@@ -273,7 +273,7 @@ async def test_an_import_past_one_batch_finishes(kernel) -> None:
     """The importer flushes after each 1,000 and queues the rest at once, as the writer goes
     idle; on PostgreSQL that wake-up was lost (the writer was returning its connection) and
     the import waited for ever."""
-    from gigi_memory import importer
+    from gigi_memory.ingest import importer
 
     await enable(kernel, days=30)
     n = importer.BATCH + 7

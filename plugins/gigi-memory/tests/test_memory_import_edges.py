@@ -13,8 +13,8 @@ import click
 import gigi_memory
 import pytest
 from click.testing import CliRunner
-from gigi_memory import importer
-from gigi_memory.importer import ExportError, parse_export, run_import
+from gigi_memory.ingest import importer
+from gigi_memory.ingest.importer import ExportError, parse_export, run_import
 from memory_helpers import count, dump_text, enable, rows
 
 from gigi_core.testing import open_test_kernel

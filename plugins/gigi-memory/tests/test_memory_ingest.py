@@ -344,7 +344,7 @@ async def test_the_gates_memo_gives_the_full_gates_verdict(kernel) -> None:
     """The memo of open channels never lets in what the full gate keeps out: a message from
     before the channel was enabled, past retention, a bot's, a secured channel's, a channel
     turned off, or after the cache was reloaded with other modes."""
-    from gigi_memory.observe import live_gate
+    from gigi_memory.ingest.observe import live_gate
     from gigi_memory.policy import millis
 
     from gigi_core.events import ChannelSecured

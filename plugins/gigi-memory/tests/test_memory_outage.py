@@ -8,7 +8,7 @@ import asyncio
 import time
 
 import gigi_memory
-from gigi_memory import writer as memory_writer
+from gigi_memory.ingest import writer as memory_writer
 from gigi_memory.service import service_of
 from memory_helpers import call, count, enable, message, rows, settle
 

@@ -157,7 +157,7 @@ async def test_search_ranks_and_cites(corpus) -> None:
 
 
 async def test_search_drops_words_too_common_to_rank(corpus, monkeypatch) -> None:
-    from gigi_memory import reads
+    from gigi_memory.search import reads
 
     monkeypatch.setattr(reads, "COMMON_MATCHES", 3)  # "postgres" is in 4 messages here
     async with corpus.db.engine.connect() as conn:

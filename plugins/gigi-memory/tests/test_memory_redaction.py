@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from gigi_memory.text import RedactionRules, check_pattern, redact
+from gigi_memory.ingest.text import RedactionRules, check_pattern, redact
 from memory_helpers import call, count, dump_text, embed_all, enable, message, publish
 
 from gigi_core import ToolExecutionError

@@ -13,7 +13,7 @@ import time
 import pytest
 import sqlalchemy as sa
 from gigi_memory import tables
-from gigi_memory.text import RedactionRules, check_pattern, redact, words
+from gigi_memory.ingest.text import RedactionRules, check_pattern, redact, words
 from memory_helpers import call, count, dump_text, enable, message, publish
 
 

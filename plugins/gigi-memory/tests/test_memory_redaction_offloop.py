@@ -10,10 +10,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
-from gigi_memory import text
-from gigi_memory.redactor import Redactor
+from gigi_memory.ingest import text
+from gigi_memory.ingest.redactor import Redactor
+from gigi_memory.ingest.text import RedactionRules, query_words
 from gigi_memory.service import service_of
-from gigi_memory.text import RedactionRules, query_words
 from memory_helpers import call, embed_all, enable, message, publish, rows, segments_of
 
 SLOW = "a.*b|a"  # accepted by RE2; quadratic over its many matches: ~30 ms on 4,000 "a"s
@@ -95,7 +95,7 @@ async def test_a_refused_stored_pattern_stops_the_job_and_gives_the_batch_back(
     """Rules that cannot be applied embed nothing (not even unmasked) and hold no claim."""
     import sqlalchemy as sa
     from gigi_memory import tables
-    from gigi_memory.vectors import embed_job
+    from gigi_memory.embedding.vectors import embed_job
 
     await enable(kernel)
     await call(kernel, "policy", redact_add=r"x-\d+")  # the server's policy row exists

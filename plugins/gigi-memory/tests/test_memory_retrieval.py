@@ -4,7 +4,7 @@ see and memory holds, stable ids, citations with jump links, the capability enfo
 
 from __future__ import annotations
 
-from gigi_memory.retriever import MemoryRetriever
+from gigi_memory.search.retriever import MemoryRetriever
 from memory_helpers import ADMIN, MEMBER, embed_all, enable, message, publish
 
 from gigi_core.events import MessageDeleted

@@ -85,7 +85,7 @@ async def test_visible_guild_uses_the_channels_the_surface_reports(kernel) -> No
 async def test_a_selective_filter_still_finds_the_nearest_allowed(
     kernel, monkeypatch, forced
 ) -> None:
-    from gigi_memory import vecsearch
+    from gigi_memory.search import vecsearch
 
     monkeypatch.setattr(vecsearch, "EXACT_MAX", 10_000 if forced == "exact" else 0)
     await enable(kernel)
@@ -102,7 +102,7 @@ async def test_a_selective_filter_still_finds_the_nearest_allowed(
 @pytest.mark.parametrize("forced", ["exact", "hnsw"])
 async def test_postgres_exact_and_hnsw_paths_agree(kernel, monkeypatch, forced) -> None:
     """Both PostgreSQL paths (and NumPy on SQLite) find the same nearest messages."""
-    from gigi_memory import vecsearch
+    from gigi_memory.search import vecsearch
 
     monkeypatch.setattr(vecsearch, "EXACT_MAX", 10_000 if forced == "exact" else 0)
     await enable(kernel)
@@ -129,7 +129,7 @@ async def test_an_hnsw_scan_that_comes_back_short_is_completed_by_exact_search(
     (the planner kept on the index, ``ef_search`` 1, no iterative scan: the scan returns
     one row); the search still returns the 10 nearest, which exact search confirms."""
     import sqlalchemy as sa
-    from gigi_memory import vecsearch
+    from gigi_memory.search import vecsearch
 
     monkeypatch.setattr(vecsearch, "EXACT_MAX", 0)  # the HNSW path
     monkeypatch.setattr(
@@ -177,7 +177,7 @@ async def test_search_settings_stay_in_their_transaction_and_results_are_unchang
     query, so no pooled connection keeps them for the next user of the engine. SQLite: the
     same searches through plain connections; every result stays the same."""
     import sqlalchemy as sa
-    from gigi_memory import vecsearch
+    from gigi_memory.search import vecsearch
 
     monkeypatch.setattr(vecsearch, "EXACT_MAX", 0)  # the HNSW path on PostgreSQL
     await enable(kernel)
@@ -274,7 +274,7 @@ async def test_a_full_hnsw_answer_from_the_wrong_region_is_replaced_by_exact_sea
     to another query's vector; the rows keep their true distance). The full-text path's
     hits, measured against the real query, are nearer than that answer's best: the search
     asks exact search again, and the vector hits are the database messages."""
-    from gigi_memory import vecsearch
+    from gigi_memory.search import vecsearch
 
     monkeypatch.setattr(vecsearch, "EXACT_MAX", 0)  # the HNSW path
     await enable(kernel)

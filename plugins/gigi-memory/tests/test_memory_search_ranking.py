@@ -155,9 +155,9 @@ async def test_a_query_in_another_script(kernel) -> None:
 
 
 async def test_a_5000_character_query(kernel) -> None:
-    from gigi_memory import reads
-    from gigi_memory import search as memory_search
     from gigi_memory.policy import now_ms
+    from gigi_memory.search import hybrid as memory_search
+    from gigi_memory.search import reads
     from gigi_memory.service import service_of
 
     await lexical_only(kernel)
@@ -176,7 +176,7 @@ async def test_a_5000_character_query(kernel) -> None:
 async def test_names_from_an_import_are_searchable(kernel, tmp_path) -> None:
     import json
 
-    from gigi_memory.importer import read_export, run_import
+    from gigi_memory.ingest.importer import read_export, run_import
 
     await lexical_only(kernel)
     path = tmp_path / "export.json"
@@ -214,7 +214,7 @@ async def test_closing_queues_the_last_embedding_kick(kernel) -> None:
 
 
 def test_rank_settings_come_from_the_environment() -> None:
-    from gigi_memory.lexical import RankSettings
+    from gigi_memory.search.lexical import RankSettings
 
     got = RankSettings.from_env(
         {"GIGI_MEMORY_VECTOR_WEIGHT": "0.5", "GIGI_MEMORY_CANDIDATES": "50"}
@@ -229,7 +229,7 @@ def test_rank_settings_come_from_the_environment() -> None:
 def test_fusion_scores_unseen_rows_at_the_vector_lists_floor() -> None:
     from types import SimpleNamespace
 
-    from gigi_memory.lexical import RankSettings, fuse
+    from gigi_memory.search.lexical import RankSettings, fuse
 
     a, b, c = (SimpleNamespace(id=i, created_ms=i) for i in (1, 2, 3))
     rank = RankSettings(vector_weight=0.5)
@@ -285,7 +285,7 @@ async def test_a_reply_that_matches_only_by_its_authors_name_is_found(kernel) ->
 
 
 async def test_a_bad_ranking_setting_refuses_the_search_by_name(kernel, monkeypatch) -> None:
-    from gigi_memory import lexical
+    from gigi_memory.search import lexical
 
     await lexical_only(kernel)
     await publish(kernel, said("garden tomatoes", "u1", "Ann", 0))

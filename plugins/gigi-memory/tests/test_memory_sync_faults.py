@@ -126,7 +126,7 @@ async def test_a_job_started_before_its_record_landed_waits_for_it(kernel, monke
 
 
 async def test_a_job_whose_record_never_lands_ends_without_reading(kernel, monkeypatch) -> None:
-    import gigi_memory.backfill as backfill
+    import gigi_memory.ingest.backfill as backfill
 
     monkeypatch.setattr(backfill, "RECORD_WAIT_SECONDS", 0.2)
     await enable(kernel, "c1")
@@ -141,7 +141,7 @@ async def test_a_job_whose_record_never_lands_ends_without_reading(kernel, monke
 async def test_a_record_naming_a_pruned_job_is_waited_past(kernel, monkeypatch) -> None:
     """The channel's last sync finished long ago and its job was pruned: a new job that
     starts before its record is written still waits for it (and then syncs)."""
-    import gigi_memory.backfill as backfill
+    import gigi_memory.ingest.backfill as backfill
     import sqlalchemy as sa
 
     await enable(kernel, "c1")

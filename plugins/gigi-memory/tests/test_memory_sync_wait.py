@@ -14,7 +14,7 @@ import click
 import gigi_memory
 import pytest
 from click.testing import CliRunner, Result
-from gigi_memory.sync_progress import SyncProgress
+from gigi_memory.admin.sync_progress import SyncProgress
 from memory_helpers import enable
 from memory_history import GatedHistory, history
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from gigi_memory.text import query_words, redact, search_text, words
+from gigi_memory.ingest.text import query_words, redact, search_text, words
 
 
 @pytest.mark.parametrize(

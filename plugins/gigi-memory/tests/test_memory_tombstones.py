@@ -9,9 +9,9 @@ from datetime import timedelta
 
 import pytest
 import sqlalchemy as sa
-from gigi_memory.importer import parse_export, run_import
-from gigi_memory.observe import create_op
-from gigi_memory.ops import Op
+from gigi_memory.ingest.importer import parse_export, run_import
+from gigi_memory.ingest.observe import create_op
+from gigi_memory.ingest.operations import Op
 from gigi_memory.policy import DAY_MS, now_ms
 from gigi_memory.service import service_of
 from memory_helpers import ago, call, count, dump_text, enable, message, publish, rows

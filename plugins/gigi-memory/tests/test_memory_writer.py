@@ -52,7 +52,7 @@ async def test_a_connection_lost_during_copy_is_retried_not_dropped(kernel, monk
     any other statement's, never taken for a bad row and dropped."""
     assert service_of(kernel).dialect == "postgresql"
     import psycopg
-    from gigi_memory import ledger
+    from gigi_memory.ingest import ledger
 
     await enable(kernel)
     real = ledger._copy
@@ -144,7 +144,7 @@ async def test_content_made_ahead_is_used_only_under_the_rules_it_was_made_with(
     if the server's redaction rules change before their turn, they are made again."""
     from dataclasses import replace
 
-    from gigi_memory.ops import Op
+    from gigi_memory.ingest.operations import Op
     from gigi_memory.policy import millis
 
     await enable(kernel)
@@ -296,7 +296,7 @@ async def test_every_ledger_column_is_stored_from_its_message(kernel, redelivere
 
 async def _queue_batches(kernel, monkeypatch, n: int) -> list[str]:
     """``n`` messages queued at once (no await between them) with 10 to a batch."""
-    from gigi_memory import writer
+    from gigi_memory.ingest import writer
 
     monkeypatch.setattr(writer, "BATCH", 10)
     await enable(kernel)
@@ -342,7 +342,7 @@ async def test_the_server_dropping_the_writers_connection_loses_nothing(
     """The server ends the held connection between two batches (a restart, an admin's
     ``pg_terminate_backend``): the writer retries on a fresh one; nothing lost, nothing twice."""
     import sqlalchemy as sa
-    from gigi_memory import ledger
+    from gigi_memory.ingest import ledger
 
     svc = service_of(kernel)
     real = ledger._copy

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.parametrize("database_url", ["postgresql"], indirect=Tr
 
 async def queue_run(kernel, monkeypatch, n: int) -> None:
     """``n`` messages (every third mentions 42) queued at once: one batch, copied in halves."""
-    from gigi_memory import writer
+    from gigi_memory.ingest import writer
 
     monkeypatch.setattr(writer, "BATCH", n)
     monkeypatch.setattr(writer, "COPY_HALF", 5)
@@ -37,7 +37,7 @@ def spy_copies(monkeypatch, *, fail_table_once: str | None = None) -> list[tuple
     """Record (backend pid, table, rows) of every ``COPY``; optionally fail one the first
     time it runs on the connection that was not the first to copy (the second half)."""
     import psycopg
-    from gigi_memory import ledger
+    from gigi_memory.ingest import ledger
 
     real = ledger._copy
     seen: list[tuple[int, str, int]] = []

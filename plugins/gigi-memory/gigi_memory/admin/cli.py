@@ -28,7 +28,7 @@ def add_commands(cli: Any) -> None:
     def memory() -> None:
         """Guild memory: channels, policy, status, purge, import and sync (docs/memory.md)."""
 
-    from gigi_memory.cli_admin import add_admin_commands
+    from gigi_memory.admin.cli_actions import add_admin_commands
 
     add_admin_commands(memory)
 
@@ -69,7 +69,7 @@ def add_commands(cli: Any) -> None:
         --allow-other-guild / --allow-other-channel says it is meant. Messages timed more
         than a day ahead or longer than 4,000 characters are skipped and counted.
         """
-        from gigi_memory.importer import (
+        from gigi_memory.ingest.importer import (
             ExportError,
             ExportMismatch,
             ImportRefused,
@@ -144,8 +144,8 @@ async def _sync(
     import asyncio
 
     from gigi_core import Kernel
-    from gigi_memory.backfill import queue
-    from gigi_memory.sync_progress import SyncProgress
+    from gigi_memory.admin.sync_progress import SyncProgress
+    from gigi_memory.ingest.backfill import queue
 
     kernel = await Kernel.open(url, home)
     try:
@@ -183,7 +183,7 @@ async def _import(
     allow: dict[str, bool],
 ) -> Any:
     from gigi_core import Kernel
-    from gigi_memory.importer import run_import
+    from gigi_memory.ingest.importer import run_import
 
     kernel = await Kernel.open(url, home)
     try:

@@ -12,8 +12,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gigi_core import Hint, ToolExecutionError
-from gigi_memory import backfill, reads
-from gigi_memory.ops import Op
+from gigi_memory.ingest import backfill
+from gigi_memory.ingest.operations import Op
+from gigi_memory.ingest.redactor import budget_seconds
+from gigi_memory.ingest.text import MAX_PATTERNS, RedactionRules, check_pattern, check_patterns
 from gigi_memory.policy import (
     EMBEDDING_SOURCES,
     STORAGE_MODES,
@@ -23,9 +25,8 @@ from gigi_memory.policy import (
     save_channel,
     save_policy,
 )
-from gigi_memory.redactor import budget_seconds
+from gigi_memory.search import reads
 from gigi_memory.service import MemoryService, service_of
-from gigi_memory.text import MAX_PATTERNS, RedactionRules, check_pattern, check_patterns
 
 RETENTION_JOB = "memory.retention"
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from gigi_memory import segments
+from gigi_memory.embedding import segments
 from gigi_memory.policy import now_ms
 
 COLUMNS = (

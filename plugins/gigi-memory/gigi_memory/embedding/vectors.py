@@ -2,12 +2,12 @@
 
 The writer commits a message (countable and full-text searchable at once), then asks for
 the job here (``kick``, coalesced, never awaited by the writer). The job claims batches of
-messages whose ``vector_model`` is not the guild's current model (``gigi_memory.pending``:
+messages whose ``vector_model`` is not the guild's current model (``gigi_memory.embedding.pending``:
 batches never overlap, so several jobs run at once, one loop per guild in each process),
 re-applies the guild's redaction, cuts segments, embeds them and writes segments and
 vectors, one transaction per batch (the checkpoint: a message is done when its
 ``vector_model`` is set). The server's own patterns run on a worker thread with the
-per-message budget (``gigi_memory.redactor``): a message over it is checkpointed without
+per-message budget (``gigi_memory.ingest.redactor``): a message over it is checkpointed without
 vectors (counted in ``/memory status``), never embedded unmasked; rules that cannot be
 applied give the batch back and fail the job. A message edited or deleted while its batch
 was being embedded is skipped, never given stale vectors. When the embedder fails the batch gives its claim
@@ -31,9 +31,10 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
-from gigi_memory import EMBED_JOBS, pending, segments, tables
-from gigi_memory.redactor import Redactor
-from gigi_memory.text import cut_query, redact_query
+from gigi_memory import EMBED_JOBS, tables
+from gigi_memory.embedding import pending, segments
+from gigi_memory.ingest.redactor import Redactor
+from gigi_memory.ingest.text import cut_query, redact_query
 
 if TYPE_CHECKING:
     from gigi_memory.service import MemoryService

@@ -17,7 +17,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from gigi_memory import tables
-from gigi_memory.text import words
+from gigi_memory.ingest.text import words
 
 log = logging.getLogger("gigi_memory")
 a = tables.authors

@@ -21,11 +21,13 @@ import sqlalchemy as sa
 
 from gigi_core import Hint, ToolExecutionError
 from gigi_core.events import HistoryForbidden, MessageCreated
-from gigi_memory import importer, tables, tombstones
-from gigi_memory.erasures import Erased
-from gigi_memory.observe import create_op, millis
+from gigi_memory import tables
+from gigi_memory.ingest import importer
+from gigi_memory.ingest.observe import create_op, millis
 from gigi_memory.policy import DAY_MS, now_ms
-from gigi_memory.quiet import QuietSpans
+from gigi_memory.privacy import tombstones
+from gigi_memory.privacy.erasures import Erased
+from gigi_memory.privacy.withheld_spans import WithheldSpans
 
 JOB = "memory.sync"
 PAGE = 100
@@ -205,7 +207,7 @@ async def _ingest(
     """(inserted, skipped, reached ``since``) for one page of ``MessageCreated``."""
     messages: list[MessageCreated] = list(page.messages)
     parents = {m.parent_channel_id for m in messages if m.parent_channel_id}
-    quiet = await QuietSpans(kernel, guild).load(channel, *sorted(parents))
+    withheld = await WithheldSpans(kernel, guild).load(channel, *sorted(parents))
     known = await importer._existing(svc, guild, [m.message_id for m in messages])
     erased = await Erased.load(kernel, svc, guild)
     copy_ms = tombstones.copy_time_of_page(read_ms)
@@ -231,7 +233,7 @@ async def _ingest(
             m.author_is_self
             or m.message_id in known
             or not gate.ingest
-            or quiet.reason(created, m.channel_id, m.parent_channel_id, channel) is not None
+            or withheld.reason(created, m.channel_id, m.parent_channel_id, channel) is not None
             or erased.before(m.author_id, created)  # the author asked to be forgotten
             or tombstones.blocks(marks.get(m.message_id), copy_ms) is not None
         ):

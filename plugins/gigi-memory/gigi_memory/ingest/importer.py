@@ -25,8 +25,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from gigi_memory import tables, tombstones
-from gigi_memory.ops import Op
+from gigi_memory import tables
+from gigi_memory.ingest.operations import Op
+from gigi_memory.privacy import tombstones
 
 # DiscordChatExporter's message types that are conversation (the rest are system notices).
 CONVERSATION_TYPES = frozenset({"Default", "Reply"})
@@ -257,8 +258,8 @@ async def run_import(
     allow_other_guild: bool = False,
     allow_other_channel: bool = False,
 ) -> ImportReport:
-    from gigi_memory.erasures import Erased
-    from gigi_memory.quiet import QuietSpans
+    from gigi_memory.privacy.erasures import Erased
+    from gigi_memory.privacy.withheld_spans import WithheldSpans
     from gigi_memory.service import service_of
 
     check_target(
@@ -289,7 +290,7 @@ async def run_import(
         )
     if await kernel.channels.get(guild_id, channel) == "secure":
         raise ImportRefused(f"channel {channel} is secure: nothing is remembered from it")
-    quiet = await QuietSpans(kernel, guild_id).load(channel)
+    withheld = await WithheldSpans(kernel, guild_id).load(channel)
     report = ImportReport(guild_id, channel, total=len(export.messages))
     existing = await _existing(svc, guild_id, [m.id for m in export.messages])
     erased = await Erased.load(kernel, svc, guild_id)
@@ -300,7 +301,7 @@ async def run_import(
     names = svc.cache.guild(guild_id).storage != "metadata_only"
     latest = int(time.time() * 1000) + FUTURE_SLACK_MS
     for done, msg in enumerate(export.messages, start=1):
-        reason = _implausible(msg, latest) or _skip(svc, guild_id, channel, msg, quiet)
+        reason = _implausible(msg, latest) or _skip(svc, guild_id, channel, msg, withheld)
         if reason is None and erased.before(msg.author_id, msg.created_ms):
             reason = "authors who asked to be forgotten"
         if reason is None:
@@ -340,10 +341,10 @@ def _implausible(msg: ExportMessage, latest_ms: int) -> str | None:
     return None
 
 
-def _skip(svc: Any, guild_id: str, channel: str, msg: ExportMessage, quiet: Any) -> str | None:
+def _skip(svc: Any, guild_id: str, channel: str, msg: ExportMessage, withheld: Any) -> str | None:
     if msg.type not in CONVERSATION_TYPES:
         return "system messages"
-    paused_or_secure = quiet.reason(msg.created_ms, channel)
+    paused_or_secure = withheld.reason(msg.created_ms, channel)
     if paused_or_secure is not None:
         return paused_or_secure
     gate = svc.cache.gate(

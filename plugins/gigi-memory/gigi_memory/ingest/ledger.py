@@ -11,14 +11,16 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from gigi_memory import segments, tables, tombstones
+from gigi_memory import tables
+from gigi_memory.embedding import segments
 from gigi_memory.policy import DAY_MS, now_ms
+from gigi_memory.privacy import tombstones
 
 IN_LIMIT = 500  # ids per IN (...) list
 
 
 # The ledger's columns a create writes, in the order of the rows ``creates`` builds; the
-# last five are the writer's ``Content`` (``writer._contents``), appended as they are.
+# last five are the writer's ``Content`` (``ingest.contents``), appended as they are.
 CONTENT = ("search_text", "content_hash", "sealed_key_id", "sealed_nonce", "sealed_text")
 COLUMNS = (
     "guild_id",

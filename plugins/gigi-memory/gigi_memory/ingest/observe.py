@@ -20,7 +20,7 @@ from gigi_core.events import (
     MessageDeleted,
     MessageEdited,
 )
-from gigi_memory.ops import Op, create_data
+from gigi_memory.ingest.operations import Op, create_data
 from gigi_memory.policy import DAY_MS, ENABLE_SLACK_MS, millis, now_ms
 from gigi_memory.service import service_of
 

@@ -11,7 +11,7 @@ The built-in patterns are Python ``re`` written so that each can start only once
 of the characters it is made of and never backtracks across a run (look-behind anchors,
 possessive repeats): linear on any message (``test_memory_redaction_limits``). A server's
 own patterns are compiled only with RE2 (``google-re2``), which has no backtracking at all;
-what RE2 cannot compile is refused. They run off the event loop (``gigi_memory.redactor``)
+what RE2 cannot compile is refused. They run off the event loop (``gigi_memory.ingest.redactor``)
 for ingest and the embedding job; a query is cut to ``MAX_QUERY_CHARS`` first instead.
 """
 

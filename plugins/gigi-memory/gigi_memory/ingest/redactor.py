@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from gigi_memory.redaction import (
+from gigi_memory.ingest.redaction import (
     RedactionError,
     RedactionRules,
     custom_pattern,

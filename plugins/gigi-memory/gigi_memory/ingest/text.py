@@ -1,6 +1,6 @@
 """Search text: the words a (redacted) message is found by; redaction itself is re-exported.
 
-``redact`` (``gigi_memory.redaction``) normalises the text (NFKC, invisible characters
+``redact`` (``gigi_memory.ingest.redaction``) normalises the text (NFKC, invisible characters
 removed), then masks token-shaped strings always and, by the server's ``RedactionRules``,
 e-mail addresses, phone numbers and the server's own patterns. It runs before anything is
 indexed, sealed or embedded, so a masked value is stored nowhere, not even sealed.
@@ -21,7 +21,7 @@ import functools
 import re
 import unicodedata
 
-from gigi_memory.redaction import (
+from gigi_memory.ingest.redaction import (
     DEFAULT_RULES,
     INVISIBLE,
     LABELS,

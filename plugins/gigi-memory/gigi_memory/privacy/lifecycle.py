@@ -9,7 +9,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from gigi_memory import tables
-from gigi_memory.ops import Op
+from gigi_memory.ingest.operations import Op
 from gigi_memory.service import service_of
 
 log = logging.getLogger("gigi_memory")
@@ -59,7 +59,7 @@ async def export_user(kernel: Any, user_id: str, guild_id: str | None) -> dict[s
 
 async def delete_user(kernel: Any, user_id: str, guild_id: str | None) -> dict[str, int]:
     """Ordered after what the writer holds, so a message queued a moment ago goes too."""
-    from gigi_memory import erasures
+    from gigi_memory.privacy import erasures
 
     svc = service_of(kernel)
     counts = await svc.writer.submit(Op("purge_user", guild_id, {"user_id": user_id})) or {}

@@ -23,14 +23,14 @@ def _ms(when: datetime) -> int:
 
 
 @dataclass
-class QuietSpans:
+class WithheldSpans:
     """The paused and secure spans of a channel and its parent, read once per page or import."""
 
     kernel: Any
     guild_id: str
     spans: dict[str, list[tuple[int, int | None, str]]] = field(default_factory=dict)
 
-    async def load(self, *channel_ids: str | None) -> QuietSpans:
+    async def load(self, *channel_ids: str | None) -> WithheldSpans:
         for channel in channel_ids:
             if channel and channel not in self.spans:
                 rows = [

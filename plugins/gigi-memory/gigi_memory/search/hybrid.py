@@ -16,10 +16,10 @@ from typing import Any
 
 from gigi_core import ToolExecutionError
 from gigi_core.retrieval import asks_for_time
-from gigi_memory import lexical, reads, vecsearch
+from gigi_memory.embedding.vectors import UsageNotRecorded
+from gigi_memory.ingest.text import query_words
+from gigi_memory.search import lexical, reads, vecsearch
 from gigi_memory.service import MemoryService
-from gigi_memory.text import query_words
-from gigi_memory.vectors import UsageNotRecorded
 
 VECTOR_FACTOR = 4  # the vector path returns this many times the hits asked for
 NEIGHBOUR_SOURCES = 100  # best-scoring candidates whose next message gets their credit

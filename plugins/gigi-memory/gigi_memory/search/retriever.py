@@ -30,8 +30,8 @@ class MemoryRetriever:
         self.kernel = kernel
 
     async def retrieve(self, query: str, scope: Scope, limit: int) -> list[Hit]:
-        from gigi_memory import reads, search
         from gigi_memory.policy import now_ms
+        from gigi_memory.search import hybrid, reads
 
         svc, channels = await self._ready(scope)
         if not channels or svc.cache.guild(scope.guild_id).storage == "metadata_only":
@@ -44,14 +44,14 @@ class MemoryRetriever:
             since_ms=_ms(scope.since),
             until_ms=_ms(scope.until),
         )
-        fused, _ = await search.hybrid(svc, f, query, limit)
+        fused, _ = await hybrid.hybrid(svc, f, query, limit)
         return [h for row, _, names in fused if (h := _hit(svc, row, names)) is not None]
 
     async def lookup(self, source_ids: Sequence[str], scope: Scope) -> list[Hit]:
         import sqlalchemy as sa
 
-        from gigi_memory import reads
         from gigi_memory.policy import now_ms
+        from gigi_memory.search import reads
 
         svc, channels = await self._ready(scope)
         ids = [s[len(SOURCE) :] for s in source_ids if s.startswith(SOURCE)]
@@ -87,7 +87,7 @@ class MemoryRetriever:
 
 def _hit(svc: Any, row: Any, paths: list[str]) -> Hit | None:
     from gigi_core.retrieval import Citation, Hit
-    from gigi_memory import tools
+    from gigi_memory.search import tools
 
     shown = tools.render(svc, row)
     if not shown["snippet"]:

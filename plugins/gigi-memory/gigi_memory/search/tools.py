@@ -8,7 +8,7 @@ cannot tell (the console, a shell) it is the same channel plus its threads, and 
 says so in ``scope.note``. Nothing outside the channels reported in ``scope.channel_ids``
 is ever read, counted or shown.
 
-Search merges the full-text and vector paths (``search.hybrid``; the ranking is explained
+Search merges the full-text and vector paths (``hybrid.hybrid``; the ranking is explained
 in ``lexical``); ``paths`` on each hit names the paths that found it. When there is no
 embedder, or it fails, search is full text.
 """
@@ -21,11 +21,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from gigi_core import ToolExecutionError
-from gigi_memory import reads
+from gigi_memory.ingest.text import query_words
 from gigi_memory.policy import now_ms
-from gigi_memory.search import hybrid
+from gigi_memory.search import reads
+from gigi_memory.search.hybrid import hybrid
 from gigi_memory.service import MemoryService, service_of
-from gigi_memory.text import query_words
 
 SNIPPET_CHARS = 300
 READ_YOUR_WRITES_SECONDS = 0.5

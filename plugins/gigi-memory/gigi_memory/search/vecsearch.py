@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
-from gigi_memory import reads
+from gigi_memory.search import reads
 
 if TYPE_CHECKING:
     from gigi_memory.service import MemoryService

@@ -150,21 +150,21 @@ def add_commands(cli: Any) -> None:
 
         Sealed secrets are read from --secret-env or stdin and sealed in the store before the
         servers file names them; the file records only their keys."""
-        from gigi_mcp import ops, sealed
+        from gigi_mcp import sealed, server_admin
         from gigi_mcp.errors import McpConfigError
 
         root = _root(ctx)
         try:
-            from_env = ops.parse_pairs(secret_env, "secret-env", quiet=True)
-            to_headers = ops.parse_pairs(secret_headers, "secret-header", "KEY")
+            from_env = server_admin.parse_pairs(secret_env, "secret-env", quiet=True)
+            to_headers = server_admin.parse_pairs(secret_headers, "secret-header", "KEY")
             keys = list(dict.fromkeys([*secrets, *from_env, *to_headers.values()]))
-            server = ops.new_server(
+            server = server_admin.new_server(
                 root,
                 name,
                 stdio=stdio,
                 url=url,
-                env=ops.parse_pairs(env, "env"),
-                headers=ops.parse_pairs(headers, "header"),
+                env=server_admin.parse_pairs(env, "env"),
+                headers=server_admin.parse_pairs(headers, "header"),
                 timeout=timeout,
                 replace=replace,
                 secrets=keys,
@@ -179,12 +179,12 @@ def add_commands(cli: Any) -> None:
             prints: dict[str, str] = {}
             if kernel is not None:
                 prints = await sealed.seal(kernel, name, values)
-            ops.save_server(root, name, server)
+            server_admin.save_server(root, name, server)
             if kernel is not None:  # a replaced server's keys that are gone now
                 await sealed.forget(kernel, name, keep=frozenset(keys))
             if no_connect:
                 return prints, None
-            return prints, await ops.refresh(
+            return prints, await server_admin.refresh(
                 root, name, sealed.opener(kernel) if kernel is not None else None
             )
 
@@ -205,7 +205,7 @@ def add_commands(cli: Any) -> None:
     @click.pass_context
     def list_(ctx: click.Context, as_json: bool) -> None:
         """Servers, their tools, safety classes and approval state."""
-        from gigi_mcp import ops, sealed
+        from gigi_mcp import sealed, server_admin
         from gigi_mcp.errors import McpConfigError
 
         root = _root(ctx)
@@ -216,7 +216,7 @@ def add_commands(cli: Any) -> None:
 
         async def body(kernel: Any) -> list[dict[str, Any]]:
             prints = await sealed.fingerprints(kernel) if kernel is not None else None
-            return ops.describe(root, prints)
+            return server_admin.describe(root, prints)
 
         rows = _run(ctx, needs_store, body)
         if as_json:
@@ -245,7 +245,7 @@ def add_commands(cli: Any) -> None:
     @click.pass_context
     def remove(ctx: click.Context, name: str, as_json: bool) -> None:
         """Detach a server, forget its approvals and delete its sealed secrets."""
-        from gigi_mcp import ops, sealed
+        from gigi_mcp import sealed, server_admin
         from gigi_mcp.errors import McpConfigError
 
         root = _root(ctx)
@@ -256,7 +256,7 @@ def add_commands(cli: Any) -> None:
 
         async def body(kernel: Any) -> list[str]:
             gone = await sealed.forget(kernel, name) if kernel is not None else []
-            if not ops.remove_server(root, name):
+            if not server_admin.remove_server(root, name):
                 raise click.ClickException(f"no MCP server {name!r}")
             return gone
 
@@ -289,7 +289,7 @@ def add_commands(cli: Any) -> None:
     @click.pass_context
     def approve(ctx: click.Context, name: str, yes: bool, as_json: bool) -> None:
         """Show what changed since the last approval, then pin the server's definitions."""
-        from gigi_mcp import ops
+        from gigi_mcp import server_admin
         from gigi_mcp.errors import McpConfigError
         from gigi_mcp.pins import load_pins
 
@@ -306,7 +306,7 @@ def add_commands(cli: Any) -> None:
                 raise click.ClickException("not approved")
         if changed:
             try:
-                ops.approve(root, name)
+                server_admin.approve(root, name)
             except McpConfigError as exc:
                 raise _fail(exc) from None
         if as_json:
@@ -336,7 +336,7 @@ def add_commands(cli: Any) -> None:
 def _refresh_one(
     ctx: click.Context, root: Path, name: str, *, quiet: bool = False
 ) -> list[dict[str, Any]]:
-    from gigi_mcp import ops, sealed
+    from gigi_mcp import sealed, server_admin
     from gigi_mcp.errors import McpConfigError
 
     try:
@@ -344,19 +344,19 @@ def _refresh_one(
     except McpConfigError as exc:
         raise _fail(exc) from None
 
-    async def body(kernel: Any) -> ops.Refreshed:
-        return await ops.refresh(root, name, sealed.opener(kernel) if kernel else None)
+    async def body(kernel: Any) -> server_admin.Refreshed:
+        return await server_admin.refresh(root, name, sealed.opener(kernel) if kernel else None)
 
     return _report(root, _run(ctx, needs_store, body), quiet=quiet)
 
 
 def _report(root: Path, done: Any, *, quiet: bool) -> list[dict[str, Any]]:
     """Print what a listing found (unless ``quiet``); returns the server's tool rows."""
-    from gigi_mcp import ops
+    from gigi_mcp import server_admin
     from gigi_mcp.invisible import clean_text
 
     name = done.server
-    rows = next(r for r in ops.describe(root) if r["name"] == name)["tools"]
+    rows = next(r for r in server_admin.describe(root) if r["name"] == name)["tools"]
     if not quiet:
         click.echo(f"{name}: {len(done.pins.observed)} tool(s) listed")
         for tool in done.quarantined:

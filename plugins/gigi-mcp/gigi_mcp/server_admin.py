@@ -1,4 +1,7 @@
-"""What ``gigi mcp`` does, as plain functions (the CLI prints, tests call them directly)."""
+"""What ``gigi mcp`` does to the server list: add, remove, refresh, approve and describe.
+
+Plain functions: the CLI prints their results, tests call them directly.
+"""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from gigi_mcp import ops
+from gigi_mcp import server_admin
 from gigi_mcp.config import config_path
 
 from gigi_core import Actor
@@ -27,7 +27,7 @@ def python_server(script: str) -> str:
 
 
 def attach(home: Path, name: str, stdio: str, **kwargs: Any) -> None:
-    ops.add_server(
+    server_admin.add_server(
         home,
         name,
         stdio=stdio,
@@ -46,10 +46,12 @@ def set_tool_overrides(home: Path, server: str, tools: dict[str, dict[str, Any]]
     path.write_text(json.dumps(data))
 
 
-async def listed_and_approved(home: Path, name: str, *, approve: bool = True) -> ops.Refreshed:
-    done = await ops.refresh(home, name)
+async def listed_and_approved(
+    home: Path, name: str, *, approve: bool = True
+) -> server_admin.Refreshed:
+    done = await server_admin.refresh(home, name)
     if approve:
-        ops.approve(home, name)
+        server_admin.approve(home, name)
     return done
 
 

@@ -105,7 +105,7 @@ async def test_poisoned_description_and_result_do_not_widen_what_runs(
 async def test_a_definition_changed_after_approval_is_quarantined(
     home, tmp_path, database_url, hostile, evidence
 ) -> None:
-    from gigi_mcp import ops
+    from gigi_mcp import server_admin
 
     evidence.mkdir()
     (evidence / "description.txt").write_text("Look up a word.")
@@ -132,9 +132,9 @@ async def test_a_definition_changed_after_approval_is_quarantined(
         assert wire_name("mcp_hostile.pid") in offered
         with pytest.raises(PolicyDenied, match="quarantined"):
             await call(kernel, "mcp_hostile.lookup", {"word": "a"})
-    diff = (await ops.refresh(home, "hostile")).pins.diff()
+    diff = (await server_admin.refresh(home, "hostile")).pins.diff()
     assert '-  "description": "Look up a word."' in diff and "DMs" in diff
-    ops.approve(home, "hostile")
+    server_admin.approve(home, "hostile")
     async with bridge_kernel(tmp_path, database_url, "hostile") as kernel:
         assert spec_of(kernel, "mcp_hostile.lookup").offer_to_model is True
         assert (await call(kernel, "mcp_hostile.lookup", {"word": "a"}))["result"]

@@ -209,7 +209,7 @@ REFUSED = [
 def test_invisible_characters_that_cannot_be_removed_refuse_the_tool(
     home, extra: dict, where: str, what: str
 ) -> None:
-    from gigi_mcp import ops
+    from gigi_mcp import server_admin
     from gigi_mcp.bridge import Bridge, build_catalogue
     from gigi_mcp.config import McpConfig, save_config
     from gigi_mcp.generate import dump_yaml
@@ -242,7 +242,7 @@ def test_invisible_characters_that_cannot_be_removed_refuse_the_tool(
     assert bridge.denial("mcp_s.lookup")[1] == "mcp_quarantined"  # the same listing: still refused
     assert bridge.denial("mcp_s.other") is None
 
-    [row] = ops.describe(home)
+    [row] = server_admin.describe(home)
     shown = {t["tool"]: t for t in row["tools"]}
     assert shown["lookup"]["status"] == "refused" and where in shown["lookup"]["refused"]
 

@@ -330,12 +330,12 @@ def test_a_running_bridge_never_overwrites_a_newer_approval(home) -> None:
 
 def test_a_pasted_secret_in_place_of_a_variable_name_is_refused_without_echo(tmp_path) -> None:
     """Review: `--env GITHUB_TOKEN=ghp_...` must not put the token into any message."""
-    from gigi_mcp import ops
+    from gigi_mcp import server_admin
 
     token = "ghp_R3alTok3nLooking4bcdEF"
     for env, headers in (({"GITHUB_TOKEN": token}, {}), ({}, {"Authorization": token})):
         with pytest.raises(McpConfigError) as info:
-            ops.new_server(
+            server_admin.new_server(
                 tmp_path, "gh", stdio=None if headers else "x", url="http://127.0.0.1:9/mcp"
                 if headers else None, env=env, headers=headers,
             )  # fmt: skip

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from gigi_mcp import ops
+from gigi_mcp import server_admin
 from mcp_helpers import (
     bridge_kernel,
     call,
@@ -108,7 +108,7 @@ async def test_legacy_http_stale_session_restarts_and_headers_come_from_the_envi
 ) -> None:
     url, legacy = legacy_http
     monkeypatch.setenv("OLD_TOKEN", "Bearer sekret-123")
-    ops.add_server(
+    server_admin.add_server(
         home, "oldweb", stdio=None, url=url, env={}, headers={"Authorization": "OLD_TOKEN"}
     )
     await listed_and_approved(home, "oldweb")
@@ -124,7 +124,7 @@ async def test_legacy_http_stale_session_restarts_and_headers_come_from_the_envi
     for path in home.rglob("*"):
         if path.is_file():
             assert "sekret-123" not in path.read_text(errors="replace"), path
-    assert "sekret-123" not in json.dumps(ops.describe(home))
+    assert "sekret-123" not in json.dumps(server_admin.describe(home))
 
 
 async def test_a_sealed_secret_is_sent_as_the_header_the_config_names(
@@ -134,28 +134,28 @@ async def test_a_sealed_secret_is_sent_as_the_header_the_config_names(
     from gigi_mcp.errors import ServerUnavailable
 
     url, legacy = legacy_http
-    ops.add_server(
+    server_admin.add_server(
         home, "oldweb", stdio=None, url=url, env={}, headers={},
         secrets=["AUTH"], secret_headers={"Authorization": "AUTH"},
     )  # fmt: skip
     key = new_secret_key()
     async with bridge_kernel(tmp_path, database_url, secret_key=key) as kernel:
         with pytest.raises(ServerUnavailable, match="sealed secret AUTH is not in the store"):
-            await ops.refresh(home, "oldweb", sealed.opener(kernel))
+            await server_admin.refresh(home, "oldweb", sealed.opener(kernel))
         await sealed.seal(kernel, "oldweb", {"AUTH": "Bearer sealed-456"})
-        await ops.refresh(home, "oldweb", sealed.opener(kernel))
-    ops.approve(home, "oldweb")
+        await server_admin.refresh(home, "oldweb", sealed.opener(kernel))
+    server_admin.approve(home, "oldweb")
     async with bridge_kernel(tmp_path, database_url, "oldweb", secret_key=key) as kernel:
         assert (await call(kernel, "mcp_oldweb.echo", {"text": "one"}))["content"]
     assert set(legacy.AUTH) == {"Bearer sealed-456"}
     for path in home.rglob("*"):
         if path.is_file():
             assert "sealed-456" not in path.read_text(errors="replace"), path
-    assert "sealed-456" not in json.dumps(ops.describe(home))
+    assert "sealed-456" not in json.dumps(server_admin.describe(home))
 
 
 async def test_a_current_server_over_streamable_http(home, tmp_path, database_url, modern_http):
-    ops.add_server(home, "web", stdio=None, url=modern_http, env={}, headers={})
+    server_admin.add_server(home, "web", stdio=None, url=modern_http, env={}, headers={})
     await listed_and_approved(home, "web")
     async with bridge_kernel(tmp_path, database_url, "web") as kernel:
         assert (await call(kernel, "mcp_web.greet", {"name": "Ada"})) == {"result": "hello Ada"}

@@ -74,6 +74,24 @@ class Place:
         return f"{self.kind} {self.id}"
 
 
+def row_id(guild_id: str, place: Place) -> str:
+    """The place's key among the guild's rows: its id, except for a place whose id is the
+    guild's own (servers made before 2017 gave #general the guild's id), kept apart from
+    the guild's default so that its values stay its own."""
+    if place.kind == "guild" or place.id != guild_id:
+        return place.id
+    key = f"{place.kind}:{place.id}"
+    if len(key) > 64:
+        raise LlmConfigError(f"invalid {place.kind} id {place.id!r}", hint="give the id")
+    return key
+
+
+def place_of(guild_id: str, kind: str, key: str) -> Place:
+    """The place a row's key stands for (``row_id`` undone)."""
+    ident = guild_id if kind != "guild" and key == f"{kind}:{guild_id}" else key
+    return Place(kind, ident)  # type: ignore[arg-type]
+
+
 def chain_of(guild_id: str, places: Sequence[Place]) -> tuple[Place, ...]:
     """The request's places, nearest first, checked and capped, with the guild last."""
     if len(places) > MAX_CHAIN:
@@ -202,7 +220,7 @@ class GuildPolicies:
         prompt = Sourced(None, None)
         answer = Sourced(DEFAULT_ANSWER, None)
         for place in reversed(chain_of(self.guild_id, places)):  # farthest first, then overwrite
-            row = self.places.get(place.id)
+            row = self.places.get(row_id(self.guild_id, place))
             if row is None:
                 continue
             for purpose, choice in row.models.items():

@@ -22,6 +22,8 @@ from gigi_core.llm.channel_policy import (
     check_id,
     check_prompt,
     check_role_models,
+    place_of,
+    row_id,
 )
 from gigi_core.llm.records import LlmConfigError, check_purpose
 from gigi_core.store.llm_policy_tables import LlmPlacePolicy, LlmRolePolicy
@@ -41,7 +43,7 @@ def _place_policy(row: LlmPlacePolicy) -> PlacePolicy:
             models[purpose] = choice
     return PlacePolicy(
         guild_id=row.guild_id,
-        place=Place(row.kind, row.place_id),  # type: ignore[arg-type]
+        place=place_of(row.guild_id, row.kind, row.place_id),
         models=models,
         prompt=row.prompt,
         answer=row.answer,  # type: ignore[arg-type]
@@ -113,9 +115,10 @@ class ChannelPolicyStore:
                 hint="give a purpose with a profile or model, a prompt, an answer mode or clear",
             )
         async with self.db.session() as s:
-            row = await s.get(LlmPlacePolicy, (guild_id, place.id))
+            key = row_id(guild_id, place)
+            row = await s.get(LlmPlacePolicy, (guild_id, key))
             if row is None:
-                row = LlmPlacePolicy(guild_id=guild_id, place_id=place.id, models={})
+                row = LlmPlacePolicy(guild_id=guild_id, place_id=key, models={})
                 s.add(row)
             row.kind = place.kind
             models = dict(row.models or {})

@@ -122,3 +122,25 @@ async def test_the_place_policy_instructions_refuse_hidden_text_when_set(
         assert (
             await kernel.llm.places.effective(GUILD, (Place("channel", "c1"),))
         ).prompt.value is None
+
+
+async def test_a_channel_with_the_guild_id_is_not_the_guild_default(database_url, tmp_path) -> None:
+    """Servers made before 2017 gave #general the guild's own id: its policy stays its own."""
+    async with llm_kernel(tmp_path, database_url) as kernel:
+        places = kernel.llm.places
+        general, other = Place("channel", GUILD), (Place("channel", "c2"),)
+        await places.set_place(GUILD, general, prompt="Only in general.", answer="replies")
+        elsewhere = await places.effective(GUILD, other)
+        assert elsewhere.prompt.value is None and elsewhere.answer.where == "default"
+        here = await places.effective(GUILD, (general,))
+        assert (here.prompt.value, here.prompt.source) == ("Only in general.", general)
+
+        await places.set_place(GUILD, Place("guild", GUILD), prompt="Everywhere.")
+        here = await places.effective(GUILD, (general,))
+        assert (here.prompt.value, here.prompt.where) == ("Only in general.", "channel")
+        elsewhere = await places.effective(GUILD, other)
+        assert (elsewhere.prompt.value, elsewhere.prompt.where) == ("Everywhere.", "guild")
+        assert (await places.show(GUILD, (general,))).effective.answer.where == "channel"
+        await places.set_place(GUILD, general, clear="all")
+        here = await places.effective(GUILD, (general,))
+        assert (here.prompt.value, here.answer.value) == ("Everywhere.", "mention")

@@ -1,8 +1,8 @@
 """A call that fails in a listed way moves on to the owner's next failover entry.
 
 Wraps ``Caller.with_fallback``: the profile's own call (and its fallback model on the same
-key) comes first; only then, when the error class is in the owner's list for the purpose,
-each entry is tried in order. Each attempt is one provider call with its own usage row
+key, unless the member's role policy refuses that model) comes first; only then, when the
+error class is in the owner's list for the purpose, each entry is tried in order. Each attempt is one provider call with its own usage row
 (``failover_step``, ``failover_reason``) and its own budget hold, reserved and settled by
 ``Caller.attempt`` as for any call, so a failed attempt costs nothing and a cancelled one
 leaves nothing held. The list is read only after a failure: the happy path pays nothing.
@@ -43,6 +43,10 @@ async def call(
     durability: str,
 ) -> Any:
     """The profile's call, then the failover entries the error allows, in order."""
+    fallback = resolution.fallback_model
+    if fallback and where.get("roles") and not where.get("admin"):
+        if await _widens(llm, resolution, replace(resolution, model=fallback), where):
+            resolution = replace(resolution, fallback_model=None)  # not for these roles
     try:
         return await llm.caller.with_fallback(resolution, make, where, durability)
     except ProviderError as first:

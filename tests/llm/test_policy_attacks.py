@@ -144,3 +144,25 @@ async def test_a_channel_with_the_guild_id_is_not_the_guild_default(database_url
         await places.set_place(GUILD, general, clear="all")
         here = await places.effective(GUILD, (general,))
         assert (here.prompt.value, here.answer.value) == ("Everywhere.", "mention")
+
+
+async def test_a_profile_fallback_model_never_widens_a_role_allow_list(
+    database_url, tmp_path
+) -> None:
+    async with llm_kernel(tmp_path, database_url) as kernel, FakeOpenAI(api_key=KEY_A) as a:
+        llm = kernel.llm
+        await llm.add_credential(OWNER, "openai-compatible", "main", KEY_A, base_url=a.base_url)
+        await llm.set_profile(OWNER, "chat", "main", "m-1", fallback_model="m-big")
+        await llm.places.set_role(GUILD, "r-guest", ["m-1"])
+        guest = Actor(id="u1", roles=frozenset({"r-guest"}))
+        a.reply_rate_limited(times=4)
+        with pytest.raises(ProviderError) as caught:
+            await llm.chat(request(), guild_id=GUILD, actor=guest, channel_id="c1")
+        assert caught.value.error_class == "rate_limited"
+        assert [r.json["model"] for r in a.requests] == ["m-1"] * 4  # m-big never asked
+        # a role that allows m-big too, or the purpose, falls back as before
+        await llm.places.set_role(GUILD, "r-guest", ["m-1", "m-big"])
+        a.reply_rate_limited(times=4)
+        a.reply_text("from m-big")
+        assert (await llm.chat(request(), guild_id=GUILD, actor=guest)).text == "from m-big"
+        assert a.requests[-1].json["model"] == "m-big"

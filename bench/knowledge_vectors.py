@@ -29,7 +29,8 @@ import numpy as np
 
 async def main(dims: int, url: str | None) -> None:
     import sqlalchemy as sa
-    from gigi_knowledge import pgsearch, tables, vectors
+    from gigi_knowledge import tables, vectors
+    from gigi_knowledge.search import pgsearch
 
     from gigi_core.retrieval import Scope
     from gigi_core.testing import open_test_kernel

@@ -1,9 +1,9 @@
 """Gigi's knowledge pipeline: extract-and-forget decisions, actions, entities and notes.
 
 The hook implementations only; importing this module is cheap. The work lives in
-``observe`` (the gate), ``pipeline`` (the tiers), ``writes`` (validated rows), ``retriever``,
-``summaries``, ``proactive`` (nudges and contradiction notes through the outbox), ``admin``,
-``reads``, ``updates`` (the commands) and ``privacy``.
+``ingest`` (the gate, the window, the tiers), ``extract`` (model calls and their checks),
+``writer`` (validated rows, batched), ``search`` (reads and the retriever), ``followup``
+(summaries, nudges and contradiction notes through the outbox), ``admin`` and ``privacy``.
 """
 
 from __future__ import annotations
@@ -54,14 +54,14 @@ def register_jobs(register: Any) -> None:
 
 @hookimpl
 def register_retrievers(register: Any) -> None:
-    from gigi_knowledge.retriever import KnowledgeRetriever
+    from gigi_knowledge.search.retriever import KnowledgeRetriever
 
     register("knowledge", KnowledgeRetriever)
 
 
 @hookimpl
 def register_commands(cli: Any) -> None:
-    from gigi_knowledge.cli import add_commands
+    from gigi_knowledge.admin.cli import add_commands
 
     add_commands(cli)
 
@@ -82,28 +82,28 @@ async def shutdown(kernel: Any) -> None:
 
 @hookimpl
 def observe_event(event: Any, kernel: Any) -> None:
-    from gigi_knowledge.observe import handle
+    from gigi_knowledge.ingest.observe import handle
 
     handle(event, kernel)
 
 
 @hookimpl
 async def export_user_data(user_id: str, guild_id: str | None, kernel: Any) -> Any:
-    from gigi_knowledge.privacy import export_user
+    from gigi_knowledge.privacy.member_data import export_user
 
     return await export_user(kernel, user_id, guild_id)
 
 
 @hookimpl
 async def delete_user_data(user_id: str, guild_id: str | None, kernel: Any) -> Any:
-    from gigi_knowledge.privacy import delete_user
+    from gigi_knowledge.privacy.member_data import delete_user
 
     return await delete_user(kernel, user_id, guild_id)
 
 
 @hookimpl
 async def purge_guild_data(guild_id: str, kernel: Any) -> Any:
-    from gigi_knowledge.privacy import purge_guild
+    from gigi_knowledge.privacy.member_data import purge_guild
 
     return await purge_guild(kernel, guild_id)
 

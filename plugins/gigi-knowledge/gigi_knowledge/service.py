@@ -18,8 +18,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from gigi_knowledge import settings, tables
-from gigi_knowledge.queue import Job, ProcessingQueue
-from gigi_knowledge.window import Windows
+from gigi_knowledge.ingest.queue import Job, ProcessingQueue
+from gigi_knowledge.ingest.window import Windows
 
 log = logging.getLogger("gigi_knowledge")
 ATTRIBUTE = "gigi_knowledge"
@@ -65,8 +65,8 @@ class KnowledgeService:
         self.escalations = 0  # extractions sent to the ``complex`` slot first (complexity)
         self.entity_ids: dict[str, str] = {}  # this process's entity id -> the stored one
         self.known: dict[str, tuple[float, list[str]]] = {}  # guild -> (until, entity names)
-        from gigi_knowledge.batcher import Batcher
-        from gigi_knowledge.caches import Caches
+        from gigi_knowledge.writer.batcher import Batcher
+        from gigi_knowledge.writer.caches import Caches
 
         self.caches = Caches()
         self.notes = Batcher(self)  # light notes and extractions, many to a commit
@@ -135,7 +135,7 @@ class KnowledgeService:
         self.queue.discard(guild_id, channel_id)
 
     async def _process(self, job: Job) -> None:
-        from gigi_knowledge.pipeline import process
+        from gigi_knowledge.ingest.pipeline import process
 
         await process(self, job)
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from gigi_knowledge.window import WindowMessage
+from gigi_knowledge.ingest.window import WindowMessage
 
 
 def iso(ms: int | None) -> str | None:

@@ -8,8 +8,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from gigi_knowledge import jeeves
-from gigi_knowledge.proactive import contradiction_text, nudge_text
+from gigi_knowledge import phrasing
+from gigi_knowledge.followup.proactive import contradiction_text, nudge_text
 from knowledge_fakes import action, classify, decision, entity, extraction, relation, signal
 from knowledge_helpers import ALICE, enable, message, publish
 
@@ -72,7 +72,7 @@ async def test_an_answer_gets_knowledge_in_seed_004_order(kernel: Any, model: An
         "## Related Context",
         "## User's Question",
     ]
-    assert f"Answering from knowledge: {jeeves.ANSWER_NOTES}" in turn
+    assert f"Answering from knowledge: {phrasing.ANSWER_NOTES}" in turn
     assert turn.endswith("## User's Question\nwhat did we decide about the postgres upgrade?")
     lines = turn.splitlines()
     dec = lines[lines.index("## Relevant Decisions") + 1]
@@ -82,7 +82,7 @@ async def test_an_answer_gets_knowledge_in_seed_004_order(kernel: Any, model: An
     assert "Upgrade staging postgres" in act and "owner <@u1>" in act and "(open)" in act
     related = turn.split("## Related Context", 1)[1].split("## User's Question", 1)[0]
     assert "Postgres upgrade risk" in related or "depends on" in related
-    assert jeeves.ANSWER_NOTES not in agent.requests[0].messages[0].content  # not the system
+    assert phrasing.ANSWER_NOTES not in agent.requests[0].messages[0].content  # not the system
     assert any(u.startswith("https://discord.com/channels/g1/c1/") for u in reply.sources.values())
 
 
@@ -97,13 +97,13 @@ async def test_no_record_is_said_plainly_without_the_model(kernel: Any, model: A
     assert trace["context"]["answer"] == {"reason": "no_record", "path": "knowledge"}
     # Asked in the knowledge mode, any question with nothing found is "no record".
     again = await runtime.handle(ask("the logo colours?", context="knowledge"))
-    assert again.text == jeeves.NO_RECORD and agent.requests == []
+    assert again.text == phrasing.NO_RECORD and agent.requests == []
 
 
 def test_the_plugins_own_texts_keep_the_manner() -> None:
     now = 1_780_000_000_000
-    for text in (jeeves.NO_RECORD, jeeves.NOTHING_SINCE, jeeves.ANSWER_NOTES):
-        assert jeeves.lapses(text) == [], text
+    for text in (phrasing.NO_RECORD, phrasing.NOTHING_SINCE, phrasing.ANSWER_NOTES):
+        assert phrasing.lapses(text) == [], text
     row = SimpleNamespace(
         owner_id="u1",
         owner_name=None,
@@ -112,7 +112,7 @@ def test_the_plugins_own_texts_keep_the_manner() -> None:
         staleness_ms=None,
     )
     nudge = nudge_text(row, now)
-    assert jeeves.lapses(nudge) == []
+    assert phrasing.lapses(nudge) == []
     assert nudge.startswith("If I may, <@u1> undertook to ship the API review by ")
     assert "That was 4 days ago" in nudge and "Shall I mark it as still in progress" in nudge
     unowned = nudge_text(
@@ -120,13 +120,13 @@ def test_the_plugins_own_texts_keep_the_manner() -> None:
     )
     assert "If I may, Tom. undertook" not in unowned and "Tom undertook" in unowned
     note = contradiction_text("Move to MySQL!", "Stay on Postgres", now - 10 * DAY, now)
-    assert jeeves.lapses(note) == []
+    assert phrasing.lapses(note) == []
     assert note.startswith("One notes that a decision recorded here (move to MySQL)")
     assert "appears to differ from an earlier one of around " in note and "Shall I" in note
-    assert jeeves.lapses("Sorry! Do you want me to?") == [
+    assert phrasing.lapses("Sorry! Do you want me to?") == [
         "exclamation mark",
         "sorry",
         "do you want me to",
     ]
-    assert jeeves.calm("Done! Great!!") == "Done. Great."
-    assert jeeves.approximately(now - DAY, now) == "yesterday"
+    assert phrasing.calm("Done! Great!!") == "Done. Great."
+    assert phrasing.approximately(now - DAY, now) == "yesterday"

@@ -1,4 +1,4 @@
-"""The batched writer (``gigi_knowledge.batcher``): many messages' extractions share one
+"""The batched writer (``gigi_knowledge.writer.batcher``): many messages' extractions share one
 commit, nothing queued is lost on shutdown, and two kernels (two processes) on one store
 extracting the same entity at once store it once (``uq_knowledge_entity_key``)."""
 
@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import gigi_knowledge
-from gigi_knowledge.batcher import Batcher
+from gigi_knowledge.writer.batcher import Batcher
 from knowledge_fakes import KnowledgeFakePlugin, classify, decision, entity, extraction, relation
 from knowledge_helpers import ALICE, call, enable, message, rows
 

@@ -1,4 +1,4 @@
-"""Entity dedup across processes (``gigi_knowledge.dedup``): two kernels on one store, each
+"""Entity dedup across processes (``gigi_knowledge.writer.dedup``): two kernels on one store, each
 with a cache that knows nothing, extracting the same entity under another name at the same
 time — by an alias, or by a name whose vector is the same — store one row, counted once per
 mention, with one relationship between the two."""

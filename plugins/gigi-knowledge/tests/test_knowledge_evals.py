@@ -121,7 +121,7 @@ async def _step(kernel: Any, step: dict[str, Any], poster: RecordingPoster) -> N
         actor = Actor(id=p["actor"], is_admin=p["actor"] == "admin")
         await poster.press(kernel, p["post"], p["button"], actor)
     elif "retrieve" in step:
-        from gigi_knowledge.retriever import KnowledgeRetriever
+        from gigi_knowledge.search.retriever import KnowledgeRetriever
 
         r = step["retrieve"]
         scope = Scope("g1", frozenset(r.get("channels", [])), user_id=r.get("user"))

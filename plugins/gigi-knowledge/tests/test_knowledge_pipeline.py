@@ -144,7 +144,7 @@ async def test_low_signal_writes_a_light_note_and_routine_nothing(kernel: Any, m
 
 
 async def test_queue_drops_oldest_and_counts(kernel: Any, model: Any, monkeypatch: Any) -> None:
-    from gigi_knowledge.queue import Job, ProcessingQueue
+    from gigi_knowledge.ingest.queue import Job, ProcessingQueue
 
     done: list[str] = []
 
@@ -186,7 +186,7 @@ async def test_a_deleted_message_leaves_the_window_and_the_queue(kernel: Any, mo
     m1, m2 = message("one"), message("two")
     await publish(kernel, m1, m2)
     svc = kernel.gigi_knowledge
-    from gigi_knowledge.queue import Job
+    from gigi_knowledge.ingest.queue import Job
 
     svc.queue._jobs.append(Job("g1", "c1", m2.message_id, None))  # still waiting its turn
     svc.queue.forget("g1", "c1", {m2.message_id})
@@ -200,7 +200,7 @@ async def test_a_deleted_message_leaves_the_window_and_the_queue(kernel: Any, mo
 async def test_a_failed_write_leaves_no_phantom_in_the_entity_cache(
     kernel: Any, model: Any, monkeypatch: Any
 ) -> None:
-    from gigi_knowledge import dedup
+    from gigi_knowledge.writer import dedup
 
     await enable(kernel)
     model.always("classify", classify())

@@ -160,7 +160,7 @@ async def test_erasure_drops_their_messages_from_the_windows(kernel: Any, model:
 
 
 async def test_erasure_drops_their_queued_messages(kernel: Any, model: Any) -> None:
-    from gigi_knowledge import observe
+    from gigi_knowledge.ingest import observe
 
     await enable(kernel)
     model.always("classify", classify())

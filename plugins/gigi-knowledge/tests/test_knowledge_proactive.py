@@ -309,7 +309,7 @@ async def test_no_contradiction_note_in_a_paused_or_secure_channel(
 async def test_actions_waiting_in_a_paused_channel_do_not_hold_up_the_others(
     kernel: Any, model: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from gigi_knowledge import proactive
+    from gigi_knowledge.followup import proactive
 
     monkeypatch.setattr(proactive, "BATCH", 1)
     poster = RecordingPoster()

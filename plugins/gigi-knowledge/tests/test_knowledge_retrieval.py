@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gigi_knowledge.retriever import KnowledgeRetriever
+from gigi_knowledge.search.retriever import KnowledgeRetriever
 from knowledge_fakes import action, classify, decision, entity, extraction, relation
 from knowledge_helpers import ALICE, BOB, call, enable, message, publish
 

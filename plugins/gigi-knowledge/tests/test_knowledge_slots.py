@@ -2,7 +2,7 @@
 call asks its own purpose's profile first (``classify``, ``extract``, ``complex``), falls back
 to the general one (``routing``, ``chat``) when the guild has none, and a 503 on a slot's
 model goes to that profile's fallback model with both attempts in usage. Escalation to
-``complex`` follows the complexity score (``gigi_knowledge.complexity``)."""
+``complex`` follows the complexity score (``gigi_knowledge.extract.complexity``)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from gigi_knowledge import complexity
+from gigi_knowledge.extract import complexity
 from gigi_knowledge.service import service_of
 from knowledge_fakes import classify, decision, extraction
 from knowledge_helpers import enable, message, publish, rows

@@ -9,7 +9,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
-from gigi_knowledge.summaries import due_daily, due_weekly
+from gigi_knowledge.followup.summaries import due_daily, due_weekly
 from knowledge_fakes import classify, decision, extraction, signal
 from knowledge_helpers import ALICE, JobCtx, call, enable, message, publish, rows
 

@@ -41,7 +41,7 @@ async def test_postgres_nearest_matches_numpy_over_the_same_rows(kernel: Any, mo
     """On PostgreSQL semantic search orders by pgvector in the store; it must rank as the
     NumPy path does over the blobs (every vector row has both). SQLite has no such column."""
     import sqlalchemy as sa
-    from gigi_knowledge.retriever import _pg_nearest
+    from gigi_knowledge.search.retriever import _pg_nearest
     from knowledge_fakes import classify, decision, extraction, signal
     from knowledge_helpers import enable, message, publish
 
@@ -108,7 +108,8 @@ async def test_a_large_scope_is_searched_through_the_hnsw_index(
 
     import numpy as np
     import sqlalchemy as sa
-    from gigi_knowledge import pgsearch, tables
+    from gigi_knowledge import tables
+    from gigi_knowledge.search import pgsearch
 
     from gigi_core.retrieval import Scope
 

@@ -40,7 +40,7 @@ def leaked_runs(stored: str) -> list[str]:
 
 
 def test_normalised_text_folds_the_disguises() -> None:
-    from gigi_knowledge.verbatim import VerbatimGuard, normalise
+    from gigi_knowledge.extract.verbatim import VerbatimGuard, normalise
 
     assert normalise(zero_width(CANARY)) == CANARY
     assert normalise(fullwidth(CANARY)) == CANARY
@@ -119,7 +119,7 @@ SECRET_MESSAGE = (
 
 
 def test_one_copied_key_url_or_invite_is_a_copy() -> None:
-    from gigi_knowledge.verbatim import VerbatimGuard
+    from gigi_knowledge.extract.verbatim import VerbatimGuard
 
     guard = VerbatimGuard([SECRET_MESSAGE])
     assert guard.copies(f"Staging DB credential: {SECRET}")
@@ -132,7 +132,7 @@ def test_one_copied_key_url_or_invite_is_a_copy() -> None:
 
 def test_ordinary_long_words_are_not_copies() -> None:
     """Long words without digits, and bare host names, are language, not secrets."""
-    from gigi_knowledge.verbatim import VerbatimGuard
+    from gigi_knowledge.extract.verbatim import VerbatimGuard
 
     guard = VerbatimGuard(
         [

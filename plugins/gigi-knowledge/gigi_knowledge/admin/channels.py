@@ -12,9 +12,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import sqlalchemy as sa
 
 from gigi_core import ToolExecutionError
-from gigi_knowledge import models, tables
-from gigi_knowledge.refs import iso
+from gigi_knowledge import tables
+from gigi_knowledge.extract import models
 from gigi_knowledge.service import ChannelInfo, context_line, now_ms, ready
+from gigi_knowledge.source_refs import iso
 
 C = tables.channels
 

@@ -2,7 +2,7 @@
 
 Each is a strict-JSON ``kernel.llm.chat`` on one of the guild's profiles, billed to the
 server (``billing="server"``), under a deadline; replies are validated on receipt
-(``gigi_knowledge.schemas``). The profile's own ``--fallback-model`` is the slot's fallback:
+(``gigi_knowledge.extract.schemas``). The profile's own ``--fallback-model`` is the slot's fallback:
 the kernel tries it once on the same credential and records both attempts in usage.
 Message text is sent as data in a user message, never as instructions.
 
@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from gigi_knowledge import schemas
-from gigi_knowledge.window import WindowMessage
+from gigi_knowledge.extract import schemas
+from gigi_knowledge.ingest.window import WindowMessage
 
 CLASSIFY = (
     "You classify one chat message from a team channel for a knowledge base. Answer only "

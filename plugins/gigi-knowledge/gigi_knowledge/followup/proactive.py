@@ -16,8 +16,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from gigi_knowledge import notify, tables
-from gigi_knowledge.jeeves import approximately, bare, clause
+from gigi_knowledge import tables
+from gigi_knowledge.followup import notify
+from gigi_knowledge.phrasing import approximately, bare, clause
 from gigi_knowledge.service import now_ms, ready
 
 log = logging.getLogger("gigi_knowledge")
@@ -47,7 +48,7 @@ class _States:
 
 
 def nudge_text(row: Any, now: int) -> str:
-    """The staleness question, in the manner of ``jeeves`` (model text calmed)."""
+    """The staleness question, in the manner of ``phrasing`` (model text calmed)."""
     who = f"<@{row.owner_id}>" if row.owner_id else bare(row.owner_name or "") or "Someone"
     due = row.deadline_ms or row.staleness_ms
     when = datetime.fromtimestamp(due / 1000, UTC).date().isoformat()

@@ -14,10 +14,11 @@ from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
 
-from gigi_knowledge import jeeves, models, tables, vectors
-from gigi_knowledge.refs import iso
+from gigi_knowledge import phrasing, tables, vectors
+from gigi_knowledge.extract import models
 from gigi_knowledge.service import now_ms
-from gigi_knowledge.writes import new_id
+from gigi_knowledge.source_refs import iso
+from gigi_knowledge.writer.extraction import new_id
 
 log = logging.getLogger("gigi_knowledge")
 D, A, S, SM, V = (
@@ -177,10 +178,10 @@ async def compose(
         reply, model = await models.summarise(
             svc.kernel, guild_id, channel_id, material.render(), granularity, svc.settings
         )
-        return jeeves.calm(reply.summary), reply.sentiment, model
+        return phrasing.calm(reply.summary), reply.sentiment, model
     except models.ModelFailed as exc:
         log.warning("knowledge: summarise failed (%s); plain summary written", exc.reason)
-        return jeeves.calm(material.plain()), None, None
+        return phrasing.calm(material.plain()), None, None
 
 
 async def store(
@@ -357,8 +358,8 @@ async def _stored_last_seen(svc: Any, guild_id: str, channel_id: str, user_id: s
 async def catchup(ctx: Any, since: str | None = None) -> dict[str, Any]:
     """On demand: since the asker's last message here (this process saw), else 24 h."""
     from gigi_core import ToolExecutionError
+    from gigi_knowledge.search.timeparse import parse_since
     from gigi_knowledge.service import ready
-    from gigi_knowledge.timeparse import parse_since
 
     svc = await ready(ctx.kernel)
     await svc.notes.flush()  # what was extracted a moment ago counts
@@ -377,7 +378,7 @@ async def catchup(ctx: Any, since: str | None = None) -> dict[str, Any]:
     if material.empty:
         return {
             "since": iso(start),
-            "summary": jeeves.NOTHING_SINCE,
+            "summary": phrasing.NOTHING_SINCE,
             "counts": {},
         }
     text, sentiment, model = await compose(svc, ctx.guild_id, ctx.channel_id, material, "on_demand")

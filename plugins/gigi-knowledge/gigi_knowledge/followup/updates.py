@@ -16,12 +16,12 @@ from typing import Any
 import sqlalchemy as sa
 
 from gigi_core import ToolExecutionError
-from gigi_knowledge import jeeves, tables
-from gigi_knowledge.reads import action_view
+from gigi_knowledge import phrasing, tables
+from gigi_knowledge.search.reads import action_view
 from gigi_knowledge.service import now_ms, ready
 
 A, D, C = tables.actions, tables.decisions, tables.contradictions
-NO_RECORD = jeeves.NO_RECORD.rstrip(".")
+NO_RECORD = phrasing.NO_RECORD.rstrip(".")
 
 
 async def _visible(ctx: Any, channel_id: str) -> bool:

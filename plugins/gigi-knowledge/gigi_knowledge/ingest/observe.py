@@ -18,9 +18,9 @@ from gigi_core.events import (
     MessageDeleted,
     MessageEdited,
 )
-from gigi_knowledge.queue import Job
+from gigi_knowledge.ingest.queue import Job
+from gigi_knowledge.ingest.window import WindowMessage
 from gigi_knowledge.service import service_of
-from gigi_knowledge.window import WindowMessage
 
 SKIPPED_KINDS = ("dm", "group_dm", "private_thread")
 
@@ -47,7 +47,7 @@ def handle(event: Any, kernel: Any) -> None:
         parent = event.parent_channel_id
         if parent and parent != info.parent:  # a thread: its parent's state is its own
             svc.set_channel(event.guild_id, channel, replace(info, parent=parent))
-            from gigi_knowledge.admin import record_parent
+            from gigi_knowledge.admin.channels import record_parent
 
             svc.background(record_parent(svc, event.guild_id, channel, parent))
         created = millis(event.created_at)
@@ -70,7 +70,7 @@ def handle(event: Any, kernel: Any) -> None:
         svc.drop_channel(event.guild_id, event.channel_id)
     elif isinstance(event, ChannelDeleted):
         svc.set_channel(event.guild_id, event.channel_id, None)
-        from gigi_knowledge.admin import mark_deleted  # summary jobs skip it from now on
+        from gigi_knowledge.admin.channels import mark_deleted  # summary jobs skip it from now on
 
         svc.background(mark_deleted(kernel, event.guild_id, event.channel_id))
     elif isinstance(event, GuildLeft):

@@ -14,11 +14,12 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from gigi_knowledge import complexity, models, tables
-from gigi_knowledge.notes import note_row, write_signal
-from gigi_knowledge.queue import Job
+from gigi_knowledge import tables
+from gigi_knowledge.extract import complexity, models
+from gigi_knowledge.ingest.queue import Job
 from gigi_knowledge.service import KnowledgeService, now_ms
-from gigi_knowledge.writes import Context, guild_lock, new_id, write_extraction
+from gigi_knowledge.writer.extraction import Context, guild_lock, new_id, write_extraction
+from gigi_knowledge.writer.signals import note_row, write_signal
 
 log = logging.getLogger("gigi_knowledge")
 LIGHT = {"question": "question", "blocker": "blocker", "update": "update"}

@@ -18,7 +18,7 @@ down_revision = "knowledge_0005"
 branch_labels = None
 depends_on = None
 
-INDEXED_DIMS = (256, 768, 1024, 1536)  # gigi_knowledge.retriever.INDEXED_DIMS
+INDEXED_DIMS = (256, 768, 1024, 1536)  # gigi_knowledge.search.retriever.INDEXED_DIMS
 
 
 def upgrade() -> None:

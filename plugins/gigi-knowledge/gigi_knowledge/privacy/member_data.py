@@ -17,10 +17,10 @@ from typing import Any
 import sqlalchemy as sa
 
 from gigi_knowledge import tables
-from gigi_knowledge.erasure import FORMER, forget_in_memory, scrub_names
-from gigi_knowledge.reads import action_view, decision_view, member_in, readable_now
-from gigi_knowledge.refs import iso
+from gigi_knowledge.privacy.erasure import FORMER, forget_in_memory, scrub_names
+from gigi_knowledge.search.reads import action_view, decision_view, member_in, readable_now
 from gigi_knowledge.service import ready
+from gigi_knowledge.source_refs import iso
 
 WITHHELD = "from a channel you cannot read now: only your own part is exported"
 D, A, E, R, S, V, SM = (

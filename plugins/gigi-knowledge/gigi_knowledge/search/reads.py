@@ -13,10 +13,10 @@ from typing import Any
 import sqlalchemy as sa
 
 from gigi_knowledge import tables
-from gigi_knowledge.jeeves import NO_RECORD
-from gigi_knowledge.refs import iso
+from gigi_knowledge.phrasing import NO_RECORD
+from gigi_knowledge.search.timeparse import parse_since
 from gigi_knowledge.service import ready
-from gigi_knowledge.timeparse import parse_since
+from gigi_knowledge.source_refs import iso
 
 D, A = tables.decisions, tables.actions
 

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from gigi_core.retrieval import Hit, Scope
 
-from gigi_knowledge import jeeves
-from gigi_knowledge.pgsearch import nearest as _pg_nearest
+from gigi_knowledge import phrasing
+from gigi_knowledge.search.pgsearch import nearest as _pg_nearest
 
 PREFIX = "knowledge:"
 MAX_DEPTH = 3
@@ -46,8 +46,8 @@ class KnowledgeRetriever:
     source = "knowledge"
     plugin = "knowledge"
     # Answer notes, read by the kernel's context broker (docs/retrieval.md "Answer notes"):
-    answer_notes = jeeves.ANSWER_NOTES  # in the pack when a knowledge item is in it
-    no_record = jeeves.NO_RECORD  # the reply, by code, when a knowledge question finds nothing
+    answer_notes = phrasing.ANSWER_NOTES  # in the pack when a knowledge item is in it
+    no_record = phrasing.NO_RECORD  # the reply, by code, when a knowledge question finds nothing
 
     def __init__(self, kernel: Any) -> None:
         self.kernel = kernel
@@ -412,7 +412,7 @@ class KnowledgeRetriever:
         import sqlalchemy as sa
 
         from gigi_knowledge import tables
-        from gigi_knowledge.reads import member_in, readable_now
+        from gigi_knowledge.search.reads import member_in, readable_now
 
         d, a = tables.decisions, tables.actions
         user = scope.user_id

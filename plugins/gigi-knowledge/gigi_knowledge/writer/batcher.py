@@ -19,7 +19,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from gigi_knowledge import dedup, tables
+from gigi_knowledge import tables
+from gigi_knowledge.writer import dedup
 
 log = logging.getLogger("gigi_knowledge")
 Apply = Callable[[Any], Awaitable[None]]

@@ -21,11 +21,12 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from gigi_knowledge import dedup, tables, vectors
-from gigi_knowledge.ops import Op, apply_ops
-from gigi_knowledge.refs import cited, source_ref
-from gigi_knowledge.verbatim import VerbatimGuard, trimmed
-from gigi_knowledge.window import WindowMessage
+from gigi_knowledge import tables, vectors
+from gigi_knowledge.extract.verbatim import VerbatimGuard, trimmed
+from gigi_knowledge.ingest.window import WindowMessage
+from gigi_knowledge.source_refs import cited, source_ref
+from gigi_knowledge.writer import dedup
+from gigi_knowledge.writer.plan import Op, apply_ops
 
 DAY_MS = 86_400_000
 ALIAS_LIMIT = 120
@@ -201,7 +202,7 @@ async def write_extraction(svc: Any, ctx: Context, extraction: Any) -> Written:
     svecs = vecs[len(decisions) : len(decisions) + len(signals)]
     evecs = vecs[len(decisions) + len(signals) :]
 
-    from gigi_knowledge.caches import KnownDecision
+    from gigi_knowledge.writer.caches import KnownDecision
 
     ops: list[Op] = []
     async with guild_lock(svc, ctx.guild_id):
@@ -378,7 +379,7 @@ def _entities(
     """Dedup: same guild and type, an alias/name match or cosine ≥
     the threshold → update the existing entity; otherwise insert it with its vector. The
     cache is written through here, so the next extraction sees it before it is stored."""
-    from gigi_knowledge.caches import KnownEntity
+    from gigi_knowledge.writer.caches import KnownEntity
 
     names: dict[str, str] = {}
     for i, (e, msgs) in enumerate(ents):

@@ -13,7 +13,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from gigi_knowledge import dedup, tables, vectors
+from gigi_knowledge import tables, vectors
+from gigi_knowledge.writer import dedup
 
 Op = tuple[Any, ...]
 E, R, V = tables.entities, tables.relationships, tables.embeddings

@@ -11,9 +11,9 @@ from typing import Any
 import sqlalchemy as sa
 
 from gigi_knowledge import tables, vectors
-from gigi_knowledge.refs import source_ref
-from gigi_knowledge.window import WindowMessage
-from gigi_knowledge.writes import Context, _vector_row, new_id
+from gigi_knowledge.ingest.window import WindowMessage
+from gigi_knowledge.source_refs import source_ref
+from gigi_knowledge.writer.extraction import Context, _vector_row, new_id
 
 log = logging.getLogger("gigi_knowledge")
 S, V = tables.signals, tables.embeddings

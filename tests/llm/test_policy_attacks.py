@@ -5,6 +5,7 @@ what to change. Both backends where the store is involved; wire-level fakes on l
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 import pytest
@@ -14,6 +15,8 @@ from gigi_core.llm import ProviderError
 from gigi_core.llm.channel_policy import Place, check_prompt, prompt_message
 from gigi_core.llm.failover_store import parse_on
 from gigi_core.llm.records import LlmConfigError
+from gigi_core.store.sealing import generate_key
+from gigi_core.testing import open_test_kernel
 from gigi_core.testing.fake_providers import FakeOpenAI
 from tests.llm.budget_helpers import GUILD, request
 from tests.llm.service_helpers import llm_kernel
@@ -166,3 +169,34 @@ async def test_a_profile_fallback_model_never_widens_a_role_allow_list(
         a.reply_text("from m-big")
         assert (await llm.chat(request(), guild_id=GUILD, actor=guest)).text == "from m-big"
         assert a.requests[-1].json["model"] == "m-big"
+
+
+async def test_another_processes_policy_change_applies_within_the_cache_time(
+    database_url, tmp_path, monkeypatch
+) -> None:
+    """Without a notice (SQLite has no one to tell), a bot's cached place and role policies
+    and failover lists give way to another process's change once GIGI_LLM_CACHE_SECONDS pass."""
+    monkeypatch.setenv("GIGI_LLM_CACHE_SECONDS", "0.3")
+    (tmp_path / "bot").mkdir()
+    (tmp_path / "cli").mkdir()
+    shared = {"plugins": ["openai"], "database_url": database_url, "secret_key": generate_key()}
+    async with (
+        open_test_kernel(tmp_path / "bot", **shared) as bot,
+        open_test_kernel(tmp_path / "cli", **shared) as cli,
+        FakeOpenAI(api_key=KEY_A) as a,
+    ):
+        await cli.llm.add_credential(OWNER, "openai-compatible", "main", KEY_A, base_url=a.base_url)
+        await cli.llm.set_profile(OWNER, "chat", "main", "m-1")
+        here = (Place("channel", "c1"),)
+        assert (await bot.llm.places.effective(GUILD, here)).prompt.value is None  # cached
+        guest = Actor(id="u1", roles=frozenset({"r-guest"}))
+        a.reply_text("ok")
+        await bot.llm.chat(request(), guild_id=GUILD, actor=guest, channel_id="c1")
+
+        await cli.llm.places.set_place(GUILD, here[0], prompt="Be brief.")
+        await cli.llm.places.set_role(GUILD, "r-guest", ["m-small"])
+        await asyncio.sleep(1.0)  # past the cache time, and the background renewal after it
+        assert (await bot.llm.places.effective(GUILD, here)).prompt.value == "Be brief."
+        with pytest.raises(LlmConfigError, match="role r-guest allows m-small"):
+            await bot.llm.chat(request(), guild_id=GUILD, actor=guest, channel_id="c1")
+        assert len(a.requests) == 1

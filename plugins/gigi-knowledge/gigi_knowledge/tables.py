@@ -117,7 +117,7 @@ entities = sa.Table(
         sa.Column("channel_id", sa.String(64), nullable=False),  # where first seen
         sa.Column("entity_type", sa.String(16), nullable=False),
         sa.Column("name", sa.String(120), nullable=False),
-        sa.Column("name_key", sa.String(160)),  # writes.name_key; unique per guild and type
+        sa.Column("name_key", sa.String(160)),  # extraction.name_key; unique per guild and type
         sa.Column("aliases", sa.JSON, nullable=False),
         sa.Column("user_id", sa.String(64)),  # a person entity that is a member
         sa.Column("meta", sa.JSON, nullable=False),
@@ -136,7 +136,7 @@ entity_keys = sa.Table(
     metadata,
     sa.Column("guild_id", sa.String(64), primary_key=True),
     sa.Column("entity_type", sa.String(16), primary_key=True),
-    sa.Column("key", sa.String(160), primary_key=True),  # writes.name_key of a name or alias
+    sa.Column("key", sa.String(160), primary_key=True),  # extraction.name_key of a name or alias
     sa.Column("entity_id", ID, nullable=False),
     sa.Index("ix_knowledge_entity_keys_entity", "entity_id"),
 )

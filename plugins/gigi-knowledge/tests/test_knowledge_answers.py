@@ -1,7 +1,7 @@
 """Answers from knowledge (seed 004 §11): an agent run gets the knowledge in §11's order with
 the plugin's answer notes (cite channel and approximate date, never quote) and the question
 last; a knowledge question with nothing recorded is answered "no record" by code, without a
-model call; the plugin's own texts keep the manner (``jeeves``)."""
+model call; the plugin's own texts keep the manner (``phrasing``)."""
 
 from __future__ import annotations
 

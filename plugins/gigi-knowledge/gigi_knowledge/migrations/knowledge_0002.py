@@ -3,7 +3,7 @@ extracting the same guild cannot insert one entity twice (``INSERT ... ON CONFLI
 
 Revision ID: knowledge_0002
 
-Existing rows get their key (lower case, spaces collapsed, as ``writes.name_key``); where
+Existing rows get their key (lower case, spaces collapsed, as ``writer.extraction.name_key``); where
 two rows of a guild and type already share one, the older keeps it and the others get the
 key with their id appended (they stay distinct rows, as they were).
 """

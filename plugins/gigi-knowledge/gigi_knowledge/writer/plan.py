@@ -1,4 +1,4 @@
-"""One extraction's writes as planned under the guild lock (``writes``), and how the
+"""One extraction's writes as planned under the guild lock (``extraction``), and how the
 ``Batcher`` applies them inside its transaction.
 
 Ops: ``("entity", row, vector row | None, names, threshold)`` — an entity the cache calls

@@ -226,6 +226,9 @@ def profile_group() -> None:
     "--budget-fallback-model",
     help="A cheaper model on the same credential that answers once a budget is spent.",
 )
+@click.option("--input-price", type=float, help="Price per million input tokens.")
+@click.option("--output-price", type=float, help="Price per million output tokens.")
+@click.option("--currency", help="The prices' currency code (USD unless given).")
 @click.option("--params-json", help='Request defaults, e.g. {"temperature": 0.2}.')
 @click.option("--disable", is_flag=True, help="Keep the profile but do not use it.")
 @_by_option
@@ -238,6 +241,9 @@ async def profile_set(
     model: str,
     fallback_model: str | None,
     budget_fallback_model: str | None,
+    input_price: float | None,
+    output_price: float | None,
+    currency: str | None,
     params_json: str | None,
     disable: bool,
     by: str | None,
@@ -258,10 +264,18 @@ async def profile_set(
         enabled=not disable,
         by=by,
         budget_fallback_model=budget_fallback_model,
+        input_price=input_price,
+        output_price=output_price,
+        currency=currency,
     )
     fallback = f", fallback {profile.fallback_model}" if profile.fallback_model else ""
     if profile.budget_fallback_model:
         fallback += f", {profile.budget_fallback_model} once a budget is spent"
+    if profile.input_price is not None:
+        fallback += (
+            f", {profile.input_price:g} / {profile.output_price:g} {profile.currency} "
+            "per million input / output tokens"
+        )
     click.echo(
         f"{profile.owner} {purpose}: {profile.model}{fallback} via {profile.credential_label} "
         f"({profile.provider})."

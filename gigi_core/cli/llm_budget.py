@@ -65,13 +65,18 @@ def _scope(
 
 @click.group("budget")
 def budget_group() -> None:
-    """Model budgets per guild, member, channel, role or provider/model (tokens)."""
+    """Model budgets per guild, member, channel, role, provider/model or plugin (tokens or
+    money)."""
 
 
 @budget_group.command("set")
 @_scope_options
 @_window_option("daily")
-@click.option("--limit", type=click.IntRange(min=0), required=True, help="Tokens per window.")
+@click.option(
+    "--limit",
+    required=True,
+    help="Tokens per window; with --unit money, an amount of the profiles' currency (2.50).",
+)
 @click.option("--unit", type=click.Choice(["tokens", "money"]), default="tokens", show_default=True)
 @click.option("--reset-hour", type=click.IntRange(0, 23), help="UTC hour the window starts (0).")
 @click.option("--exempt-role", "exempt_roles", multiple=True, help="A role the budget skips.")
@@ -91,7 +96,7 @@ async def budget_set(
     model: str | None,
     plugin: str | None,
     window: str,
-    limit: int,
+    limit: str,
     unit: str,
     reset_hour: int | None,
     exempt_roles: tuple[str, ...],
@@ -105,11 +110,13 @@ async def budget_set(
     if exempt_roles and clear_exempt_roles:
         raise UsageFailure("give --exempt-role or --clear-exempt-roles, not both")
     roles: list[str] | None = [] if clear_exempt_roles else (list(exempt_roles) or None)
+    from gigi_core.llm.budget_money import parse_limit
+
     budget = await kernel.llm.set_budget(
         guild,
         kind,
         ident,
-        limit=limit,
+        limit=parse_limit(limit, unit),
         window=window,
         unit=unit,
         reset_hour=reset_hour,
@@ -123,8 +130,8 @@ async def budget_set(
     exempt = ", ".join(budget.exempt_roles) or "no roles"
     admins = "admins exempt" if budget.exempt_admins else "admins held too"
     click.echo(
-        f"{budget.describe()} {budget.window} budget in guild {guild}: {budget.limit} "
-        f"{budget.unit}, resets at {budget.reset_hour:02d}:00 UTC; exempt: {exempt}; {admins}."
+        f"{budget.describe()} {budget.window} budget in guild {guild}: "
+        f"{budget.show(budget.limit)}, resets at {budget.reset_hour:02d}:00 UTC; exempt: {exempt}; {admins}."
     )
 
 

@@ -124,17 +124,18 @@ class BudgetStore:
         exempt_roles: Sequence[str] | None = None,
         exempt_admins: bool | None = None,
         by: str | None = None,
+        currency: str | None = None,
     ) -> BudgetInfo:
-        """Create or change the budget for (guild, scope, window); its spend is kept."""
+        """Create or change the budget for (guild, scope, window); its spend is kept. A
+        money budget's ``limit`` is in millionths of ``currency``."""
         ident = check_scope(scope_kind, scope_id)
         check_window(window)
         if unit not in UNITS:
-            raise LlmConfigError(f"unknown budget unit {unit!r}", hint="use tokens")
-        if unit == "money":
+            raise LlmConfigError(f"unknown budget unit {unit!r}", hint="use tokens or money")
+        if unit == "money" and not currency:
             raise LlmConfigError(
-                "money budgets need prices on the model profiles, which profiles do not "
-                "declare yet",
-                hint="set a tokens budget (--unit tokens)",
+                "a money budget needs its profiles' currency",
+                hint="set it through kernel.llm.set_budget, which reads the profiles' prices",
             )
         if limit < 0:
             raise LlmConfigError(
@@ -174,6 +175,7 @@ class BudgetStore:
                     .values(alerted=0)
                 )
             row.limit = limit
+            row.currency = currency if unit == "money" else None
             if reset_hour is not None:
                 row.reset_hour = reset_hour
             if exempt_roles is not None:

@@ -26,14 +26,15 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError
 
-from gigi_core.errors import ConfigError, GigiError
+from gigi_core.errors import ConfigError
+from gigi_core.llm.budget_info import EVERY, BudgetExhausted, BudgetInfo
 from gigi_core.llm.budget_leases import (
     IDLE_SECONDS,
     LEASE_SECONDS,
@@ -45,6 +46,7 @@ from gigi_core.llm.budget_leases import (
     take,
 )
 from gigi_core.llm.budget_windows import next_start, window_start
+from gigi_core.llm.records import LlmConfigError
 from gigi_core.store.budget_tables import LlmBudget
 
 if TYPE_CHECKING:
@@ -58,7 +60,6 @@ log = logging.getLogger(__name__)
 
 SCOPE_KINDS: tuple[str, ...] = ("guild", "member", "channel", "role", "model", "plugin")
 UNITS: tuple[str, ...] = ("tokens", "money")
-EVERY = "*"  # a member or channel budget's scope id: each member (channel) has its own
 #: The window row of an "every" budget that calls with no member (no channel) share.
 NOBODY = "-"
 #: A generous estimate of a prompt's tokens: one per this many bytes of its JSON.
@@ -67,89 +68,6 @@ OUTPUT_ENV = "GIGI_LLM_BUDGET_OUTPUT_TOKENS"
 #: The output cap a budgeted call gets when it sets none: without a cap its cost is unbounded.
 DEFAULT_OUTPUT_TOKENS = 4096
 DEADLOCK_RETRIES = 4
-
-
-class BudgetExhausted(GigiError):
-    """A budget cannot cover the call's most cost; says which, how much is left, when it
-    resets and what an admin can change."""
-
-    def __init__(self, budget: BudgetInfo, most: int, left: int, resets_at: datetime) -> None:
-        self.budget = budget
-        self.most = most
-        self.left = left
-        self.resets_at = resets_at
-        when = resets_at.strftime("%Y-%m-%d %H:%M UTC")
-        what = f"the {budget.describe()} {budget.window} budget of {budget.limit} tokens"
-        if most > budget.limit:
-            message = (
-                f"{what} is smaller than this one call may cost (up to {most} tokens: its "
-                f"prompt and output cap)"
-            )
-            hint = (
-                f"raise it (`gigi llm budget set --guild {budget.guild_id} "
-                f"{budget.selector()} --limit N`) or ask for a shorter answer"
-            )
-        else:
-            message = (
-                f"{what} is spent: {left} tokens are left, this call may cost up to {most}; "
-                f"it resets at {when}"
-            )
-            hint = (
-                f"wait until {when}, or an admin can raise or reset it "
-                f"(`gigi llm budget set|reset --guild {budget.guild_id} {budget.selector()}`)"
-            )
-        super().__init__(message, hint=hint)
-
-
-@dataclass(frozen=True)
-class BudgetInfo:
-    """One budget as stored; ``limit`` is in ``unit`` (tokens)."""
-
-    id: str
-    guild_id: str
-    scope_kind: str
-    scope_id: str
-    unit: str
-    limit: int
-    window: str
-    reset_hour: int
-    exempt_roles: tuple[str, ...] = ()
-    exempt_admins: bool = True
-    updated_by: str | None = None
-
-    def describe(self) -> str:
-        """Who it limits, for a refusal a member reads: never more than ids."""
-        if self.scope_kind == "guild":
-            return "server's"
-        if self.scope_id == EVERY:
-            return f"per-{self.scope_kind}"
-        return f"{self.scope_kind} {self.scope_id}"
-
-    def selector(self) -> str:
-        """The CLI options that name this budget."""
-        scope = f"--{self.scope_kind} {self.scope_id}" if self.scope_kind != "guild" else ""
-        return f"{scope} --window {self.window}".strip()
-
-    def as_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["exempt_roles"] = list(self.exempt_roles)
-        return out
-
-    @classmethod
-    def of(cls, row: LlmBudget) -> BudgetInfo:
-        return cls(
-            id=row.id,
-            guild_id=row.guild_id,
-            scope_kind=row.scope_kind,
-            scope_id=row.scope_id,
-            unit=row.unit,
-            limit=int(row.limit),
-            window=row.window,
-            reset_hour=int(row.reset_hour),
-            exempt_roles=tuple(str(r) for r in row.exempt_roles or ()),
-            exempt_admins=bool(row.exempt_admins),
-            updated_by=row.updated_by,
-        )
 
 
 # -- what a call may cost ----------------------------------------------------------------
@@ -195,6 +113,7 @@ class Hold:
     guild_id: str = ""
     limit: int = 0  # the budget's limit when held: what the alert thresholds are shares of
     lease: str = ""  # the lease generation it was held from (``budget_leases``)
+    unit: str = "tokens"  # money: ``amount`` is millionths of the budget's currency
 
 
 def applicable(
@@ -214,7 +133,7 @@ def applicable(
     plugin = where.get("plugin")
     out: list[tuple[BudgetInfo, str]] = []
     for b in budgets:
-        if b.unit != "tokens" or (admin and b.exempt_admins):
+        if admin and b.exempt_admins:
             continue
         if (b.scope_kind == "plugin") != bool(plugin) or (plugin and b.scope_id != plugin):
             continue  # a plugin's budget covers its own holds (``budget_port``), only them
@@ -282,16 +201,33 @@ class Budgets:
             return tuple(BudgetInfo.of(r) for r in rows)
 
     async def reserve(
-        self, guild_id: str, where: dict[str, Any], provider: str, model: str, most: int
+        self,
+        guild_id: str,
+        where: dict[str, Any],
+        provider: str,
+        model: str,
+        most: int,
+        money: int | None = None,
     ) -> list[Hold]:
-        """Hold ``most`` tokens on every budget that covers the call, or raise
-        ``BudgetExhausted`` naming the first that cannot (holding nothing)."""
+        """Hold ``most`` tokens (``money``, in millionths, on money budgets) on every budget
+        that covers the call, or raise ``BudgetExhausted`` naming the first that cannot
+        (holding nothing)."""
         budgets = await self.for_guild(guild_id)
         if not budgets:
             return []
         covering = applicable(budgets, where, provider, model)
         if not covering:
             return []
+        amounts = []
+        for budget, _ in covering:
+            if budget.unit == "money" and money is None:
+                raise LlmConfigError(
+                    f"the {budget.describe()} {budget.window} money budget cannot count this "
+                    f"call: its model profile declares no prices",
+                    hint="set them with `gigi llm profile set ... --input-price P "
+                    "--output-price Q` (per million tokens), or remove the money budget",
+                )
+            amounts.append(money if budget.unit == "money" else most)
         now = self.clock()
         today = datetime.fromtimestamp(now, UTC)
         starts = [window_start(b.window, b.reset_hour, today) for b, _ in covering]
@@ -299,29 +235,29 @@ class Budgets:
             (b.id, subject, int(start.timestamp()))
             for (b, subject), start in zip(covering, starts, strict=True)
         ]
-        held = self._from_leases(covering, keys, most, now)
+        held = self._from_leases(covering, keys, amounts, now)
         if held is None:
             async with self._lock:  # one take at a time: the calls behind it find its share
                 now = self.clock()
-                held = self._from_leases(covering, keys, most, now)
+                held = self._from_leases(covering, keys, amounts, now)
                 if held is None:
-                    await self._take(covering, keys, starts, most, now)
-                    held = self._from_leases(covering, keys, most, now)
+                    await self._take(covering, keys, starts, amounts, now)
+                    held = self._from_leases(covering, keys, amounts, now)
         if held is None:  # the limit changed while the share was taken: go again
-            return await self.reserve(guild_id, where, provider, model, most)
+            return await self.reserve(guild_id, where, provider, model, most, money)
         return held
 
     def _from_leases(
         self,
         covering: list[tuple[BudgetInfo, str]],
         keys: list[tuple[str, str, int]],
-        most: int,
+        amounts: list[Any],
         now: float,
     ) -> list[Hold] | None:
         """The holds, taken from this process's leases without a write, if every lease has
         room, is not near its expiry and was taken under the budget's current limit."""
         leases = [self.leases.get(key) for key in keys]
-        for (budget, _), lease in zip(covering, leases, strict=True):
+        for (budget, _), lease, most in zip(covering, leases, amounts, strict=True):
             if (
                 lease is None
                 or lease.free < most
@@ -331,11 +267,11 @@ class Budgets:
                 return None
         tick = time.monotonic()
         holds = []
-        for (budget, _), key, lease in zip(covering, keys, leases, strict=True):
+        for (budget, _), key, lease, most in zip(covering, keys, leases, amounts, strict=True):
             assert lease is not None
             lease.inuse += most
             lease.used_at = tick
-            holds.append(Hold(*key, most, budget.guild_id, budget.limit, lease.holder))
+            holds.append(Hold(*key, most, budget.guild_id, budget.limit, lease.holder, budget.unit))
         return holds
 
     async def _take(
@@ -343,13 +279,13 @@ class Budgets:
         covering: list[tuple[BudgetInfo, str]],
         keys: list[tuple[str, str, int]],
         starts: list[datetime],
-        most: int,
+        amounts: list[int],
         now: float,
     ) -> None:
         """One write extending every lease the call lacks room on (and renewing them);
         raises ``BudgetExhausted`` for the first window without room for the call."""
         rows = []
-        for (budget, _), key in zip(covering, keys, strict=True):
+        for (budget, _), key, most in zip(covering, keys, amounts, strict=True):
             lease = self.leases.get(key)
             if lease is None:
                 self._generation += 1
@@ -376,7 +312,8 @@ class Budgets:
             budget = covering[index][0]
             lease = self.leases[keys[index]]
             left = max(budget.limit - used, 0) + max(lease.free, 0)
-            raise BudgetExhausted(budget, most, left, next_start(budget.window, starts[index]))
+            resets = next_start(budget.window, starts[index])
+            raise BudgetExhausted(budget, amounts[index], left, resets)
         for (budget, _), key, amount in zip(covering, keys, result, strict=True):
             lease = self.leases[key]
             lease.granted += amount
@@ -396,14 +333,17 @@ class Budgets:
                 log.info("llm budget lease retried after a deadlock")
         raise AssertionError("unreachable")
 
-    def settle_rows(self, holds: Sequence[Hold], used: int | None) -> list[dict[str, Any]]:
+    def settle_rows(
+        self, holds: Sequence[Hold], used: int | None, money: int | None = None
+    ) -> list[dict[str, Any]]:
         """The settle parameters for ``holds`` (``budget_leases.settle``), and the leases
         get back what the call did not use. ``used``: the tokens the provider reported
         (None: it said nothing, so the held amount is charged; 0: a failed call)."""
         tick = time.monotonic()
         rows = []
         for h in holds:
-            charged = h.amount if used is None else used
+            spent = money if h.unit == "money" else used  # money: what the tokens cost
+            charged = h.amount if spent is None else spent
             moved = min(charged, h.amount)  # from the lease to the spend
             lease = self.leases.get((h.budget_id, h.subject, h.starts))
             if lease is not None and lease.holder == h.lease:

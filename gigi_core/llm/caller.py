@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import math
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from gigi_core.errors import GigiError
 from gigi_core.llm import calls
 from gigi_core.llm.budget_alerts import BudgetAlerts
+from gigi_core.llm.budget_money import cost
 from gigi_core.llm.budgets import BudgetExhausted, Budgets, Hold
 from gigi_core.llm.errors import ProviderError
 from gigi_core.llm.records import CredentialUnusable, LlmConfigError, Resolution
@@ -80,6 +82,17 @@ def spent(result: Any) -> int | None:
     if usage.input_tokens is None and usage.output_tokens is None:
         return None
     return (usage.input_tokens or 0) + (usage.output_tokens or 0)
+
+
+def spent_money(result: Any, prices: tuple[float, float] | None) -> int | None:
+    """What a reply cost in millionths of the profile's currency (None: unknown)."""
+    usage = getattr(result, "usage", None)
+    if usage is None or prices is None:
+        return None
+    if usage.input_tokens is None and usage.output_tokens is None:
+        total = spent(result)
+        return None if total is None else math.ceil(total * max(prices))
+    return cost(prices, usage.input_tokens or 0, usage.output_tokens or 0)
 
 
 def check_durability(durability: str | None) -> str:
@@ -235,16 +248,43 @@ class Caller:
                 raise spent from None  # the profile's own budget is the one to report
 
     async def _budget_fallback(self, resolution: Resolution) -> str | None:
+        return (await self._budget_facts(resolution))[0]
+
+    async def _budget_facts(
+        self, resolution: Resolution
+    ) -> tuple[str | None, tuple[float, float] | None]:
+        """The resolution's profile's budget fallback model and prices (cached)."""
         profiles = self.resolver.profiles
 
-        async def read() -> str | None:
+        async def read() -> tuple[str | None, tuple[float, float] | None]:
             profile = await profiles.get(resolution.owner, resolution.purpose)
             if profile is None or profile.credential_id != resolution.credential_id:
-                return None
-            return profile.budget_fallback_model
+                return None, None
+            prices = None
+            if profile.input_price is not None and profile.output_price is not None:
+                prices = (profile.input_price, profile.output_price)
+            return profile.budget_fallback_model, prices
 
-        key = ("budget_fallback", str(resolution.owner), resolution.purpose)
+        key = ("budget_facts", str(resolution.owner), resolution.purpose)
         return await self.cache.fetch(key, read)  # type: ignore[no-any-return]
+
+    async def _reserve(
+        self, resolution: Resolution, model: str, where: dict[str, Any]
+    ) -> tuple[list[Hold], tuple[float, float] | None]:
+        """The call's holds (money budgets count its most tokens at the profile's prices;
+        without an output split, all at the higher price) and the prices to settle with."""
+        prices = (await self._budget_facts(resolution))[1]
+        most, money = where["most"], None
+        if prices is not None:
+            out = where.get("most_out")
+            if out is None:
+                money = math.ceil(most * max(prices))
+            else:
+                money = cost(prices, most - out, out)
+        holds = await self.budgets.reserve(
+            where["budget_guild"], where, resolution.provider, model, most, money
+        )
+        return holds, prices
 
     async def attempt(
         self,
@@ -279,10 +319,9 @@ class Caller:
             failover_reason=where.get("failover_reason"),
         )
         holds: list[Hold] = []
+        prices: tuple[float, float] | None = None
         if "most" in where:  # raises BudgetExhausted, holding nothing, if one cannot cover it
-            holds = await self.budgets.reserve(
-                where["budget_guild"], where, resolution.provider, model, where["most"]
-            )
+            holds, prices = await self._reserve(resolution, model, where)
         started = time.perf_counter()
         error_class: str | None = None
         result: Any = None
@@ -317,7 +356,9 @@ class Caller:
             write = usage_write([row], outcome)
             if holds:  # settled in the usage row's own transaction
                 write.settles = self.budgets.settle_rows(
-                    holds, spent(result) if error_class is None else 0
+                    holds,
+                    spent(result) if error_class is None else 0,
+                    spent_money(result, prices) if error_class is None else 0,
                 )
             await self._record(write, durability)
             log.info(

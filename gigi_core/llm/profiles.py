@@ -49,6 +49,9 @@ def _info(profile: LlmModelProfile, cred: LlmCredential) -> ProfileInfo:
         enabled=profile.enabled,
         selected_by=profile.selected_by,
         budget_fallback_model=profile.budget_fallback_model,
+        input_price=profile.input_price,
+        output_price=profile.output_price,
+        currency=profile.currency,
     )
 
 
@@ -70,8 +73,14 @@ class ProfileStore:
         enabled: bool = True,
         by: str | None = None,
         budget_fallback_model: str | None = None,
+        input_price: float | None = None,
+        output_price: float | None = None,
+        currency: str | None = None,
     ) -> ProfileInfo:
         """Create or replace the owner's profile for ``purpose``."""
+        from gigi_core.llm.budget_money import check_prices
+
+        prices = check_prices(input_price, output_price, currency)
         purpose = check_purpose(purpose)
         model = check_model(model)
         fallback = check_model(fallback_model, "fallback model") if fallback_model else None
@@ -104,6 +113,7 @@ class ProfileStore:
             row.credential_id, row.model, row.fallback_model = cred.id, model, fallback
             row.params, row.enabled, row.selected_by = dict(params or {}), enabled, by
             row.budget_fallback_model = cheaper
+            row.input_price, row.output_price, row.currency = prices
             row.updated_at = utcnow()
             return _info(row, cred)
 

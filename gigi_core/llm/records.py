@@ -156,6 +156,10 @@ class ProfileInfo:
     selected_by: str | None = None
     #: The cheaper model on the same credential that answers once a budget is spent.
     budget_fallback_model: str | None = None
+    #: Prices per million input / output tokens (money budgets count in them).
+    input_price: float | None = None
+    output_price: float | None = None
+    currency: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)

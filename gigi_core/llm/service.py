@@ -276,9 +276,13 @@ class LlmService(ModelAdmin):
         enabled: bool = True,
         by: str | None = None,
         budget_fallback_model: str | None = None,
+        input_price: float | None = None,
+        output_price: float | None = None,
+        currency: str | None = None,
     ) -> ProfileInfo:
         """Point ``owner``'s ``purpose`` at one of *its own* credentials and a model id;
-        ``budget_fallback_model`` (same credential) answers once a budget is spent."""
+        ``budget_fallback_model`` (same credential) answers once a budget is spent; prices
+        per million input / output tokens let money budgets count its calls."""
         owner = _owner(owner)
         cred = await self.credentials.get(owner, credential_label)
         provider = self.provider(cred.provider)
@@ -299,6 +303,9 @@ class LlmService(ModelAdmin):
             enabled=enabled,
             by=by,
             budget_fallback_model=budget_fallback_model,
+            input_price=input_price,
+            output_price=output_price,
+            currency=currency,
         )
         self._changed()
         await self._audit("llm.profile.set", owner, by, purpose)
@@ -341,7 +348,13 @@ class LlmService(ModelAdmin):
     async def set_budget(
         self, guild_id: str, scope_kind: str, scope_id: str | None, **options: Any
     ) -> BudgetInfo:
-        """Create or change a budget (``BudgetStore.set``); calls here meet it at once."""
+        """Create or change a budget (``BudgetStore.set``); calls here meet it at once. A
+        money budget counts in its profiles' currency and refuses profiles without prices."""
+        if options.get("unit") == "money":
+            from gigi_core.llm.budget_money import money_currency
+
+            ident = (scope_id or "").strip()
+            options["currency"] = await money_currency(self.profiles, guild_id, scope_kind, ident)
         budget = await self.budget_store.set(guild_id, scope_kind, scope_id, **options)
         self._changed()
         await self._audit("llm.budget.set", Owner.guild(guild_id), options.get("by"), budget.id)
@@ -457,6 +470,7 @@ class LlmService(ModelAdmin):
             if request.max_output_tokens is None:  # a cap makes the most it may cost known
                 request = request.model_copy(update={"max_output_tokens": output_cap()})
             where["most"] = most_tokens(request)
+            where["most_out"] = request.max_output_tokens  # money budgets price it apart
 
         def make(model: str) -> Call:  # the fallback model gets its own copy
             same = model == request.model
@@ -487,6 +501,7 @@ class LlmService(ModelAdmin):
         where = calls.where(request_id, actor, guild_id, channel_id)
         if await self._budgeted(resolution, where):
             where["most"] = most_tokens(base)
+            where["most_out"] = 0
 
         def make(model: str) -> Call:
             return embed_fn(base.model_copy(update={"model": model}))

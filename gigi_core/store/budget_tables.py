@@ -45,6 +45,8 @@ class LlmBudget(Base):
     exempt_admins: Mapped[bool] = mapped_column(Boolean, default=True)
     updated_by: Mapped[str | None] = mapped_column(String(64))
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    #: A money budget's currency (kernel_0018); its limit and counters are millionths of it.
+    currency: Mapped[str | None] = mapped_column(String(8))
 
 
 class LlmBudgetWindow(Base):

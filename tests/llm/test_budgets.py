@@ -202,7 +202,10 @@ async def test_status_reset_remove_and_what_a_bad_budget_is_told(database_url, t
         assert await llm.budget_status(GUILD) == []
         with pytest.raises(LlmConfigError, match="has no daily budget for guild"):
             await llm.remove_budget(GUILD, "guild", None, "daily")
-        with pytest.raises(LlmConfigError, match="money budgets need prices"):
+        with pytest.raises(
+            LlmConfigError,
+            match="money budget needs prices on every profile it covers; guild:g1.s chat profile",
+        ):
             await llm.set_budget(GUILD, "guild", None, limit=5, unit="money")
         with pytest.raises(LlmConfigError, match="needs an id"):
             await llm.set_budget(GUILD, "role", None, limit=5)

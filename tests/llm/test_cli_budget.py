@@ -55,10 +55,18 @@ def test_set_show_reset_remove(gigi) -> None:
 def test_errors_say_what_to_change(gigi) -> None:
     two = gigi("set", "--guild", "g1", "--member", "u1", "--role", "r1", "--limit", "5")
     assert (
-        two.exit_code == 2 and "at most one of --member, --channel, --role, --model" in two.output
+        two.exit_code == 2
+        and "at most one of --member, --channel, --role, --model, --plugin" in two.output
     )
     money = gigi("set", "--guild", "g1", "--limit", "5", "--unit", "money")
-    assert money.exit_code == 2 and "money budgets need prices" in money.output
+    assert money.exit_code == 2 and "a money budget needs a model profile of guild:g1" in (
+        money.output
+    )
+    assert "--input-price P --output-price Q" in money.output
+    fraction = gigi("set", "--guild", "g1", "--limit", "2.5")
+    assert fraction.exit_code == 2 and "--limit '2.5' is not a whole number of tokens" in (
+        fraction.output
+    )
     role_every = gigi("set", "--guild", "g1", "--role", "*", "--limit", "5")
     assert role_every.exit_code == 2 and "is for member and channel budgets" in role_every.output
     missing = gigi("remove", "--guild", "g1", "--window", "daily")

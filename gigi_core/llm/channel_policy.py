@@ -303,9 +303,14 @@ def check_answer(answer: str) -> AnswerMode:
     return answer  # type: ignore[return-value]
 
 
-def check_choice(purpose: str, profile: str | None, model: str | None) -> ModelChoice:
+def check_choice(purpose: str | None, profile: str | None, model: str | None) -> ModelChoice:
     from gigi_core.llm.profiles import check_model
 
+    if purpose is None:
+        raise LlmConfigError(
+            f"a {'profile' if profile is not None else 'model'} was given without a purpose",
+            hint="add the purpose it serves here (purpose=chat, for instance)",
+        )
     check_purpose(purpose)
     if (profile is None) == (model is None):
         raise LlmConfigError(

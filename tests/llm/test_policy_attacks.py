@@ -200,3 +200,11 @@ async def test_another_processes_policy_change_applies_within_the_cache_time(
         with pytest.raises(LlmConfigError, match="role r-guest allows m-small"):
             await bot.llm.chat(request(), guild_id=GUILD, actor=guest, channel_id="c1")
         assert len(a.requests) == 1
+
+
+def test_a_profile_or_model_without_a_purpose_names_the_missing_purpose() -> None:
+    from gigi_core.llm.channel_policy import check_choice
+
+    with pytest.raises(LlmConfigError, match="without a purpose") as err:
+        check_choice(None, None, "m-big")  # type: ignore[arg-type]
+    assert "purpose" in (err.value.hint or "")

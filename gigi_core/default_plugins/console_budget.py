@@ -154,11 +154,12 @@ async def _show(console: ConsoleSurface) -> None:
         console.say(f"No budgets in guild {console.guild_id}: /llm budget set limit=N.")
     for s in statuses:
         b = s.budget
-        left = "each its own" if s.left is None else f"{s.left:,} left"
+        left = "each its own" if s.left is None else f"{b.amount(s.left)} left"
         exempt = ",".join(b.exempt_roles) + (" +admins" if b.exempt_admins else "")
         console.say(
-            f"  {describe(b.scope_kind, b.scope_id)} ({b.window}): {s.spent:,} of {b.limit:,} "
-            f"spent, {s.reserved:,} held, {left}; resets {_utc(s.resets_at)}; "
+            f"  {describe(b.scope_kind, b.scope_id)} ({b.window}): {b.amount(s.spent)} of "
+            f"{b.amount(b.limit)} spent, {b.amount(s.reserved)} held, {left}; "
+            f"resets {_utc(s.resets_at)}; "
             f"exempt: {exempt.strip() or 'none'}"
         )
 
@@ -180,5 +181,8 @@ async def cmd_quota(console: ConsoleSurface, rest: str) -> None:
         if a.exempt:
             state = "you are exempt"
         else:
-            state = f"{a.left:,} of {b.limit:,} tokens left; resets {_utc(a.resets_at)}"
+            state = (
+                f"{b.amount(a.left)} of {b.amount(b.limit)}{b.noun} left; "
+                f"resets {_utc(a.resets_at)}"
+            )
         console.say(f"  {name} ({b.window}): {state}")

@@ -74,6 +74,15 @@ class BudgetInfo:
 
         return show(amount, self.unit, self.currency)
 
+    def amount(self, value: int) -> str:
+        """A figure for a list: "12,000" (tokens) or "2.50 USD" (money)."""
+        return f"{value:,}" if self.unit == "tokens" else self.show(value)
+
+    @property
+    def noun(self) -> str:
+        """What a list's figures count, after them: " tokens", or nothing for money."""
+        return " tokens" if self.unit == "tokens" else ""
+
     def describe(self) -> str:
         """Who it limits, for a refusal a member reads: never more than ids."""
         if self.scope_kind == "guild":

@@ -68,7 +68,7 @@ async def allowances(store: BudgetStore, guild_id: str, where: dict[str, Any]) -
             BudgetInfo.of(r)
             for r in await s.scalars(
                 select(LlmBudget)
-                .where(LlmBudget.guild_id == guild_id, LlmBudget.unit == "tokens")
+                .where(LlmBudget.guild_id == guild_id)
                 .order_by(LlmBudget.scope_kind, LlmBudget.scope_id, LlmBudget.window)
             )
         ]

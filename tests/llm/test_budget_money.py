@@ -53,6 +53,10 @@ async def test_a_money_budget_holds_at_the_profiles_prices_and_settles_the_cost(
         assert "server's daily budget of 0.002 USD is spent" in text
         assert f"this call may cost up to {show(HOLD, 'money', 'USD')}" in text
         assert await counters(kernel) == (ok * COST, 0)
+        # /quota and the budget lists show money as money
+        [allowance] = await kernel.llm.quota(GUILD, MEMBER)
+        assert allowance.budget.amount(allowance.left) == show(2000 - ok * COST, "money", "USD")
+        assert (allowance.budget.amount(2000), allowance.budget.noun) == ("0.002 USD", "")
 
 
 async def test_prices_are_checked_and_a_money_budget_needs_them(database_url, tmp_path) -> None:

@@ -112,7 +112,7 @@ def budget_group() -> app_commands.Group:
         admins = "admins exempt" if budget.exempt_admins else "admins held too"
         await tell(
             interaction,
-            f"{who(budget.scope_kind, budget.scope_id)}: {budget.limit:,} tokens "
+            f"{who(budget.scope_kind, budget.scope_id)}: {budget.amount(budget.limit)}{budget.noun} "
             f"{budget.window}, resets at {budget.reset_hour:02d}:00 UTC; exempt: {exempt}; "
             f"{admins}.",
         )
@@ -123,12 +123,12 @@ def budget_group() -> app_commands.Group:
         lines = []
         for s in await ctx.kernel.llm.budget_status(ctx.guild_id):
             b = s.budget
-            left = "each its own" if s.left is None else f"{s.left:,} left"
+            left = "each its own" if s.left is None else f"{b.amount(s.left)} left"
             exempt = ", ".join(f"<@&{r}>" for r in b.exempt_roles)
             exempt += (" and admins" if exempt else "admins") if b.exempt_admins else ""
             lines.append(
-                f"**{who(b.scope_kind, b.scope_id)}** ({b.window}): {s.spent:,} of "
-                f"{b.limit:,} tokens spent, {s.reserved:,} held, {left}; resets "
+                f"**{who(b.scope_kind, b.scope_id)}** ({b.window}): {b.amount(s.spent)} of "
+                f"{b.amount(b.limit)}{b.noun} spent, {b.amount(s.reserved)} held, {left}; resets "
                 f"{_when(s.resets_at)}" + (f"; exempt: {exempt}" if exempt else "")
             )
         await tell(interaction, listing(lines, "No budgets here: `/llm budget set`."))
@@ -206,7 +206,10 @@ def quota_lines(allowances: list[Any], you: str) -> list[str]:
         if a.exempt:
             state = "you are exempt"
         else:
-            state = f"{a.left:,} of {b.limit:,} tokens left; resets {_when(a.resets_at)}"
+            state = (
+                f"{b.amount(a.left)} of {b.amount(b.limit)}{b.noun} left; "
+                f"resets {_when(a.resets_at)}"
+            )
         lines.append(f"**{name}** ({b.window}): {state}")
     return lines
 

@@ -6,9 +6,10 @@ The call goes through ``kernel.llm.chat`` to an in-process provider that answers
 (profile resolution, key, usage row with ``turn`` durability), followed by the run
 journal's write the reply waits for, which the usage row rides (a turn of one call). One
 guild, two contenders in alternating rounds: no budget, and three budgets covering every
-call (the guild's, the member's and the channel's, all with room to spare), so each call
-holds three window rows in one write and settles them with its usage row. Target (issue 30):
-the hold adds <= 1 ms at p95 on each backend.
+call (the guild's, the member's and the channel's, all with room to spare): each call is
+held on three windows from this process's leases (a share taken in one write every 16
+calls) and settled with its usage row. Target: the budgets add <= 1 ms at p95 on each
+backend (docs/benchmarks/llm-budget.md has the runs).
 """
 
 from __future__ import annotations

@@ -44,7 +44,8 @@ def check_prices(
     if input_price is None or output_price is None:
         raise LlmConfigError(
             "a profile's prices come in pairs",
-            hint="give both --input-price and --output-price (per million tokens)",
+            hint="give both --input-price and --output-price, per million tokens (on "
+            "Discord and the console: input_price and output_price)",
         )
     if (
         input_price < 0

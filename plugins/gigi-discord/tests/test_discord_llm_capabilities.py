@@ -86,3 +86,32 @@ async def test_admins_hold_every_llm_capability_and_members_none(tmp_path) -> No
             assert refused.ephemeral and "can grant it" in _text(refused)
             allowed = await w.admin.slash(w.channel, command)
             assert "grant it" not in _text(allowed)
+
+
+async def test_profile_set_takes_prices_and_a_budget_fallback_model(tmp_path) -> None:
+    """Prices let money budgets count the profile's calls; the budget fallback model answers
+    once a budget is spent; a lone price is refused naming both options."""
+    async with world(tmp_path, plugins=["openai"]) as w:
+        owner = await _setup(w)
+        await w.kernel.add_grant(w.gid, "llm.provider.select", "user", str(w.member.id))
+        done = await w.member.slash(
+            w.channel,
+            "llm profile set",
+            purpose="chat",
+            credential="main",
+            model="m-1",
+            budget_fallback_model="m-mini",
+            input_price=2.5,
+            output_price=10.0,
+            currency="EUR",
+        )
+        text = _text(done)
+        assert "m-mini once a budget is spent" in text
+        assert "priced 2.5 / 10 EUR per million input / output tokens" in text
+        [profile] = await w.kernel.llm.list_profiles(owner)
+        assert (profile.input_price, profile.output_price, profile.currency) == (2.5, 10.0, "EUR")
+        lone = await w.member.slash(
+            w.channel, "llm profile set", purpose="chat", credential="main", model="m-1",
+            input_price=1.0,
+        )  # fmt: skip
+        assert "input_price and output_price" in _text(lone)

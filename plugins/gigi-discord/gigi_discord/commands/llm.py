@@ -200,6 +200,10 @@ def profile_group() -> app_commands.Group:
         credential="The key's label",
         model="The provider's model id",
         fallback_model="A second model on the same key, tried when the first fails",
+        budget_fallback_model="A cheaper model on the same key, used once a budget is spent",
+        input_price="Price per million input tokens (for money budgets)",
+        output_price="Price per million output tokens (for money budgets)",
+        currency="The prices' currency code (USD unless given)",
     )
     @app_commands.autocomplete(credential=_labels)
     async def set_(
@@ -221,6 +225,10 @@ def profile_group() -> app_commands.Group:
         credential: str,
         model: app_commands.Range[str, 1, 200],
         fallback_model: str | None = None,
+        budget_fallback_model: str | None = None,
+        input_price: app_commands.Range[float, 0] | None = None,
+        output_price: app_commands.Range[float, 0] | None = None,
+        currency: app_commands.Range[str, 3, 8] | None = None,
     ) -> None:
         ctx = await context(interaction)
         profile = await ctx.kernel.llm.set_profile(
@@ -230,8 +238,19 @@ def profile_group() -> app_commands.Group:
             model,
             fallback_model=fallback_model,
             by=ctx.actor.id,
+            budget_fallback_model=budget_fallback_model,
+            input_price=input_price,
+            output_price=output_price,
+            currency=currency,
         )
         extra = f", falling back to {profile.fallback_model}" if profile.fallback_model else ""
+        if profile.budget_fallback_model:
+            extra += f", {profile.budget_fallback_model} once a budget is spent"
+        if profile.input_price is not None:
+            extra += (
+                f", priced {profile.input_price:g} / {profile.output_price:g} "
+                f"{profile.currency} per million input / output tokens"
+            )
         warning = await ctx.kernel.llm.model_warning(
             _owner(ctx.guild_id), credential, model, see=f"`/llm models provider:{credential}`"
         )

@@ -105,3 +105,25 @@ async def test_a_spent_budget_tells_the_console_which_and_when(kernel) -> None:
         assert "per-member daily budget of 5 tokens is smaller than this one call" in output
         assert "An admin can raise it." in output
         assert fake.requests_to("chat") == []
+
+
+async def test_the_console_sets_a_money_budget_once_the_profiles_have_prices(kernel) -> None:
+    await kernel.llm.add_credential(
+        "guild:console", "openai-compatible", "main", "sk-console-0123456789",
+        base_url="http://127.0.0.1:9/v1",
+    )  # fmt: skip
+    await kernel.llm.set_profile("guild:console", "chat", "main", "m-1")
+    refused = await drive(kernel, ["/llm budget set limit=2.5 unit=money"])
+    assert "guild:console's chat profile (m-1) has none" in refused
+    await kernel.llm.set_profile(
+        "guild:console", "chat", "main", "m-1", input_price=1, output_price=4
+    )
+    output = await drive(
+        kernel,
+        ["/llm budget set limit=2.5 unit=money", "/llm budget show", "/llm budget set limit=2.5"],
+    )
+    assert "the guild: 2.50 USD daily" in output
+    assert "  the guild (daily): 0.00 USD of 2.50 USD spent, 0.00 USD held, 2.50 USD left" in (
+        output
+    )
+    assert "the limit '2.5' is not a whole number of tokens" in output

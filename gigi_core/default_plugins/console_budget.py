@@ -22,6 +22,7 @@ OPTIONS = {
         *TARGETS,
         "each",
         "limit",
+        "unit",
         "window",
         "reset_hour",
         "exempt_roles",
@@ -32,7 +33,7 @@ OPTIONS = {
     "remove": {*TARGETS, "each", "window"},
 }
 USAGE = (
-    "Usage: /llm budget set limit=N [window=daily|weekly|monthly] "
+    "Usage: /llm budget set limit=N [unit=tokens|money] [window=daily|weekly|monthly] "
     "[member=ID|channel=ID|role=ID|model=P[/M]|each=member|channel] [reset_hour=H] "
     "[exempt_roles=ID,ID] [exempt_admins=yes|no]; /llm budget show; "
     "/llm budget reset|remove window=W [the same target] (reset: [subject=ID])"
@@ -109,9 +110,12 @@ async def cmd_llm(console: ConsoleSurface, rest: str) -> None:
         return
     kind, ident = _scope(opts)
     if verb == "set":
-        limit = _int(opts, "limit")
-        if limit is None:
+        unit = opts.get("unit", "tokens")
+        if "limit" not in opts:
             raise BudgetUsage("/llm budget set needs limit=N (tokens per window)", hint=USAGE)
+        if unit not in ("tokens", "money"):
+            raise BudgetUsage(f"unit={unit!r}: use tokens or money (2.50)", hint=USAGE)
+        limit = opts["limit"]  # read as whole tokens or an amount of money by the kernel
         admins = opts.get("exempt_admins")
         if admins is not None and admins not in ("yes", "no"):
             raise BudgetUsage(f"exempt_admins={admins!r}: use yes or no")
@@ -121,6 +125,7 @@ async def cmd_llm(console: ConsoleSurface, rest: str) -> None:
             kind,
             ident,
             limit=limit,
+            unit=unit,
             window=opts.get("window", "daily"),
             reset_hour=_int(opts, "reset_hour"),
             exempt_roles=None if roles is None else [r for r in roles.split(",") if r],
@@ -130,7 +135,8 @@ async def cmd_llm(console: ConsoleSurface, rest: str) -> None:
         exempt = ", ".join(budget.exempt_roles) or "no roles"
         held = "admins exempt" if budget.exempt_admins else "admins held too"
         console.say(
-            f"{describe(budget.scope_kind, budget.scope_id)}: {budget.limit:,} tokens "
+            f"{describe(budget.scope_kind, budget.scope_id)}: "
+            f"{budget.amount(budget.limit)}{budget.noun} "
             f"{budget.window}, resets at {budget.reset_hour:02d}:00 UTC; exempt: {exempt}; "
             f"{held}."
         )

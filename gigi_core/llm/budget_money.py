@@ -69,17 +69,17 @@ def parse_limit(raw: str | int, unit: str) -> int:
     if unit == "tokens":
         if not text.isdigit():
             raise LlmConfigError(
-                f"--limit {text!r} is not a whole number of tokens", hint="e.g. --limit 200000"
+                f"the limit {text!r} is not a whole number of tokens", hint="e.g. 200000"
             )
         return int(text)
     try:
         amount = Decimal(text)
     except InvalidOperation:
         raise LlmConfigError(
-            f"--limit {text!r} is not an amount of money", hint="e.g. --limit 5 or --limit 2.50"
+            f"the limit {text!r} is not an amount of money", hint="e.g. 5 or 2.50"
         ) from None
     if not amount.is_finite() or amount < 0:
-        raise LlmConfigError(f"--limit {text!r} is not an amount of money", hint="use 0 or more")
+        raise LlmConfigError(f"the limit {text!r} is not an amount of money", hint="use 0 or more")
     return int(amount * MICROS)
 
 

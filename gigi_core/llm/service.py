@@ -350,6 +350,10 @@ class LlmService(ModelAdmin):
     ) -> BudgetInfo:
         """Create or change a budget (``BudgetStore.set``); calls here meet it at once. A
         money budget counts in its profiles' currency and refuses profiles without prices."""
+        if isinstance(options.get("limit"), str):  # as typed: "200000" or "2.50"
+            from gigi_core.llm.budget_money import parse_limit
+
+            options["limit"] = parse_limit(options["limit"], options.get("unit", "tokens"))
         if options.get("unit") == "money":
             from gigi_core.llm.budget_money import money_currency
 

@@ -90,5 +90,5 @@ def test_amounts_read_as_money() -> None:
     assert show(2_500_000, "money", "USD") == "2.50 USD"
     assert show(700, "money", "EUR") == "0.0007 EUR"
     assert show(1200, "tokens", None) == "1200 tokens"
-    with pytest.raises(LlmConfigError, match="--limit 'two' is not an amount of money"):
+    with pytest.raises(LlmConfigError, match="the limit 'two' is not an amount of money"):
         parse_limit("two", "money")

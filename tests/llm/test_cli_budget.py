@@ -64,7 +64,7 @@ def test_errors_say_what_to_change(gigi) -> None:
     )
     assert "--input-price P --output-price Q" in money.output
     fraction = gigi("set", "--guild", "g1", "--limit", "2.5")
-    assert fraction.exit_code == 2 and "--limit '2.5' is not a whole number of tokens" in (
+    assert fraction.exit_code == 2 and "the limit '2.5' is not a whole number of tokens" in (
         fraction.output
     )
     role_every = gigi("set", "--guild", "g1", "--role", "*", "--limit", "5")

@@ -159,3 +159,18 @@ async def _spend(kernel, status, tokens: int) -> None:
                 reserved=0,
             )
         )
+
+
+async def test_admins_set_a_money_budget_once_the_profiles_have_prices(tmp_path) -> None:
+    async with world(tmp_path, plugins=["openai"]) as w, FakeOpenAI() as fake:
+        await _configure(w, fake)
+        refused = await w.admin.slash(w.channel, "llm budget set", limit=2.5, unit="money")
+        assert "chat profile (m-1) has none" in _text(refused)
+        owner = f"guild:{w.gid}"
+        await w.kernel.llm.set_profile(owner, "chat", "main", "m-1", input_price=1, output_price=4)
+        done = await w.admin.slash(w.channel, "llm budget set", limit=2.5, unit="money")
+        assert "2.50 USD daily" in _text(done)
+        shown = await w.admin.slash(w.channel, "llm budget show")
+        assert "0.00 USD of 2.50 USD spent" in _text(shown)
+        tokens = await w.admin.slash(w.channel, "llm budget set", limit=2.5)
+        assert "limit '2.5' is not a whole number of tokens" in _text(tokens)

@@ -71,7 +71,8 @@ def budget_group() -> app_commands.Group:
 
     @group.command(name="set", description="Create or change a budget; its spend is kept.")
     @app_commands.describe(
-        limit="Tokens per window",
+        limit="Tokens per window, or with unit money an amount (2.50) of the prices' currency",
+        unit="tokens (default) or money (needs prices on the profiles)",
         window="How often it resets (default daily)",
         member="Only this member",
         channel="Only this channel",
@@ -84,7 +85,7 @@ def budget_group() -> app_commands.Group:
     )
     async def set_(
         interaction: discord.Interaction[Any],
-        limit: app_commands.Range[int, 0, 10**15],
+        limit: app_commands.Range[float, 0, 10**15],
         window: Window = "daily",
         member: discord.Member | None = None,
         channel: discord.abc.GuildChannel | None = None,
@@ -94,14 +95,17 @@ def budget_group() -> app_commands.Group:
         reset_hour: app_commands.Range[int, 0, 23] | None = None,
         exempt_role: discord.Role | None = None,
         exempt_admins: bool | None = None,
+        unit: Literal["tokens", "money"] = "tokens",
     ) -> None:
         ctx = await context(interaction)
         kind, ident = _scope(member, channel, role, model, each)
+        amount = str(int(limit)) if float(limit).is_integer() else str(limit)
         budget = await ctx.kernel.llm.set_budget(
             ctx.guild_id,
             kind,
             ident,
-            limit=limit,
+            limit=amount,  # read as whole tokens or an amount of money by the kernel
+            unit=unit,
             window=window,
             reset_hour=reset_hour,
             exempt_roles=None if exempt_role is None else [str(exempt_role.id)],

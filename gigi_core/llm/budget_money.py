@@ -118,7 +118,8 @@ async def money_currency(
                 f"a money budget needs prices on every profile it covers; {owner}'s "
                 f"{p.purpose} profile ({p.model}) has none",
                 hint=f"`gigi llm profile set --owner {owner} --purpose {p.purpose} --credential "
-                f"{p.credential_label} --model {p.model} --input-price P --output-price Q`",
+                f"{p.credential_label} --model {p.model} --input-price P --output-price Q` "
+                "(per million tokens; on Discord the input_price and output_price options)",
             )
         currencies.add(p.currency or "USD")
     if len(currencies) > 1:

@@ -225,7 +225,8 @@ class Budgets:
                     f"the {budget.describe()} {budget.window} money budget cannot count this "
                     f"call: its model profile declares no prices",
                     hint="set them with `gigi llm profile set ... --input-price P "
-                    "--output-price Q` (per million tokens), or remove the money budget",
+                    "--output-price Q` (per million tokens; on Discord the input_price and "
+                    "output_price options), or remove the money budget",
                 )
             amounts.append(money if budget.unit == "money" else most)
         now = self.clock()

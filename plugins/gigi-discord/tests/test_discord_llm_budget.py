@@ -166,6 +166,9 @@ async def test_admins_set_a_money_budget_once_the_profiles_have_prices(tmp_path)
         await _configure(w, fake)
         refused = await w.admin.slash(w.channel, "llm budget set", limit=2.5, unit="money")
         assert "chat profile (m-1) has none" in _text(refused)
+        assert "`/llm profile set`" in _text(refused) and "input_price and output_price" in (
+            _text(refused)
+        )
         owner = f"guild:{w.gid}"
         await w.kernel.llm.set_profile(owner, "chat", "main", "m-1", input_price=1, output_price=4)
         done = await w.admin.slash(w.channel, "llm budget set", limit=2.5, unit="money")

@@ -40,8 +40,15 @@ async def _serve(settings: object, host: str, port: int, root: object) -> None:
     try:
         make = dev_app if settings.dev else create_app  # type: ignore[attr-defined]
         app = make(kernel, settings)  # type: ignore[arg-type]
+        # No access log: the sign-in callback's query holds the one-time code and state.
         config = uvicorn.Config(
-            app, host=host, port=port, proxy_headers=True, server_header=False, log_level="info"
+            app,
+            host=host,
+            port=port,
+            proxy_headers=True,
+            server_header=False,
+            log_level="info",
+            access_log=False,
         )
         click.echo(f"Gigi dashboard on {settings.base_url}", err=True)  # type: ignore[attr-defined]
         await uvicorn.Server(config).serve()

@@ -101,7 +101,11 @@ class AgentRuntime:
         mode = request.context or context_step.default_mode(self.kernel, view.enabled)
         # Billed to a member's key that has not been cleared for this guild: no guild
         # context, and no earlier turns (they can hold other members' words and answers).
-        withheld = paying.withheld and (mode != "none" or conversation is not None)
+        withheld = paying.withheld and (
+            mode != "none" or conversation is not None or bool(toolset.by_wire)
+        )
+        if withheld:  # the guild's tools return guild context (memory, knowledge, members)
+            toolset = Toolset()
         pack = None if withheld else await context_step.gather(self.kernel, request, view.enabled)
         earlier = [] if withheld else followup.history(conversation, pack, self.history_tokens)
         messages = [

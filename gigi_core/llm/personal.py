@@ -196,10 +196,13 @@ class PersonalKeys:
                 found = await self.llm.resolve(guild_id, purpose, actor, dm=dm)
             except GigiError:
                 return BillingDecision(chosen)
+        # Pinned for the whole run: a later call of another purpose (planning, a picture)
+        # must not find the other owner under ``auto`` (the member's key would then carry
+        # context gathered for the server, or the reverse).
         if found.owner.type != "user":
-            return BillingDecision(chosen)
+            return BillingDecision("server")
         withheld = in_guild and not await self.acknowledged(guild_id, user_id)
-        return BillingDecision(chosen, personal=True, withheld=withheld)
+        return BillingDecision("me", personal=True, withheld=withheld)
 
     async def _personal_here(self, guild_id: str, dm: bool) -> bool:
         """Whether personal keys may answer here, from the cached policy (no read per run)."""

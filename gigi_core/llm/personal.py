@@ -9,8 +9,12 @@ channel history) may be sent to their own provider: until then it is left out.
 
 from __future__ import annotations
 
+import asyncio
+import ipaddress
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
 from sqlalchemy import delete, select
 
@@ -39,6 +43,53 @@ DISCLOSED = (
     "the server's memory and knowledge entries that match your request, recent messages "
     "of the channel when you ask for them, and earlier turns of the conversation"
 )
+
+
+#: Set to 1 by an operator whose members may point their keys at this machine or its
+#: network (a shared local model server): otherwise a member's base URL must be public.
+LOCAL_URLS_ENV = "GIGI_PERSONAL_KEY_LOCAL_URLS"
+_LOCAL_NAMES = ("localhost", ".localhost", ".local", ".internal", ".lan", ".home.arpa")
+
+
+def _inside(address: str) -> bool:
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return False
+    return not ip.is_global or ip.is_multicast
+
+
+async def check_member_url(base_url: str | None) -> None:
+    """A member (no capability) must not make Gigi call this machine or its network: their
+    key's base URL is refused when its host is local, private or link-local (by address, by
+    name, or as the name resolves now), unless the operator allows it with the env switch."""
+    if base_url is None or os.environ.get(LOCAL_URLS_ENV, "").strip().lower() in (
+        "1",
+        "true",
+        "yes",
+        "on",
+    ):
+        return
+    host = (urlsplit(base_url.strip()).hostname or "").rstrip(".").lower()
+    local = (
+        not host
+        or _inside(host)
+        or any(host == n.lstrip(".") or host.endswith(n) for n in _LOCAL_NAMES)
+    )
+    if not local:
+        try:
+            found = await asyncio.wait_for(
+                asyncio.get_running_loop().getaddrinfo(host, None), timeout=2.0
+            )
+            local = any(_inside(str(info[4][0])) for info in found)
+        except (OSError, TimeoutError, UnicodeError):
+            pass  # unknown here: the call itself will fail to connect
+    if local:
+        raise LlmConfigError(
+            f"base URL {base_url!r} points inside the server running Gigi or its network",
+            hint="give your provider's public https:// URL; an operator who wants members to "
+            f"use a local model server sets {LOCAL_URLS_ENV}=1",
+        )
 
 
 def check_choice(billing: str) -> Choice:
@@ -81,6 +132,7 @@ class PersonalKeys:
     """``kernel.llm.personal``: a thin layer over the service, always for ``user:<id>``."""
 
     note = DISCLOSURE_NOTE  # for surfaces, which import no kernel module
+    check_member_url = staticmethod(check_member_url)
 
     @staticmethod
     def disclosure(provider: str | None) -> str:
@@ -101,8 +153,12 @@ class PersonalKeys:
         *,
         base_url: str | None = None,
         model: str | None = None,
+        from_member: bool = False,
     ) -> CredentialInfo:
-        """Seal the member's key; with ``model`` it also answers for them at once."""
+        """Seal the member's key; with ``model`` it also answers for them at once.
+        ``from_member``: typed on a chat surface by someone who is not the operator."""
+        if from_member:
+            await check_member_url(base_url)
         owner = Owner.user(user_id)
         cred = await self.llm.add_credential(
             owner, provider, label, api_key, base_url=base_url, by=user_id

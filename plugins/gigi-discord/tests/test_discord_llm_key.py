@@ -5,12 +5,19 @@ The real LLM path against the wire-level fake provider; SimCord drives discord.p
 
 from __future__ import annotations
 
+import pytest
 from discord_test_helpers import leaks
 from discord_world import world
 
 from gigi_core.testing.fake_providers import FakeOpenAI
 
 KEY = "sk-member-CANARY-5c7e9a1b3d"
+
+
+@pytest.fixture(autouse=True)
+def _local_fake(monkeypatch) -> None:
+    """The wire-level fake listens on loopback, which members may use only when allowed."""
+    monkeypatch.setenv("GIGI_PERSONAL_KEY_LOCAL_URLS", "1")
 
 
 def _text(result) -> str:

@@ -67,6 +67,7 @@ class PersonalKeyModal(CredentialModal):
                 secret,
                 base_url=self.base_url,
                 model=self.model,
+                from_member=True,
             )
         except GigiError as exc:
             message = str(exc)
@@ -155,6 +156,7 @@ def key_group() -> app_commands.Group:
         if chosen.requires_base_url and not base_url:
             raise Refusal(f"{provider} needs the `base_url` option (the API's base URL).")
         ctx.kernel.sealer.require_key()
+        await ctx.kernel.llm.personal.check_member_url(base_url)  # before the key is typed
         mine = await ctx.kernel.llm.personal.keys(_uid(interaction))
         if any(v.credential.label == label for v in mine):
             raise Refusal(

@@ -1,0 +1,45 @@
+"""A member's own key must not make Gigi call the machine it runs on or its network: on
+Discord, ``/llm key add`` refuses a base URL that points there before the key is typed,
+unless the operator allows it (SimCord drives discord.py; nothing is called)."""
+
+from __future__ import annotations
+
+import pytest
+from discord_world import world
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8080/v1",
+        "http://169.254.169.254/latest?",
+        "http://10.0.0.7/v1",
+        "http://[::1]:9000/v1",
+        "http://localhost:5432",
+        "http://metadata.google.internal/computeMetadata/v1?",
+    ],
+)
+async def test_a_member_cannot_point_their_key_inside(tmp_path, monkeypatch, url) -> None:
+    monkeypatch.delenv("GIGI_PERSONAL_KEY_LOCAL_URLS", raising=False)
+    async with world(tmp_path, plugins=["openai"]) as w:
+        shown = await w.member.slash(
+            w.channel, "llm key add", provider="openai-compatible", label="x", base_url=url
+        )
+        assert shown.modal is None
+        text = shown.followups[-1].content if shown.followups else shown.response.content
+        assert "points inside the server running Gigi" in text
+        assert "GIGI_PERSONAL_KEY_LOCAL_URLS=1" in text
+        assert await w.kernel.llm.list_credentials(f"user:{w.member.id}") == []
+
+
+async def test_the_operator_may_allow_a_local_model_server(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("GIGI_PERSONAL_KEY_LOCAL_URLS", "1")
+    async with world(tmp_path, plugins=["openai"]) as w:
+        shown = await w.member.slash(
+            w.channel,
+            "llm key add",
+            provider="openai-compatible",
+            label="x",
+            base_url="http://127.0.0.1:11434/v1",
+        )
+        assert shown.modal is not None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import os
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
@@ -45,6 +46,9 @@ DISCLOSED = (
 )
 
 
+#: A member may test their keys once in this many seconds: nobody hammers a provider
+#: through Gigi (its address is the one a provider would block).
+TEST_INTERVAL = 10.0
 #: Set to 1 by an operator whose members may point their keys at this machine or its
 #: network (a shared local model server): otherwise a member's base URL must be public.
 LOCAL_URLS_ENV = "GIGI_PERSONAL_KEY_LOCAL_URLS"
@@ -141,6 +145,8 @@ class PersonalKeys:
     def __init__(self, llm: LlmService) -> None:
         self.llm = llm
         self.db = llm.kernel.db
+        self.clock = time.monotonic
+        self._tested: dict[str, float] = {}  # member -> when their last test started
 
     # -- keys ----------------------------------------------------------------------------
 
@@ -176,6 +182,14 @@ class PersonalKeys:
         ]
 
     async def test(self, user_id: str, label: str, *, model: str | None = None) -> CredentialTest:
+        now = self.clock()
+        wait = self._tested.get(user_id, now - TEST_INTERVAL) + TEST_INTERVAL - now
+        if wait > 0:
+            raise GigiError(
+                f"you tested a key {TEST_INTERVAL - wait:.0f} s ago",
+                hint=f"test again in {max(1, round(wait))} s",
+            )
+        self._tested[user_id] = now
         return await self.llm.test_credential(Owner.user(user_id), label, model=model, by=user_id)
 
     async def prefer(self, user_id: str, label: str, model: str) -> list[ProfileInfo]:

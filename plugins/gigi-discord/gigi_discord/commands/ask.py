@@ -146,7 +146,7 @@ async def ask(
             interaction.guild, interaction.user, shown_in=interaction.channel
         ),
         context="none" if context == "channel" else context,  # channel is quoted above
-        billing=billing,
+        billing=paying.billing,  # as decided above, when the channel history was quoted
         places=places_of(interaction.channel, interaction.client),  # its place policies
         images=images,
     )

@@ -101,8 +101,9 @@ class AgentRuntime:
         mode = request.context or context_step.default_mode(self.kernel, view.enabled)
         # Billed to a member's key that has not been cleared for this guild: no guild
         # context, and no earlier turns (they can hold other members' words and answers).
+        voiced = persona.history if persona else ()  # the ambient voice's channel messages
         withheld = paying.withheld and (
-            mode != "none" or conversation is not None or bool(toolset.by_wire)
+            mode != "none" or conversation is not None or bool(toolset.by_wire) or bool(voiced)
         )
         if withheld:  # the guild's tools return guild context (memory, knowledge, members)
             toolset = Toolset()
@@ -111,7 +112,7 @@ class AgentRuntime:
         messages = [
             {"role": "system", "content": persona.system if persona else SYSTEM_PROMPT},
             *await instructions(self.kernel, request),  # the place's, below the rules
-            *(m.model_dump(mode="json") for m in (persona.history if persona else ())),
+            *(m.model_dump(mode="json") for m in (() if withheld else voiced)),
             *earlier,
             {"role": "user", "content": context_step.prompt_text(request, pack)},
         ]

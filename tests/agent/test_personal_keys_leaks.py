@@ -17,8 +17,8 @@ from tests.toolbox import Toolbox
 MEMBER = Actor("u1")
 
 
-def ask(**kw) -> Request:
-    return Request(actor=MEMBER, guild_id="g1", channel_id="c1", kind="mention", text="hi", **kw)
+def ask(kind: str = "mention", **kw) -> Request:
+    return Request(actor=MEMBER, guild_id="g1", channel_id="c1", kind=kind, text="hi", **kw)
 
 
 async def test_no_guild_tools_before_the_disclosure(database_url, tmp_path) -> None:
@@ -75,3 +75,31 @@ async def test_a_run_the_server_pays_never_moves_to_the_members_key(database_url
         reply = await AgentRuntime(kernel).handle(ask(images=(picture,)))
         assert member_srv.requests == [], "the server's run reached the member's provider"
         assert reply.disclosure is None
+
+
+async def test_a_personas_channel_history_waits_for_the_disclosure(database_url, tmp_path) -> None:
+    """The ambient responder passes the channel's recent messages (other members' words) as
+    its persona's history: they are guild context like any other."""
+    from gigi_core.agent.contracts import Persona
+    from gigi_core.llm import UserMessage
+
+    said = UserMessage(content="another member: the launch code is TANGERINE")
+    persona = Persona(system="You are the ambient voice.", history=(said,))
+    async with (
+        open_test_kernel(tmp_path, plugins=["openai"], database_url=database_url) as kernel,
+        FakeOpenAI(api_key=USER_KEY) as member_srv,
+    ):
+        await kernel.llm.personal.add(
+            "u1", "openai-compatible", "mine", USER_KEY, base_url=member_srv.base_url, model="m"
+        )
+        await kernel.llm.set_policy("g1", personal_keys="guild-allowed")
+        rt = AgentRuntime(kernel)
+        member_srv.reply_text("no idea")
+        reply = await rt.handle(ask(kind="ambient", context="none", persona=persona))
+        assert "TANGERINE" not in str(member_srv.requests_to("chat")[-1].json["messages"])
+        assert reply.disclosure is not None
+
+        await kernel.llm.personal.acknowledge("g1", "u1")
+        member_srv.reply_text("now I see it")
+        await rt.handle(ask(kind="ambient", context="none", persona=persona))
+        assert "TANGERINE" in str(member_srv.requests_to("chat")[-1].json["messages"])

@@ -13,8 +13,11 @@ from typing import TYPE_CHECKING
 from gigi_core.llm.personal import DISCLOSURE_NOTE
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from gigi_core.agent.contracts import Request
     from gigi_core.kernel import Kernel
+    from gigi_core.llm.channel_policy import Place
     from gigi_core.llm.personal import BillingDecision
 
 __all__ = ["DISCLOSURE_NOTE", "decide", "in_guild", "is_dm"]
@@ -30,11 +33,14 @@ def in_guild(request: Request) -> bool:
     return not (is_dm(request) and request.guild_id.startswith("dm:"))
 
 
-async def decide(kernel: Kernel, request: Request) -> BillingDecision:
+async def decide(kernel: Kernel, request: Request, places: Sequence[Place] = ()) -> BillingDecision:
+    """``places``: where it was asked, as the run's model calls pass them (a place policy
+    may send a purpose to another of the guild's profiles)."""
     return await kernel.llm.personal.decide(
         request.guild_id,
         request.actor,
         dm=is_dm(request),
         in_guild=in_guild(request),
         billing=request.billing,
+        places=places,
     )

@@ -95,7 +95,7 @@ class AgentRuntime:
         if persona is not None and not persona.offer_confirmable:
             actions = self._unasked(actions)
         toolset = self._toolset(actions)
-        paying = await billing.decide(self.kernel, request)
+        paying = await billing.decide(self.kernel, request, places_of(request))
         request = replace(request, billing=paying.billing)
         conversation = await followup.load(self.kernel, request, self._saving)
         mode = request.context or context_step.default_mode(self.kernel, view.enabled)

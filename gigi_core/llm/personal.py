@@ -25,6 +25,9 @@ from gigi_core.store.personal_tables import LlmBillingChoice, LlmContextDisclosu
 from gigi_core.store.tables import utcnow
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from gigi_core.llm.channel_policy import Place
     from gigi_core.llm.service import CredentialTest, LlmService
 
 Choice = Literal["server", "me"]
@@ -243,6 +246,7 @@ class PersonalKeys:
         in_guild: bool,
         billing: str | None = None,
         purpose: str = "respond",
+        places: Sequence[Place] = (),
     ) -> BillingDecision:
         """Who pays for a request: ``billing`` given for it wins, then the member's remembered
         choice here (only where personal keys apply: if the guild no longer allows them, the
@@ -257,13 +261,20 @@ class PersonalKeys:
         else:
             chosen = "auto"
         try:
-            found = await self.llm.resolve(guild_id, purpose, actor, dm=dm, billing=chosen)  # type: ignore[arg-type]
+            found = await self.llm.resolve(  # as the run's calls will: ``places`` too
+                guild_id,
+                purpose,
+                actor,
+                dm=dm,
+                billing=chosen,  # type: ignore[arg-type]
+                places=places,
+            )
         except GigiError:
             if explicit or chosen == "auto":
                 return BillingDecision(chosen)  # the model call raises the same clear error
             chosen = "auto"
             try:
-                found = await self.llm.resolve(guild_id, purpose, actor, dm=dm)
+                found = await self.llm.resolve(guild_id, purpose, actor, dm=dm, places=places)
             except GigiError:
                 return BillingDecision(chosen)
         # Pinned for the whole run: a later call of another purpose (planning, a picture)

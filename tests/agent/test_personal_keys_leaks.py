@@ -103,3 +103,30 @@ async def test_a_personas_channel_history_waits_for_the_disclosure(database_url,
         member_srv.reply_text("now I see it")
         await rt.handle(ask(kind="ambient", context="none", persona=persona))
         assert "TANGERINE" in str(member_srv.requests_to("chat")[-1].json["messages"])
+
+
+async def test_the_decision_reads_the_places_policy_like_the_call(database_url, tmp_path) -> None:
+    """A channel policy makes ``respond`` use the guild's ``summarise`` profile there: the
+    guild answers (and its context is gathered), as the model call itself would decide."""
+    from gigi_core.llm.channel_policy import Place
+
+    async with (
+        open_test_kernel(tmp_path, plugins=["openai"], database_url=database_url) as kernel,
+        FakeOpenAI(api_key=USER_KEY) as member_srv,
+        FakeOpenAI(api_key=GUILD_KEY) as guild_srv,
+    ):
+        await kernel.llm.personal.add(
+            "u1", "openai-compatible", "mine", USER_KEY, base_url=member_srv.base_url, model="m"
+        )
+        await kernel.llm.add_credential(
+            "guild:g1", "openai-compatible", "k", GUILD_KEY, base_url=guild_srv.base_url
+        )
+        await kernel.llm.set_profile("guild:g1", "summarise", "k", "g-model")
+        await kernel.llm.places.set_place(
+            "g1", Place("channel", "c1"), purpose="respond", profile="summarise"
+        )
+        await kernel.llm.set_policy("g1", personal_keys="guild-allowed")
+        guild_srv.reply_text("the server answers here", times=2)
+        reply = await AgentRuntime(kernel).handle(ask(places=(Place("channel", "c1"),)))
+        assert reply.text == "the server answers here" and reply.disclosure is None
+        assert member_srv.requests == []

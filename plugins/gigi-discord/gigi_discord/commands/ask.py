@@ -107,12 +107,14 @@ async def ask(
     except AttachmentRefused as refused:
         raise Refusal(str(refused)) from None
     personal = ctx.kernel.llm.personal
+    places = places_of(interaction.channel, interaction.client)  # its place policies
     paying = await personal.decide(
         ctx.guild_id,
         ctx.actor,
         dm=interaction.guild is None,
         in_guild=interaction.guild is not None,
         billing=billing,
+        places=places,
     )
     if billing == "me" and not paying.personal:
         raise Refusal(await _no_personal_key(ctx))
@@ -147,7 +149,7 @@ async def ask(
         ),
         context="none" if context == "channel" else context,  # channel is quoted above
         billing=paying.billing,  # as decided above, when the channel history was quoted
-        places=places_of(interaction.channel, interaction.client),  # its place policies
+        places=places,
         images=images,
     )
     try:

@@ -52,6 +52,8 @@ DISCLOSED = (
 #: A member may test their keys once in this many seconds: nobody hammers a provider
 #: through Gigi (its address is the one a provider would block).
 TEST_INTERVAL = 10.0
+#: Active keys one member may hold: a member cannot fill the store with sealed keys.
+MAX_KEYS = 10
 #: Set to 1 by an operator whose members may point their keys at this machine or its
 #: network (a shared local model server): otherwise a member's base URL must be public.
 LOCAL_URLS_ENV = "GIGI_PERSONAL_KEY_LOCAL_URLS"
@@ -169,6 +171,11 @@ class PersonalKeys:
         if from_member:
             await check_member_url(base_url)
         owner = Owner.user(user_id)
+        if len(await self.llm.list_credentials(owner)) >= MAX_KEYS:
+            raise LlmConfigError(
+                f"you already have {MAX_KEYS} keys, the most one member may keep",
+                hint="remove one you no longer use with /llm key remove",
+            )
         cred = await self.llm.add_credential(
             owner, provider, label, api_key, base_url=base_url, by=user_id
         )

@@ -33,3 +33,19 @@ async def test_a_member_tests_their_key_once_per_interval(database_url, tmp_path
         now[0] += TEST_INTERVAL
         assert (await personal.test("u1", "mine")).ok
         assert len(fake.requests_to("chat")) == 3
+
+
+async def test_a_member_keeps_at_most_max_keys(database_url, tmp_path) -> None:
+    from gigi_core.llm.personal import MAX_KEYS
+    from gigi_core.llm.records import LlmConfigError
+
+    async with llm_kernel(tmp_path, database_url) as kernel:
+        personal = kernel.llm.personal
+        for n in range(MAX_KEYS):
+            await personal.add("u1", "openai", f"k{n}", f"{USER_KEY}-{n}")
+        with pytest.raises(LlmConfigError, match=f"already have {MAX_KEYS} keys") as caught:
+            await personal.add("u1", "openai", "one-more", USER_KEY)
+        assert "/llm key remove" in str(caught.value.hint)
+        await personal.add("u2", "openai", "k0", USER_KEY)  # another member is not held back
+        await personal.remove("u1", "k0")
+        await personal.add("u1", "openai", "one-more", USER_KEY)

@@ -8,6 +8,10 @@ import pytest
 from discord_world import world
 
 
+def _text(result) -> str:
+    return result.followups[-1].content if result.followups else result.response.content
+
+
 @pytest.mark.parametrize(
     "url",
     [
@@ -26,7 +30,7 @@ async def test_a_member_cannot_point_their_key_inside(tmp_path, monkeypatch, url
             w.channel, "llm key add", provider="openai-compatible", label="x", base_url=url
         )
         assert shown.modal is None
-        text = shown.followups[-1].content if shown.followups else shown.response.content
+        text = _text(shown)
         assert "points inside the server running Gigi" in text
         assert "GIGI_PERSONAL_KEY_LOCAL_URLS=1" in text
         assert await w.kernel.llm.list_credentials(f"user:{w.member.id}") == []
@@ -43,3 +47,20 @@ async def test_the_operator_may_allow_a_local_model_server(tmp_path, monkeypatch
             base_url="http://127.0.0.1:11434/v1",
         )
         assert shown.modal is not None
+
+
+async def test_a_second_key_test_right_away_is_refused_with_when(tmp_path, monkeypatch) -> None:
+    from gigi_core.testing.fake_providers import FakeOpenAI
+
+    monkeypatch.setenv("GIGI_PERSONAL_KEY_LOCAL_URLS", "1")
+    async with world(tmp_path, plugins=["openai"]) as w, FakeOpenAI(api_key="sk-m-123456") as fake:
+        await w.kernel.llm.personal.add(
+            str(w.member.id), "openai-compatible", "mine", "sk-m-123456",
+            base_url=fake.base_url, model="m-1",
+        )  # fmt: skip
+        fake.reply_text("OK")
+        first = await w.member.slash(w.channel, "llm key test", label="mine")
+        assert "**mine** works with m-1" in _text(first)
+        again = await w.member.slash(w.channel, "llm key test", label="mine")
+        assert again.ephemeral and "test again in" in _text(again)
+        assert len(fake.requests_to("chat")) == 1

@@ -21,6 +21,8 @@ from gigi_core.llm.records import LlmConfigError
         "http://0.0.0.0:80",
         "http://printer.local/",
         "http://LOCALHOST./v1",
+        "http://2130706433/v1",  # 127.0.0.1 written as one number (resolved, no network)
+        "http://0x7f.1/",
     ],
 )
 async def test_inside_urls_are_refused(url, monkeypatch) -> None:

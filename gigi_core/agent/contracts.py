@@ -69,15 +69,15 @@ class Request:
     # Pictures the member attached, checked by the surface: memory only, never persisted
     # (``gigi_core.agent.vision``); a run resumed after a restart continues without them.
     images: tuple[AttachedImage, ...] = field(default=(), repr=False)
+    # Where it was asked, nearest first (thread, its channel or forum, that one's category),
+    # as the surface knows it: the place's LLM policies apply (``llm.channel_policy``).
+    places: tuple[Place, ...] = ()
     # Who pays: server|me (the member's own key) for this request; None: the member's
     # remembered choice in this guild, else auto (``gigi_core.agent.billing``).
     billing: str | None = None
     # Where the reply is shown (shell|console|discord): error hints speak its syntax
     # (``gigi_core.errors.Hint``); None: their default form.
     surface: str | None = None
-    # Where it was asked, nearest first (thread, its channel or forum, that one's category),
-    # as the surface knows it: the place's LLM policies apply (``llm.channel_policy``).
-    places: tuple[Place, ...] = ()
 
 
 @dataclass(frozen=True)

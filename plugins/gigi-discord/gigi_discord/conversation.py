@@ -151,8 +151,6 @@ async def handle_message(bot: GigiBot, message: discord.Message) -> None:
         return
     if not dm and not mentioned(bot, message) and not await answers_replies(bot, message):
         return  # a reply to Gigi without a mention, where it answers mentions only
-    if not dm and not mentioned(bot, message) and not await answers_replies(bot, message):
-        return  # a reply to Gigi without a mention, where it answers mentions only
     if not can_send(bot, message.channel):
         return
     text = clean_text(bot, message)

@@ -7,7 +7,6 @@ from typing import Any
 import click
 
 from gigi_core.cli.common import UsageFailure, echo_json, table, with_kernel
-from gigi_core.store.audit_query import MAX_PAGE, AuditFilter, query_audit
 
 COLUMNS = ["id", "created_at", "kind", "status", "actor_id", "guild_id", "action", "capability"]
 
@@ -23,7 +22,7 @@ def audit_group() -> None:
 @click.option("--action", help="A kind (grant.add, plugin.enable) or an action (memory.count).")
 @click.option("--outcome", help="A status or decision: ok, error, deny, confirm ...")
 @click.option("--since", help="Only newer rows: 7d, 24h or an ISO date.")
-@click.option("--limit", type=int, default=50, show_default=True, help=f"At most {MAX_PAGE}.")
+@click.option("--limit", type=int, default=50, show_default=True, help="Rows per page (at most 500).")
 @click.option("--before", "before_id", type=int, help="Rows older than this id (next page).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @with_kernel
@@ -40,6 +39,7 @@ async def list_audit(
 ) -> None:
     """The newest audit rows matching the filters; --before pages back."""
     from gigi_core.llm.usage import parse_since
+    from gigi_core.store.audit_query import MAX_PAGE, AuditFilter, query_audit
 
     start = parse_since(since)  # a bad value names --since and shows the accepted forms
     if not 1 <= limit <= MAX_PAGE:

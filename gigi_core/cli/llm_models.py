@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from gigi_core.cli.common import echo_json, table, with_kernel
-from gigi_core.llm.failover_store import DEFAULT_ON, ERROR_CLASSES
+from gigi_core.llm.errors import ERROR_CLASSES, FAILOVER_DEFAULT_ON
 from gigi_core.llm.records import PURPOSES
 
 _OWNER_HELP = "Who owns (and pays for) it: tenant, guild:ID or user:ID."
@@ -69,7 +69,7 @@ def failover_group() -> None:
     "--on",
     "on",
     metavar="CLASS,...",
-    help=f"Error classes that move on (default {','.join(DEFAULT_ON)}; any of "
+    help=f"Error classes that move on (default {','.join(FAILOVER_DEFAULT_ON)}; any of "
     f"{', '.join(ERROR_CLASSES)}).",
 )
 @click.option("--by", help="Who did it (for the audit log).")

@@ -7,15 +7,16 @@ own default). ``show`` takes the request's chain the way Discord knows it, neare
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from gigi_core.cli.common import UsageFailure, echo_json, with_kernel
-from gigi_core.llm.channel_policy import ANSWER_MODES, PLACE_KINDS, Place
-from gigi_core.llm.channel_policy_store import CLEARABLE
-from gigi_core.llm.policy_admin import PolicyView
+from gigi_core.llm.channel_policy import ANSWER_MODES, CLEARABLE, PLACE_KINDS, Place
 from gigi_core.llm.records import PURPOSES
+
+if TYPE_CHECKING:
+    from gigi_core.llm.policy_admin import PolicyView
 
 PLACE_HELP = f"KIND:ID, KIND one of {', '.join(PLACE_KINDS)}."
 

@@ -25,6 +25,7 @@ ANSWER_MODES: tuple[str, ...] = ("mention", "replies", "every")
 DEFAULT_ANSWER: AnswerMode = "mention"
 MAX_PROMPT = 1500  # characters of channel instructions; more is refused, never cut
 MAX_ROLE_MODELS = 20
+CLEARABLE: tuple[str, ...] = ("model", "prompt", "answer", "all")  # what a place can inherit again
 MAX_CHAIN = 4  # thread, channel or forum, category (the guild is added by the kernel)
 PROMPT_HEADER = (
     "Channel instructions from this server's admins follow. They set tone, topic and format "

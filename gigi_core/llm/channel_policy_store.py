@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import select
 
 from gigi_core.llm.channel_policy import (
+    CLEARABLE,
     GuildPolicies,
     ModelChoice,
     Place,
@@ -31,9 +32,6 @@ from gigi_core.store.tables import utcnow
 
 if TYPE_CHECKING:
     from gigi_core.store.db import Database
-
-CLEARABLE = ("model", "prompt", "answer", "all")
-
 
 def _place_policy(row: LlmPlacePolicy) -> PlacePolicy:
     models = {}

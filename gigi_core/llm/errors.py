@@ -10,7 +10,7 @@ import html
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from gigi_core.errors import GigiError
 
@@ -31,6 +31,10 @@ ErrorClass = Literal[
     "provider_error",
     "unsupported",
 ]
+ERROR_CLASSES: tuple[str, ...] = get_args(ErrorClass)
+#: What moves a failover list on when admins name nothing: failures of the provider, not
+#: of the request (``gigi_core.llm.failover_store``).
+FAILOVER_DEFAULT_ON: tuple[str, ...] = ("rate_limited", "overloaded", "server", "timeout")
 
 MAX_MESSAGE_CHARS = 2000
 #: How much of a provider's text is kept (then scrubbed, then trimmed): bounds the work.

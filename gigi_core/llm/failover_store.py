@@ -11,11 +11,11 @@ fixes a request that is wrong.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, select
 
-from gigi_core.llm.errors import ErrorClass
+from gigi_core.llm.errors import ERROR_CLASSES, FAILOVER_DEFAULT_ON
 from gigi_core.llm.profiles import check_model
 from gigi_core.llm.records import LlmConfigError, Owner, check_purpose
 from gigi_core.store.failover_tables import LlmFailover
@@ -25,9 +25,7 @@ from gigi_core.store.tables import utcnow
 if TYPE_CHECKING:
     from gigi_core.store.db import Database
 
-#: What moves a call on when ``--on`` is not given: failures of the provider, not the request.
-DEFAULT_ON: tuple[str, ...] = ("rate_limited", "overloaded", "server", "timeout")
-ERROR_CLASSES: tuple[str, ...] = get_args(ErrorClass)
+DEFAULT_ON = FAILOVER_DEFAULT_ON
 #: Other names people use for an error class.
 ALIASES = {"server_error": "server", "5xx": "server", "429": "rate_limited", "529": "overloaded"}
 MAX_ENTRIES = 5

@@ -90,8 +90,9 @@ async def test_console_conversion_errors_name_the_field(env, line, message) -> N
 
 async def test_console_unknown_command_is_one_sentence(env) -> None:
     kernel, _ = env
-    output = await drive(kernel, ["/crate put key=a"])
-    assert "Unknown command /crate. /help lists the commands." in output
+    output = await drive(kernel, ["/crate put key=a", "/zzzz"])
+    assert "Unknown command /crate. Did you mean /trace? /help lists the commands." in output
+    assert "Unknown command /zzzz. /help lists the commands." in output  # nothing close
 
 
 async def test_console_lists_commands(env) -> None:

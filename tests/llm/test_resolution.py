@@ -78,9 +78,11 @@ async def test_nothing_to_resolve_tells_an_admin_what_to_run(tmp_path) -> None:
         with pytest.raises(NothingToResolve) as info:
             await kernel.llm.chat(HI, guild_id="g7", actor="u1", purpose="reasoning")
         text = str(info.value)
-        assert "no reasoning model is configured for guild g7" in text
+        # reasoning falls back to respond, then chat: the hint names the purpose every call needs
+        assert "no chat model is configured for guild g7" in text
+        assert "asked for reasoning, then respond" in text
         assert "gigi llm credential add --owner guild:g7" in text
-        assert "gigi llm profile set --owner guild:g7 --purpose reasoning" in text
+        assert "gigi llm profile set --owner guild:g7 --purpose chat" in text
         assert "tenant fallback: off" in text and "personal keys: off" in text
         assert await kernel.llm.usage_log.events() == []  # no call, no usage row
 

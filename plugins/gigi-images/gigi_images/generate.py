@@ -12,7 +12,6 @@ from typing import Any
 
 from gigi_core import GigiError
 from gigi_core.events import OutboundFile, OutboundMessage
-from gigi_core.llm import ImageRequest
 
 EXTENSIONS = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp"}
 CAPTION = "Here is the picture you asked for."
@@ -27,6 +26,8 @@ async def generate(
             "images.generate posts its pictures in a channel, and this call has none",
             hint="ask for the picture in a channel (or the console)",
         )
+    from gigi_core.llm import ImageRequest  # pydantic: loaded on the first call, not at start-up
+
     drawn = await ctx.kernel.llm.generate_images(
         ImageRequest(model="", prompt=prompt, count=max(1, min(4, count))),
         guild_id=ctx.guild_id,

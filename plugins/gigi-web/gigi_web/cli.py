@@ -3,7 +3,6 @@ machine over the shared PostgreSQL."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 import click
@@ -23,6 +22,8 @@ log = logging.getLogger(__name__)
 @click.pass_context
 def web_command(ctx: click.Context, host: str, port: int, base_url: str | None, dev: bool) -> None:
     """Serve the admin web dashboard (sign in with Discord)."""
+    import asyncio  # here, not at import: `gigi --help` and every other command stay light
+
     from gigi_web.settings import WebSettings
 
     settings = WebSettings.from_env(base_url or f"http://{host}:{port}", dev=dev)

@@ -138,6 +138,7 @@ class RunJournal:
         self._queued_first: _FirstRow | None = None  # queued at the first wait, maybe unwritten
         self._submitted: list[asyncio.Future[Any]] = []  # queued without waiting
         self._finished = False
+        self._batched_create: dict[str, Any] | None = None  # the row the last batch inserts
 
     @property
     def dirty(self) -> bool:
@@ -205,7 +206,7 @@ class RunJournal:
             if not wait:
                 self._submit(write)
                 return
-            self._applied(await self.writer.write(write))
+            self._applied(await self._write(write))
         if wait:
             await self._settle()
 
@@ -238,7 +239,7 @@ class RunJournal:
         if not wait:
             self._submit(write)
             return True
-        found = await self.writer.write(write)
+        found = await self._write(write)
         self._applied(found)
         await self._settle(raising=False)  # the run ends either way; failures were logged
         return found == APPLIED
@@ -273,6 +274,17 @@ class RunJournal:
             "state_nonce": sealed.nonce,
             "state_sealed": sealed.ciphertext,
         }
+
+    async def _write(self, write: Any) -> str:
+        """Write and wait; a failed write that was to insert the run's row gives the row back,
+        so the write that records the failure inserts it (else it would find no row: lost)."""
+        create = self._batched_create
+        try:
+            return await self.writer.write(write)  # type: ignore[no-any-return]
+        except Exception:
+            if create is not None and self._create is None:
+                self._create = create
+            raise
 
     def _applied(self, found: str) -> None:
         if found == LOST:
@@ -316,6 +328,7 @@ class RunJournal:
         first, self._queued_first = self._queued_first, None
         if first is not None and create is None and first.take():
             create = first.create  # its INSERT never started: this write inserts the row
+        self._batched_create = create
         steps, audits, rows = self._steps, self._audits, self._rows
         self._create = self._first = self._latest = None
         self._steps, self._audits, self._rows = [], [], []

@@ -22,7 +22,9 @@ def audit_group() -> None:
 @click.option("--action", help="A kind (grant.add, plugin.enable) or an action (memory.count).")
 @click.option("--outcome", help="A status or decision: ok, error, deny, confirm ...")
 @click.option("--since", help="Only newer rows: 7d, 24h or an ISO date.")
-@click.option("--limit", type=int, default=50, show_default=True, help="Rows per page (at most 500).")
+@click.option(
+    "--limit", type=int, default=50, show_default=True, help="Rows per page (at most 500)."
+)
 @click.option("--before", "before_id", type=int, help="Rows older than this id (next page).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @with_kernel

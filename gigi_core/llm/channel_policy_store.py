@@ -33,6 +33,7 @@ from gigi_core.store.tables import utcnow
 if TYPE_CHECKING:
     from gigi_core.store.db import Database
 
+
 def _place_policy(row: LlmPlacePolicy) -> PlacePolicy:
     models = {}
     for purpose, raw in (row.models or {}).items():

@@ -226,7 +226,11 @@ async def test_images_as_url_and_base64_sources(
         {"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}},
         {
             "type": "image",
-            "source": {"type": "base64", "media_type": "image/png", "data": inline.url.partition(",")[2]},
+            "source": {
+                "type": "base64",
+                "media_type": "image/png",
+                "data": inline.url.partition(",")[2],
+            },
         },
     ]
 

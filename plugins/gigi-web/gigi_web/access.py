@@ -17,16 +17,24 @@ from gigi_web.settings import WebSettings
 # The capabilities each page needs (any one of them); admins (Manage Server) hold them all,
 # a grant gives one. The LLM page is read with any /llm capability, as `/llm` lists are.
 LLM_CAPABILITIES = ("llm.provider.write", "llm.provider.select", "llm.provider.test")
+# Budgets are read as `/llm budget show` is (llm.usage.read); run traces are audit metadata.
 PAGES: dict[str, tuple[str, ...]] = {
     "plugins": ("plugins.manage",),
     "grants": ("grants.manage",),
     "channels": ("gigi.channel.manage",),
+    "memory": ("memory.manage.guild",),
+    "knowledge": ("knowledge.manage",),
     "llm": LLM_CAPABILITIES,
-    "audit": ("audit.read",),
+    "budgets": ("llm.usage.read", "llm.provider.write"),
     "usage": ("llm.usage.read",),
+    "runs": ("audit.read",),
+    "jobs": ("gigi.jobs.manage",),
+    "audit": ("audit.read",),
     "data": ("gigi.privacy.self",),
 }
-ADMIN_PAGES = ("plugins", "grants", "channels", "llm", "audit", "usage")
+ADMIN_PAGES = tuple(page for page in PAGES if page != "data")
+# Pages about one plugin's data: shown only where that plugin is enabled.
+PLUGIN_PAGES = {"memory": "memory", "knowledge": "knowledge"}
 NAMES_SECONDS = 60.0  # role and channel names only label ids on a page; no decision uses them
 
 
@@ -113,7 +121,16 @@ class Access:
         decision = await self.kernel.policy.capability(member.actor, capability, member.guild.id)
         return bool(decision.allowed)
 
+    async def plugin_on(self, member: Member, page: str) -> bool:
+        """Whether the plugin ``page`` is about (if any) is enabled in the member's server."""
+        plugin = PLUGIN_PAGES.get(page)
+        if plugin is None:
+            return True
+        return plugin in await self.kernel.plugin_state.enabled_plugins(member.guild.id)
+
     async def allowed(self, member: Member, page: str) -> bool:
+        if not await self.plugin_on(member, page):
+            return False
         for capability in PAGES[page]:
             if await self.holds(member, capability):
                 return True
@@ -125,6 +142,12 @@ class Access:
     async def require(self, session: WebSession, guild_id: str, page: str) -> Member:
         """The member, if the policy engine allows ``page``'s capability; else Refused."""
         member = await self.member(session, guild_id)
+        if not await self.plugin_on(member, page):
+            raise Refused(
+                404,
+                f"The {PLUGIN_PAGES[page]} plugin is off in this server: an admin can enable "
+                "it on the Plugins page first.",
+            )
         if not await self.allowed(member, page):
             raise Refused(403, _needs(PAGES[page], "This page"))
         return member

@@ -27,7 +27,7 @@ from web_world import (
 from gigi_core import AuditFilter, query_audit
 
 ADMIN_GETS = ["plugins", "plugins/webnotes/enable", "plugins/webnotes/config", "grants",
-              "channels", "llm", "audit", "usage"]  # fmt: skip
+              "channels", "llm", "budgets", "audit", "usage"]  # fmt: skip
 ADMIN_POSTS = {
     "plugins/webnotes/enable": {},
     "plugins/webnotes/disable": {},
@@ -39,6 +39,10 @@ ADMIN_POSTS = {
     "llm/credentials/revoke": {"label": "x"},
     "llm/profiles/set": {"purpose": "chat", "credential": "x", "model": "m"},
     "llm/profiles/remove": {"purpose": "chat"},
+    "budgets/set": {"scope_kind": "guild", "window": "daily", "limit": "5"},
+    "budgets/reset": {"scope_kind": "guild", "window": "daily"},
+    "budgets/remove": {"scope_kind": "guild", "window": "daily"},
+    "budgets/personal-keys": {"personal_keys": "guild-allowed"},
 }
 
 

@@ -70,15 +70,20 @@ async def world(
     setup: Callable[[Any], Any] | None = None,
     settings: DiscordSettings | None = None,
     extra: list[tuple[str, Any]] | None = None,
+    database_url: str | None = None,
 ) -> AsyncIterator[World]:
     """``turns`` script the model; without them the kernel's real LLM path is used.
 
     ``extra`` adds in-process plugins (observers, command plugins); ``settings`` replaces
-    the bot's defaults (e.g. ``DiscordSettings(message_content=True)``).
+    the bot's defaults (e.g. ``DiscordSettings(message_content=True)``); ``database_url``
+    picks the store (the ``database_url`` fixture: SQLite, then PostgreSQL).
     """
     notes = Notes(tmp_path)
     async with open_test_kernel(
-        tmp_path, plugins=plugins or [], extra_plugins=[("notes", notes), *(extra or [])]
+        tmp_path,
+        plugins=plugins or [],
+        extra_plugins=[("notes", notes), *(extra or [])],
+        database_url=database_url,
     ) as kernel:
         model = ScriptedModel(list(turns)) if turns is not None else None
         bot = make_bot(kernel, model, settings)

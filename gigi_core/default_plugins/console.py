@@ -18,7 +18,12 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from gigi_core import hookimpl
-from gigi_core.default_plugins import console_budget, console_keys
+from gigi_core.default_plugins import (
+    console_budget,
+    console_keys,
+    console_plugins,
+    console_runs,
+)
 from gigi_core.default_plugins.console_input import install_sigint, isatty, read_plain_line
 from gigi_core.default_plugins.console_review import cmd_review
 
@@ -189,7 +194,7 @@ class ConsoleSurface:
 
     async def _ask(self, text: str) -> None:
         await self._publish(text)
-        self.show(await self.runtime.handle(self._request("console", text)))
+        self.show(await self.runtime.handle(self.request("console", text)))
 
     async def _publish(self, text: str) -> None:
         """Every chat line is a MessageCreated, so observers work on the embedded default."""
@@ -222,123 +227,7 @@ class ConsoleSurface:
         if missing:
             self.say(f"Missing {', '.join(missing)}. Usage: {usage(spec)}")
             return
-        self.show(await self.runtime.direct(self._request("slash", ""), spec.action, args))
-
-    async def cmd_status(self, rest: str) -> None:
-        """This process's event delivery per observing plugin."""
-        status = self.kernel.events.status()
-        if not status:
-            self.say("No plugin observes events.")
-        for name, c in status.items():
-            self.say(
-                f"  {name}: delivered {c['delivered']}, dropped {c['dropped']}, "
-                f"failed {c['failed']}, timed out {c['timed_out']}, queued {c['queued']}"
-            )
-
-    async def cmd_commands(self, rest: str) -> None:
-        from gigi_core.commands import usage
-
-        commands = self.kernel.commands.sorted()
-        if not commands:
-            self.say("No plugin offers commands.")
-        for spec in commands:
-            self.say(f"  {usage(spec)}  — {spec.description} ({spec.capability})")
-
-    async def cmd_call(self, rest: str) -> None:
-        import json
-
-        action, _, raw = rest.partition(" ")
-        if not action:
-            self.say('Usage: /call ACTION JSON, for example /call dice.roll {"sides": 6}')
-            return
-        try:
-            args = json.loads(raw) if raw.strip() else {}
-        except json.JSONDecodeError as exc:
-            self.say(
-                f"Error: the arguments are not valid JSON ({exc.msg} at column {exc.colno}); "
-                f'write them as an object, e.g. /call {action} {{"key": "value"}}'
-            )
-            return
-        if not isinstance(args, dict):
-            self.say(f"Error: the arguments must be a JSON object, not {type(args).__name__}.")
-            return
-        self.show(await self.runtime.direct(self._request("console", ""), action, args))
-
-    async def cmd_confirm(self, rest: str) -> None:
-        run_id = self._run_arg(rest, "confirm")
-        if run_id:
-            self.show(await self.runtime.confirm(run_id, self.actor, guild_id=self.guild_id))
-
-    async def cmd_reject(self, rest: str) -> None:
-        run_id = self._run_arg(rest, "reject")
-        if run_id:
-            self.show(await self.runtime.reject(run_id, self.actor, guild_id=self.guild_id))
-
-    async def cmd_cancel(self, rest: str) -> None:
-        if not rest:
-            self.say("Usage: /cancel RUN")
-            return
-        if await self.runtime.cancel(rest, self.actor, guild_id=self.guild_id):
-            self.say(f"Cancelled run {rest}.")
-        else:
-            self.say(f"Run {rest} was not active; nothing changed.")
-        if self.waiting == rest:
-            self.waiting = None
-
-    async def cmd_trace(self, rest: str) -> None:
-        from gigi_core.surfaces import trace_lines
-
-        runs = self.runtime.runs
-        run_id = rest or (await runs.last(guild_id=self.guild_id)).id
-        for line in trace_lines(await self.runtime.trace(run_id)):
-            self.say(line)
-
-    async def cmd_plugins(self, rest: str) -> None:
-        registry = self.kernel.registry
-        enabled = set(await self.kernel.plugin_state.enabled_plugins(self.guild_id))
-        self.say(f"Plugins in guild {self.guild_id}:")
-        for name, manifest in sorted(registry.manifests.items()):
-            owner = registry.owner_of(name)
-            native = " (native)" if owner is not None and owner.source == "default" else ""
-            mark = "on " if name in enabled else "off"
-            actions = ", ".join(a.name for a in manifest.actions) or "no actions"
-            self.say(
-                f"  [{mark}] {name} {manifest.plugin.version}{native}: "
-                f"{manifest.plugin.description} ({actions})"
-            )
-        for record in registry.records.values():
-            if record.status == "failed":
-                self.say(f"  [failed] {record.name}: {record.error}")
-            elif not record.manifests:  # a provider or a surface: nothing to turn on here
-                self.say(f"  [n/a] {record.name}: nothing to enable ({_provides(record)})")
-        if not registry.manifests:
-            self.say("  none installed")
-        self.say("/enable NAME turns one on here; /disable NAME turns it off.")
-
-    async def cmd_enable(self, rest: str) -> None:
-        name, _, flags = rest.partition(" ")
-        if not name:
-            self.say("Usage: /enable NAME [--allow-external]")
-            return
-        external = True if "--allow-external" in flags.split() else None
-        if self._cannot_enable(name):
-            return
-        await self.kernel.enable_plugin(
-            self.guild_id, name, allow_external=external, by=self.actor.id
-        )
-        extra = " with external actions allowed" if external else ""
-        self.say(f"Enabled {name} in guild {self.guild_id}{extra}.")
-
-    async def cmd_disable(self, rest: str) -> None:
-        if not rest:
-            self.say("Usage: /disable NAME")
-            return
-        if self._cannot_enable(rest):
-            return
-        if await self.kernel.disable_plugin(self.guild_id, rest, by=self.actor.id):
-            self.say(f"Disabled {rest} in guild {self.guild_id} (its config is kept).")
-        else:
-            self.say(f"{rest} was not enabled in guild {self.guild_id}; nothing changed.")
+        self.show(await self.runtime.direct(self.request("slash", ""), spec.action, args))
 
     async def cmd_json(self, rest: str) -> None:
         """``/json`` toggles raw JSON results; ``/json on|off`` sets it; ``/json LINE`` once."""
@@ -382,7 +271,8 @@ class ConsoleSurface:
 
     # -- helpers -------------------------------------------------------------------------
 
-    def _request(self, kind: Any, text: str) -> Request:
+    def request(self, kind: Any, text: str) -> Request:
+        """A runtime request from the operator in the console's guild and channel."""
         from gigi_core.surfaces import Request
 
         return Request(
@@ -394,31 +284,6 @@ class ConsoleSurface:
             channel_visible=_operator_sees,
             surface="console",
         )
-
-    def _cannot_enable(self, name: str) -> bool:
-        """Say why NAME is not a plugin one enables (a module name, a provider, a surface)."""
-        registry = self.kernel.registry
-        record = registry.records.get(name)
-        if name in registry.manifests or record is None or record.status != "ok":
-            return False  # enabling it works, or the kernel's error says what is loaded
-        declared = sorted(m.plugin.name for m in record.manifests)
-        if declared:
-            self.say(
-                f"Error: {name} is the module of the plugins {', '.join(declared)}; "
-                "enable them by those names."
-            )
-        else:
-            self.say(
-                f"Error: {name} has no actions, so there is nothing to enable in a guild: "
-                f"it provides {_provides(record)}."
-            )
-        return True
-
-    def _run_arg(self, rest: str, verb: str) -> str | None:
-        run_id = rest or self.waiting
-        if not run_id:
-            self.say(f"Nothing is waiting for a confirmation; use /{verb} RUN.")
-        return run_id
 
     async def _banner(self) -> None:
         self.say(
@@ -470,16 +335,16 @@ class ConsoleSurface:
 
 
 COMMANDS = {
-    "call": ConsoleSurface.cmd_call,
-    "confirm": ConsoleSurface.cmd_confirm,
-    "reject": ConsoleSurface.cmd_reject,
-    "cancel": ConsoleSurface.cmd_cancel,
-    "trace": ConsoleSurface.cmd_trace,
-    "plugins": ConsoleSurface.cmd_plugins,
-    "commands": ConsoleSurface.cmd_commands,
-    "status": ConsoleSurface.cmd_status,
-    "enable": ConsoleSurface.cmd_enable,
-    "disable": ConsoleSurface.cmd_disable,
+    "call": console_runs.cmd_call,
+    "confirm": console_runs.cmd_confirm,
+    "reject": console_runs.cmd_reject,
+    "cancel": console_runs.cmd_cancel,
+    "trace": console_runs.cmd_trace,
+    "plugins": console_plugins.cmd_plugins,
+    "commands": console_plugins.cmd_commands,
+    "status": console_plugins.cmd_status,
+    "enable": console_plugins.cmd_enable,
+    "disable": console_plugins.cmd_disable,
     "help": ConsoleSurface.cmd_help,
     "json": ConsoleSurface.cmd_json,
     "llm": console_keys.cmd_llm,  # your keys, then models, failover, policy, budgets
@@ -492,15 +357,3 @@ COMMANDS = {
 async def _operator_sees(channel_id: str) -> bool:
     """The console's guild is local: its operator may name any channel id in it."""
     return True
-
-
-def _provides(record: Any) -> str:
-    c = record.contributions
-    parts = []
-    if c.providers:
-        parts.append(f"the LLM providers {', '.join(sorted(c.providers))}")
-    if c.surfaces:
-        parts.append(f"the surface {', '.join(sorted(c.surfaces))}")
-    if c.retrievers:
-        parts.append(f"the retrievers {', '.join(sorted(c.retrievers))}")
-    return " and ".join(parts) or "no manifest"

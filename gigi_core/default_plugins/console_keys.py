@@ -238,5 +238,5 @@ async def cmd_ask(console: ConsoleSurface, rest: str) -> None:
             return
     if billing is not None:
         await personal.remember_billing(console.guild_id, me, billing)
-    request = replace(console._request("console", text), billing=billing)
+    request = replace(console.request("console", text), billing=billing)
     console.show(await console.runtime.handle(request))

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from gigi_core.cli.common import echo_json, with_kernel
+from gigi_core.cli.common import complete_plugin_names, echo_json, with_kernel
 from gigi_core.errors import GigiError
 
 
@@ -22,7 +22,7 @@ def held_lines(pending: list[Any]) -> list[str]:
 
 
 @click.command("review")
-@click.argument("plugin", required=False)
+@click.argument("plugin", required=False, shell_complete=complete_plugin_names)
 @click.option("--guild", help="The server (guild id); without it, every server still waiting.")
 @click.option("--accept", is_flag=True, help="Turn the held-back actions on in this server.")
 @click.option("--yes", "-y", is_flag=True, help="Accept without asking.")
@@ -42,8 +42,13 @@ async def review_command(
     a later upgrade that widens again is held back again).
     """
     if plugin is not None and plugin not in kernel.registry.manifests:
-        known = ", ".join(sorted(kernel.registry.manifests)) or "none"
-        raise GigiError(f"no plugin named {plugin!r} is loaded", hint=f"loaded: {known}")
+        import difflib
+
+        loaded = sorted(kernel.registry.manifests)
+        close = difflib.get_close_matches(plugin, loaded, n=3)
+        guess = f"did you mean {', '.join(close)}? " if close else ""
+        known = ", ".join(loaded) or "none"
+        raise GigiError(f"no plugin named {plugin!r} is loaded", hint=f"{guess}loaded: {known}")
     if guild is None:
         if accept:
             raise click.UsageError("--accept needs --guild G: each server accepts for itself")

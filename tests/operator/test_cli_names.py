@@ -31,11 +31,22 @@ def completions(*words: str, incomplete: str) -> list[str]:
     return [item.value for item in complete.get_completions(list(words), incomplete)]
 
 
-def test_a_mistyped_plugin_name_suggests_the_close_one(gigi) -> None:
-    result = gigi("plugins", "enable", "dise", "--guild", "g1")
+@pytest.mark.parametrize("verb", ["enable", "disable", "config"])
+def test_a_mistyped_plugin_name_suggests_the_close_one(gigi, verb: str) -> None:
+    result = gigi("plugins", verb, "dise", "--guild", "g1")
     assert result.exit_code == 2
     assert "no loaded plugin is named 'dise'" in result.output
     assert "did you mean dice?" in result.output
+
+
+def test_plugins_review_suggests_the_close_plugin_name(gigi) -> None:
+    result = gigi("plugins", "review", "dise", "--guild", "g1")
+    assert result.exit_code == 1
+    assert "no plugin named 'dise' is loaded" in result.output
+    assert "did you mean dice?" in result.output
+    far = gigi("plugins", "review", "zzzz", "--guild", "g1")
+    assert far.exit_code == 1 and "did you mean" not in far.output
+    assert "dice" in far.output  # the loaded names, to pick from
 
 
 def test_a_mistyped_action_name_suggests_the_close_one(gigi) -> None:
@@ -47,6 +58,7 @@ def test_shell_completion_completes_plugin_and_action_names(gigi) -> None:
     assert completions("plugins", "enable", incomplete="di") == ["dice"]
     assert "dice" in completions("plugins", "disable", incomplete="")
     assert completions("plugins", "config", incomplete="perm") == ["permissions"]
+    assert completions("plugins", "review", incomplete="di") == ["dice"]
     assert completions("tools", "call", incomplete="dice.") == ["dice.roll"]
 
 

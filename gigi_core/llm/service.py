@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from gigi_core.llm import calls, failover
 from gigi_core.llm.budget_port import PluginBudgets
-from gigi_core.llm.budget_store import BudgetStatus, BudgetStore
-from gigi_core.llm.budgets import BudgetInfo, Budgets, most_tokens, output_cap
+from gigi_core.llm.budget_store import BudgetStore
+from gigi_core.llm.budgets import Budgets, most_tokens, output_cap
 from gigi_core.llm.cache import LlmCache
 from gigi_core.llm.caller import Call, Caller, chat_fn, check_durability, embed_fn
 from gigi_core.llm.catalogue import CatalogueCache, CatalogueStore
@@ -39,6 +39,7 @@ from gigi_core.llm.records import (
     UsageRow,
 )
 from gigi_core.llm.resolve import Billing, Resolver
+from gigi_core.llm.service_budgets import BudgetAdmin
 from gigi_core.llm.service_models import ModelAdmin
 from gigi_core.llm.types import (
     ChatRequest,
@@ -55,7 +56,6 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from gigi_core.kernel import Kernel
-    from gigi_core.llm.budget_quota import Allowance
     from gigi_core.llm.channel_policy import Place
     from gigi_core.llm.personal import PersonalKeys
     from gigi_core.llm.provider import Provider
@@ -83,7 +83,7 @@ def _owner(owner: Owner | str) -> Owner:
     return owner if isinstance(owner, Owner) else Owner.parse(owner)
 
 
-class LlmService(ModelAdmin):
+class LlmService(ModelAdmin, BudgetAdmin):
     """The LLM layer's front door; ``kernel.llm`` builds one per kernel."""
 
     def __init__(self, kernel: Kernel) -> None:
@@ -343,74 +343,6 @@ class LlmService(ModelAdmin):
         await self._audit("llm.policy.set", Owner.guild(guild_id), by, None)
         return policy
 
-    # -- budgets (``budgets.py``; ``docs/llm-admin.md#budgets``) --------------------------
-
-    async def set_budget(
-        self, guild_id: str, scope_kind: str, scope_id: str | None, **options: Any
-    ) -> BudgetInfo:
-        """Create or change a budget (``BudgetStore.set``); calls here meet it at once. A
-        money budget counts in its profiles' currency and refuses profiles without prices."""
-        if isinstance(options.get("limit"), str):  # as typed: "200000" or "2.50"
-            from gigi_core.llm.budget_money import parse_limit
-
-            options["limit"] = parse_limit(options["limit"], options.get("unit", "tokens"))
-        if options.get("unit") == "money":
-            from gigi_core.llm.budget_money import money_currency
-
-            ident = (scope_id or "").strip()
-            options["currency"] = await money_currency(self.profiles, guild_id, scope_kind, ident)
-        budget = await self.budget_store.set(guild_id, scope_kind, scope_id, **options)
-        self._changed()
-        await self._audit("llm.budget.set", Owner.guild(guild_id), options.get("by"), budget.id)
-        return budget
-
-    async def budget_status(self, guild_id: str) -> list[BudgetStatus]:
-        """Each budget's window; this process's unused leases go back first, so "held" is
-        what calls in flight (and other processes' leases) hold."""
-        await self.budgets.give_back()
-        return await self.budget_store.status(guild_id)
-
-    async def quota(
-        self, guild_id: str, actor: Actor | str | None, channel_id: str | None = None
-    ) -> list[Allowance]:
-        """What ``actor`` has left on every budget that covers them (``budget_quota``)."""
-        from gigi_core.llm.budget_quota import allowances
-
-        where = calls.where(None, actor, guild_id, channel_id)
-        await self.budgets.give_back()  # "left" counts no share this process holds unused
-        return await allowances(self.budget_store, guild_id, where)
-
-    async def reset_budget(
-        self,
-        guild_id: str,
-        scope_kind: str,
-        scope_id: str | None,
-        window: str,
-        *,
-        subject: str | None = None,
-        by: str | None = None,
-    ) -> int:
-        """Zero the current window's spend (what calls in flight hold stays held)."""
-        budget = await self.budget_store.find(guild_id, scope_kind, scope_id, window)
-        rows = await self.budget_store.reset(budget, subject)
-        await self._audit("llm.budget.reset", Owner.guild(guild_id), by, budget.id)
-        return rows
-
-    async def remove_budget(
-        self,
-        guild_id: str,
-        scope_kind: str,
-        scope_id: str | None,
-        window: str,
-        *,
-        by: str | None = None,
-    ) -> BudgetInfo:
-        budget = await self.budget_store.find(guild_id, scope_kind, scope_id, window)
-        await self.budget_store.remove(budget)
-        self._changed()
-        await self._audit("llm.budget.remove", Owner.guild(guild_id), by, budget.id)
-        return budget
-
     def _changed(self, credential_id: str | None = None) -> None:
         """Forget cached resolution here at once, and tell the other processes."""
         from gigi_core.store.changes import Change
@@ -421,6 +353,12 @@ class LlmService(ModelAdmin):
         else:
             self.cache.retire(credential_id)
         self.kernel.changes.tell(Change("llm", None, {"credential": credential_id}))
+
+    def forget(self) -> None:
+        """Rows went behind the stores' back (a privacy delete, a guild purge): every fact
+        and unsealed key is dropped, and a call begun before this never keeps or uses one."""
+        self.cache.retire_all()
+        self._changed()
 
     # -- resolution and calls ----------------------------------------------------------
 
@@ -517,21 +455,6 @@ class LlmService(ModelAdmin):
         from gigi_core.llm.image_calls import generate_images
 
         return await generate_images(self, request_or_prompt, **where)
-
-    async def _budgeted(self, resolution: Resolution, where: dict[str, Any]) -> bool:
-        """Whether the guild has budgets this call may meet; sets ``where["budget_guild"]``.
-
-        A call billed to the member's own key spends none of the guild's budgets.
-        """
-        guild = where["guild_id"] or (
-            resolution.owner.id if resolution.owner.type == "guild" else None
-        )
-        if guild is None or resolution.owner.type == "user":
-            return False
-        if not await self.budgets.for_guild(guild):
-            return False
-        where["budget_guild"] = guild
-        return True
 
     async def close(self) -> None:
         """Before the database closes: queued settles land and budget leases go back, then

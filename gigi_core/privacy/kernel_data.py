@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy import delete, func, or_, select, update
 
+from gigi_core.privacy import llm_data
 from gigi_core.store.agent_tables import (
     AgentRun,
     AgentRunConfirmation,
@@ -56,8 +57,6 @@ def _attributions(
         (GuildPlugin, GuildPlugin.updated_by),
         (CapabilityGrant, CapabilityGrant.granted_by),
         (LlmGuildPolicy, LlmGuildPolicy.updated_by),
-        (LlmPlacePolicy, LlmPlacePolicy.updated_by),
-        (LlmRolePolicy, LlmRolePolicy.updated_by),
     ]
     out = [
         (
@@ -85,7 +84,7 @@ def _attributions(
         if guild_id is not None:
             where &= (owner_type == "guild") & (owner_id == guild_id)
         out.append((column, where))
-    return out
+    return out + llm_data.attributions(user_id, guild_id)
 
 
 async def export_kernel(db: Database, user_id: str, guild_id: str | None) -> dict[str, Any]:
@@ -119,7 +118,8 @@ async def export_kernel(db: Database, user_id: str, guild_id: str | None) -> dic
         usage = (await s.scalars(usage_q)).all()
         choices = (await s.scalars(_personal(LlmBillingChoice, user_id, guild_id))).all()
         disclosed = (await s.scalars(_personal(LlmContextDisclosure, user_id, guild_id))).all()
-    return {
+        more = await llm_data.export_llm(s, user_id, guild_id)
+    return more | {
         "llm_credentials": [
             {
                 "provider": c.provider,
@@ -202,6 +202,8 @@ async def delete_kernel(
     counts: dict[str, int] = {}
     await db.writer.drain()  # queued audit and usage rows land first, then are rewritten
     async with db.session() as s:
+        # Failover lists and model listings go with the keys (only when the keys do).
+        counts |= await llm_data.delete_llm(s, user_id, guild_id, keys_too=guild_id is None)
         mine = (LlmCredential.owner_type == "user") & (LlmCredential.owner_id == user_id)
         if guild_id is not None:
             # A personal key serves the member in every server: one server's deletion keeps
@@ -326,6 +328,7 @@ async def purge_kernel_guild(db: Database, guild_id: str) -> dict[str, int]:
         counts["agent_runs"] = (
             await s.execute(delete(AgentRun).where(AgentRun.guild_id == guild_id))
         ).rowcount
+        counts |= await llm_data.purge_llm_guild(s, guild_id)
         cred_ids = select(LlmCredential.id).where(
             LlmCredential.owner_type == "guild", LlmCredential.owner_id == guild_id
         )

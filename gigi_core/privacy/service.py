@@ -123,11 +123,13 @@ class PrivacyService:
         from gigi_core.store.audit import AuditRecord
 
         results, errors = await self._ask("delete_user_data", user_id, guild_id)
+        await self.kernel.llm.budgets.give_back()  # no share of a deleted window stays here
         kernel_counts = await delete_kernel(
             self.kernel.db, user_id, guild_id, self.pseudonym(user_id), keep_run=keep_run
         )
         kept_keys = kernel_counts.pop("personal_llm_keys_kept", 0)
         self.kernel.views.clear()  # grants naming the member are gone
+        self.kernel.llm.forget()  # and so are their keys: none answers again, even here
         plugins = {name: c for name, value in results.items() if (c := _counts(name, value))}
         total = sum(kernel_counts.values()) + sum(sum(c.values()) for c in plugins.values())
         await self.kernel.audit.record(
@@ -154,8 +156,10 @@ class PrivacyService:
     async def purge_guild(self, guild_id: str) -> dict[str, Any]:
         """Everything the kernel and every plugin hold for a guild Gigi left."""
         results, errors = await self._ask("purge_guild_data", None, guild_id)
+        await self.kernel.llm.budgets.give_back()
         counts = await purge_kernel_guild(self.kernel.db, guild_id)
         self.kernel.views.clear()
+        self.kernel.llm.forget()  # the guild's keys, policies and budgets are gone
         self.kernel.events.invalidate(guild_id)
         out: dict[str, Any] = {
             "kernel": counts,

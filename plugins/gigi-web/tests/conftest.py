@@ -42,9 +42,10 @@ async def dashboard(
     request: pytest.FixtureRequest,
 ) -> AsyncIterator[Dashboard]:
     fake, url = fake_discord
-    overrides = getattr(request, "param", {})
+    overrides = dict(getattr(request, "param", {}))
+    plugins = ["openai", *overrides.pop("plugins", [])]  # e.g. {"plugins": ["memory"]}
     async with open_test_kernel(
-        tmp_path, plugins=["openai"], extra_plugins=[("webnotes", WebNotes(tmp_path))],
+        tmp_path, plugins=plugins, extra_plugins=[("webnotes", WebNotes(tmp_path))],
         database_url=database_url,
     ) as kernel:  # fmt: skip
         app = create_app(kernel, settings_for(url, **overrides))

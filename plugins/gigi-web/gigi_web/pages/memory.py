@@ -1,0 +1,62 @@
+"""Memory per channel, as `/memory status|enable|disable` show and change it: which channels
+are remembered, for how long, and the server's storage mode. Changes call the memory
+plugin's own actions through the kernel, so the policy engine decides and audits them."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from gigi_core import GigiError
+from gigi_web.access import Refused
+from gigi_web.guards import checked_form, form_text
+from gigi_web.pages.common import back, member_for, show
+from gigi_web.pages.tools import call
+
+STORAGE = {
+    "encrypted": "each message's text, sealed with the server's key, and its search words",
+    "index_only": "each message's search words, not its text",
+    "metadata_only": "ids, authors and times only, no text",
+}
+
+
+async def memory_page(request: Request, error: str | None = None, status: int = 200) -> Response:
+    web, member = await member_for(request, "memory")
+    names = await web.access.names("channels", member.guild.id)
+    state = await call(web, member, "memory.status", {})
+    known = {c["channel_id"]: c for c in state["channels"]}
+    rows = [(cid, name, known.get(cid)) for cid, name in names.items()]
+    rows += [(cid, cid, c) for cid, c in known.items() if cid not in names]
+    policy = state["policy"]
+    return await show(
+        request, web, member, "memory.html", status=status, error=error, rows=rows,
+        policy=policy, storage=STORAGE.get(policy.get("storage"), policy.get("storage")),
+    )  # fmt: skip
+
+
+async def set_channel(request: Request) -> Response:
+    """Remember a channel (or change its retention), or stop remembering it."""
+    web, member = await member_for(request, "memory")
+    guild_id = member.guild.id
+    form = await checked_form(request)
+    channel = form_text(form, "channel", limit=20)
+    if channel not in await web.access.names("channels", guild_id):
+        raise Refused(404, "That channel is not in this server; pick one from the list.")
+    days = form_text(form, "retention_days", limit=5)
+    try:
+        if form_text(form, "mode", limit=8) == "off":
+            await call(web, member, "memory.disable", {"channel": channel})
+            return back(request, f"/g/{guild_id}/memory", "Nothing new is remembered there.")
+        if days and not days.isdigit():
+            raise GigiError("Retention (days): a whole number from 1 to 3650, or blank.")
+        args: dict[str, object] = {"channel": channel}
+        if days:
+            args["retention_days"] = int(days)
+        done = await call(web, member, "memory.enable", args)
+    except GigiError as exc:
+        text = str(exc)
+        if "retention" in text and not days:
+            text += " On this page: fill in Retention (days) next to the channel."
+        return await memory_page(request, error=text, status=400)
+    notice = f"Remembered from now on, for {done['retention_days']} days."
+    return back(request, f"/g/{guild_id}/memory", notice)

@@ -3,12 +3,18 @@ in usage, the prompt never stored; refusals name what to change."""
 
 from __future__ import annotations
 
+import asyncio
+import io
+import pathlib
+
 import pytest
 from sqlalchemy import text
 
 from gigi_core import ConfigError, GigiError, PolicyDenied, ToolExecutionError
+from gigi_core.default_plugins.console import ConsoleSurface
 from gigi_core.evalharness.canary import Canaries, scan_database
-from gigi_core.testing.fake_providers import FakeGemini, FakeOpenAI, png_bytes
+from gigi_core.testing import open_test_kernel
+from gigi_core.testing.fake_providers import FakeGemini, FakeOpenAI, Reply, png_bytes
 from gigi_images_tests.images_world import GUILD, MEMBER, open_world
 
 
@@ -53,11 +59,11 @@ async def test_an_admin_gets_the_picture_as_a_file_and_usage_without_the_prompt(
         assert await scan_database(w.kernel.db.engine, canaries) == []
 
 
-async def test_a_member_without_the_capability_is_refused(tmp_path) -> None:
+async def test_a_member_without_the_capability_is_refused(tmp_path, database_url) -> None:
     async with (
         FakeOpenAI() as fake,
         open_world(
-            tmp_path, None, provider="openai", base_url=fake.base_url, model="gpt-image-1"
+            tmp_path, database_url, provider="openai", base_url=fake.base_url, model="gpt-image-1"
         ) as w,
     ):
         with pytest.raises(PolicyDenied) as err:
@@ -86,14 +92,14 @@ async def test_a_spent_image_budget_refuses_before_the_provider_is_called(
         with pytest.raises(ToolExecutionError, match="daily budget of 6500 tokens") as err:
             await w.draw()
         assert len(fake.requests_to("images")) == 1 and len(w.poster.posts) == 1
-        assert "gigi llm budget set" in (err.value.hint or "") or "budget" in str(err.value)
+        assert "gigi llm budget set|reset --guild g1" in (err.value.hint or "")
 
 
-async def test_a_url_instead_of_bytes_posts_nothing(tmp_path) -> None:
+async def test_a_url_instead_of_bytes_posts_nothing(tmp_path, database_url) -> None:
     async with (
         FakeOpenAI() as fake,
         open_world(
-            tmp_path, None, provider="openai", base_url=fake.base_url, model="dall-e-3"
+            tmp_path, database_url, provider="openai", base_url=fake.base_url, model="dall-e-3"
         ) as w,
     ):
         fake.reply_image_url()
@@ -102,38 +108,79 @@ async def test_a_url_instead_of_bytes_posts_nothing(tmp_path) -> None:
         assert w.poster.posts == []
 
 
-async def test_a_broken_picture_posts_nothing(tmp_path) -> None:
-    async with (
-        FakeGemini() as fake,
-        open_world(
-            tmp_path,
-            None,
-            provider="gemini",
-            base_url=fake.base_url,
-            model="gemini-2.5-flash-image",
-        ) as w,
-    ):
+def _gemini(tmp_path, database_url, fake: FakeGemini):
+    return open_world(
+        tmp_path,
+        database_url,
+        provider="gemini",
+        base_url=fake.base_url,
+        model="gemini-2.5-flash-image",
+    )
+
+
+async def test_a_broken_picture_posts_nothing(tmp_path, database_url) -> None:
+    async with FakeGemini() as fake, _gemini(tmp_path, database_url, fake) as w:
         fake.reply_image(b"\x89PNG\r\n\x1a\n\x00broken")
         with pytest.raises(ToolExecutionError, match="header is broken"):
             await w.draw()
         assert w.poster.posts == []
 
 
-async def test_gemini_image_models_draw_too(tmp_path) -> None:
-    async with (
-        FakeGemini() as fake,
-        open_world(
-            tmp_path,
-            None,
-            provider="gemini",
-            base_url=fake.base_url,
-            model="gemini-2.5-flash-image",
-        ) as w,
-    ):
+async def test_a_gemini_link_instead_of_bytes_is_never_fetched(tmp_path, database_url) -> None:
+    async with FakeGemini() as fake, _gemini(tmp_path, database_url, fake) as w:
+        link = {"fileData": {"mimeType": "image/png", "fileUri": "https://files.example/cat.png"}}
+        fake.enqueue(Reply(200, {"candidates": [{"content": {"parts": [link]}}]}))
+        with pytest.raises(ToolExecutionError, match="link instead of the picture"):
+            await w.draw()
+        assert w.poster.posts == [] and len(fake.requests) == 1  # nothing went to the link
+
+
+async def test_gemini_image_models_draw_too(tmp_path, database_url) -> None:
+    canaries = Canaries()
+    prompt = f"two foxes named {canaries.new('prompt')}"
+    async with FakeGemini() as fake, _gemini(tmp_path, database_url, fake) as w:
         fake.reply_image(png_bytes(2, 3), png_bytes(3, 2))
-        outcome = await w.draw(count=2)
+        outcome = await w.draw(prompt=prompt, count=2)
         assert [p["width"] for p in outcome.result["pictures"]] == [2, 3]
-        assert w.poster.posts[0].text == "Here are the 2 pictures you asked for."
+        [post] = w.poster.posts
+        assert post.text == "Here are the 2 pictures you asked for."
+        assert [f.data for f in post.files] == [png_bytes(2, 3), png_bytes(3, 2)]
+        sent = fake.last_request
+        assert sent.path.endswith("gemini-2.5-flash-image:generateContent")
+        assert prompt in str(sent.json["contents"])
+        async with w.kernel.db.engine.connect() as conn:
+            rows = await conn.execute(
+                text("SELECT provider, model, purpose, status FROM llm_usage_events")
+            )
+            used = [tuple(r) for r in rows]
+        assert used == [("gemini", "gemini-2.5-flash-image", "image", "ok")]
+        assert await scan_database(w.kernel.db.engine, canaries) == []
+
+
+async def test_the_console_saves_the_picture_and_prints_its_path(
+    tmp_path, database_url, monkeypatch
+) -> None:
+    monkeypatch.setenv("USER", "alice")  # the console's operator, an admin there
+    async with (
+        FakeOpenAI() as fake,
+        open_test_kernel(tmp_path, plugins=["images", "openai"], database_url=database_url) as k,
+    ):
+        await k.enable_plugin("console", "images")
+        await k.llm.add_credential(
+            "guild:console", "openai", "main", "key-0123456789abcd", base_url=fake.base_url
+        )
+        await k.llm.set_profile("guild:console", "image", "main", "gpt-image-1")
+        picture = png_bytes(9, 9)
+        fake.reply_image(picture)
+        out = io.StringIO()
+        stdin = io.StringIO("/images draw prompt=lighthouse\n")
+        await asyncio.wait_for(ConsoleSurface(k, stdin=stdin, stdout=out).run(), 30)
+        [line] = [ln for ln in out.getvalue().splitlines() if "[file]" in ln]
+        path = pathlib.Path(line.split("[file] ", 1)[1])
+        assert path.parent == k.settings.home / "outbox"
+        assert path.name.endswith("picture-1.png")
+        assert await asyncio.to_thread(path.read_bytes) == picture
+        assert fake.requests_to("images")[0].json["prompt"] == "lighthouse"
 
 
 async def test_a_provider_that_cannot_draw_is_refused_for_the_image_purpose(tmp_path) -> None:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from gigi_core.policy.actor import Actor
     from gigi_core.policy.decision import Decision
     from gigi_core.store.audit_query import AuditFilter, AuditPage, query_audit
+    from gigi_core.store.run_list import RunSummary, recent_runs
     from gigi_core.store.usage_series import UsagePoint, usage_by_day
     from gigi_core.tools.context import ToolContext
 
@@ -50,6 +51,8 @@ _LAZY = {
     "AuditFilter": "gigi_core.store.audit_query",
     "AuditPage": "gigi_core.store.audit_query",
     "query_audit": "gigi_core.store.audit_query",
+    "RunSummary": "gigi_core.store.run_list",
+    "recent_runs": "gigi_core.store.run_list",
     "UsagePoint": "gigi_core.store.usage_series",
     "usage_by_day": "gigi_core.store.usage_series",
 }
@@ -67,6 +70,7 @@ __all__ = [
     "Kernel",
     "PluginError",
     "PolicyDenied",
+    "RunSummary",
     "ToolContext",
     "ToolError",
     "ToolExecutionError",
@@ -75,6 +79,7 @@ __all__ = [
     "__version__",
     "hookimpl",
     "query_audit",
+    "recent_runs",
     "usage_by_day",
 ]
 

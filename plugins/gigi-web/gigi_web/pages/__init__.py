@@ -15,6 +15,7 @@ from gigi_web.pages import (
     memory,
     mydata,
     plugins,
+    runs,
     servers,
     usage,
 )
@@ -50,6 +51,8 @@ def routes() -> list[Route]:
         Route(f"{g}/budgets/reset", budgets.reset_budget, methods=["POST"]),
         Route(f"{g}/budgets/remove", budgets.remove_budget, methods=["POST"]),
         Route(f"{g}/budgets/personal-keys", budgets.set_personal_keys, methods=["POST"]),
+        Route(f"{g}/runs", runs.run_list),
+        Route(f"{g}/runs/{{run_id}}", runs.run_trace),
         Route(f"{g}/audit", audit.audit_page),
         Route(f"{g}/usage", usage.usage_page),
         Route(f"{g}/data", mydata.data_page),

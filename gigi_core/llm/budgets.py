@@ -64,6 +64,10 @@ UNITS: tuple[str, ...] = ("tokens", "money")
 NOBODY = "-"
 #: A generous estimate of a prompt's tokens: one per this many bytes of its JSON.
 BYTES_PER_TOKEN = 3
+#: What one picture in a prompt is held as, whatever its size in bytes: providers bill an
+#: image by its pixels, roughly 1-2k tokens (Anthropic about 1,600 at its largest size),
+#: not by its base64, which would count a 100 KB picture as some 45,000 tokens.
+IMAGE_TOKENS = 1600
 OUTPUT_ENV = "GIGI_LLM_BUDGET_OUTPUT_TOKENS"
 #: The output cap a budgeted call gets when it sets none: without a cap its cost is unbounded.
 DEFAULT_OUTPUT_TOKENS = 4096
@@ -94,9 +98,30 @@ def most_tokens(request: ChatRequest | EmbeddingRequest) -> int:
     if isinstance(request, EmbeddingRequest):
         size = sum(len(t.encode()) + 4 for t in request.inputs)
         return max(1, math.ceil(size / BYTES_PER_TOKEN))
+    request, images = _without_images(request)
     prompt = request.model_dump_json(include={"messages", "tools", "structured_output"})
     output = request.max_output_tokens or output_cap()
-    return math.ceil(len(prompt.encode()) / BYTES_PER_TOKEN) + output
+    return math.ceil(len(prompt.encode()) / BYTES_PER_TOKEN) + images * IMAGE_TOKENS + output
+
+
+def _without_images(request: ChatRequest) -> tuple[ChatRequest, int]:
+    """The request with its image parts taken out (text is estimated from its bytes),
+    and how many there were (each counts ``IMAGE_TOKENS``)."""
+    from gigi_core.llm.types import ImagePart
+
+    images = 0
+    messages = []
+    for message in request.messages:
+        content = getattr(message, "content", None)
+        if isinstance(content, list):
+            kept = [p for p in content if not isinstance(p, ImagePart)]
+            if len(kept) != len(content):
+                images += len(content) - len(kept)
+                message = message.model_copy(update={"content": kept})
+        messages.append(message)
+    if not images:
+        return request, 0
+    return request.model_copy(update={"messages": messages}), images
 
 
 # -- which budgets apply -----------------------------------------------------------------

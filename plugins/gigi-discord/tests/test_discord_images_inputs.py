@@ -4,13 +4,18 @@ stores, over every table, the FTS index terms, every log record and a paused run
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import logging
+from dataclasses import dataclass
 
+import pytest
 from discord_world import world
+from gigi_discord.attachments import AttachmentRefused, ImageLimits, fetch
 from sqlalchemy import inspect, text
 
+from gigi_core import ConfigError
 from gigi_core.evalharness.canary import Canaries, capture_logs, scan_database
 from gigi_core.testing import wire_name
 from gigi_core.testing.fake_providers import FakeOpenAI, FakeToolCall, png_bytes
@@ -206,3 +211,62 @@ async def test_nothing_of_a_picture_is_stored_on_either_backend(
     for needle in _needles(marker):
         assert needle not in everything, needle
     assert logs.leaks(canaries) == []
+
+
+async def test_the_per_message_limits_come_from_the_settings(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("GIGI_DISCORD_IMAGE_HOSTS", SIM_CDN)
+    monkeypatch.setenv("GIGI_DISCORD_IMAGE_MAX_COUNT", "1")
+    monkeypatch.setenv("GIGI_DISCORD_IMAGE_MAX_MB", "0.001")  # about 1 KB
+    async with FakeOpenAI() as fake, world(tmp_path, plugins=["openai"]) as w:
+        await _configure(w, fake)
+        two = [("a.png", png_bytes()), ("b.png", png_bytes())]
+        await w.member.send(w.channel, f"<@{w.bot.user.id}> hi", attachments=two)
+        big = [("big.png", png_bytes(64, 64) + b"\x00" * 2048)]
+        await w.member.send(w.channel, f"<@{w.bot.user.id}> hi", attachments=big)
+        count, size = w.bot_messages()
+        assert "You attached 2 files; I read at most 1 pictures per message" in count.content
+        assert "big.png is 0.0 MB; the limit is 0.0 MB per picture" in size.content
+        assert fake.requests_to("chat") == []
+
+    monkeypatch.setenv("GIGI_DISCORD_IMAGE_MAX_MB", "ten")
+    with pytest.raises(ConfigError, match="GIGI_DISCORD_IMAGE_MAX_MB must be a number, got 'ten'"):
+        ImageLimits.from_env()
+
+
+async def test_a_download_larger_than_discord_stated_is_refused(tmp_path, monkeypatch) -> None:
+    """The CDN serves more than the attachment's stated size: the cap holds after download."""
+    monkeypatch.setenv("GIGI_DISCORD_IMAGE_HOSTS", SIM_CDN)
+    async with FakeOpenAI() as fake, world(tmp_path, plugins=["openai"]) as w:
+        await _configure(w, fake)
+        real = w.bot.http.get_from_cdn
+
+        async def growing_cdn(url: str) -> bytes:
+            return await real(url) + b"\x00" * (11 * 1024 * 1024)  # past the 10 MB cap
+
+        w.bot.http.get_from_cdn = growing_cdn
+        await w.member.send(
+            w.channel, f"<@{w.bot.user.id}> hi", attachments=[("c.png", png_bytes())]
+        )
+        [grown] = w.bot_messages()
+        assert "c.png is larger than Discord said; the limit is 10.0 MB" in grown.content
+        assert fake.requests_to("chat") == []
+
+
+async def test_a_cdn_that_never_answers_is_given_up_on() -> None:
+    """Outside SimCord (its clock is virtual): a download that never completes ends at the
+    timeout with a sentence to try again, and names no URL."""
+
+    class StalledCdn:
+        async def get_from_cdn(self, url: str) -> bytes:
+            await asyncio.Event().wait()
+            return b""
+
+    @dataclass
+    class Stated:
+        id: int = 1
+        filename: str = "c.png"
+        url: str = "https://cdn.discordapp.com/attachments/1/2/c.png"
+
+    with pytest.raises(AttachmentRefused) as err:
+        await fetch(StalledCdn(), Stated(), ImageLimits(timeout=0.01))
+    assert str(err.value) == "Downloading c.png took too long; please try again."

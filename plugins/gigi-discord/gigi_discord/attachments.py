@@ -9,6 +9,7 @@ really are. Nothing of them is stored: the run gets ``AttachedImage`` (memory on
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from gigi_core import ConfigError
 from gigi_core.llm import ImageRejected, ImageRules, check_image
 from gigi_core.surfaces import AttachedImage
 
+log = logging.getLogger(__name__)
 MB = 1024 * 1024
 CDN_HOSTS = ("cdn.discordapp.com", "media.discordapp.net")
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
@@ -130,7 +132,18 @@ async def fetch(http: Any, attachment: Any, limits: ImageLimits) -> AttachedImag
 async def collect(
     http: Any, attachments: Sequence[Any], limits: ImageLimits | None = None
 ) -> tuple[AttachedImage, ...]:
-    """Screen all, then fetch each: one refusal stops before any (further) download."""
-    limits = limits or ImageLimits.from_env()
+    """Screen all, then fetch each: one refusal stops before any (further) download.
+
+    A malformed ``GIGI_DISCORD_IMAGE_*`` setting is the operator's to fix: it is logged
+    with its name, and the member reads that pictures cannot be read for now.
+    """
+    try:
+        limits = limits or ImageLimits.from_env()
+    except ConfigError as exc:
+        log.error("pictures refused: %s", exc)
+        raise AttachmentRefused(
+            "I cannot read pictures right now: one of Gigi's picture settings is wrong. "
+            "The operator can see which in the log."
+        ) from None
     chosen = screen(attachments, limits)
     return tuple([await fetch(http, a, limits) for a in chosen])

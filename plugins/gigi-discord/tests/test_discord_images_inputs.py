@@ -233,6 +233,22 @@ async def test_the_per_message_limits_come_from_the_settings(tmp_path, monkeypat
         ImageLimits.from_env()
 
 
+async def test_a_broken_picture_setting_is_answered_and_logged(
+    tmp_path, monkeypatch, caplog
+) -> None:
+    monkeypatch.setenv("GIGI_DISCORD_IMAGE_HOSTS", SIM_CDN)
+    monkeypatch.setenv("GIGI_DISCORD_IMAGE_MAX_MB", "ten")
+    async with FakeOpenAI() as fake, world(tmp_path, plugins=["openai"]) as w:
+        await _configure(w, fake)
+        await w.member.send(
+            w.channel, f"<@{w.bot.user.id}> hi", attachments=[("c.png", png_bytes())]
+        )
+        [reply] = w.bot_messages()
+        assert "I cannot read pictures right now" in reply.content
+        assert "GIGI_DISCORD_IMAGE_MAX_MB must be a number" in caplog.text
+        assert fake.requests_to("chat") == []
+
+
 async def test_a_download_larger_than_discord_stated_is_refused(tmp_path, monkeypatch) -> None:
     """The CDN serves more than the attachment's stated size: the cap holds after download."""
     monkeypatch.setenv("GIGI_DISCORD_IMAGE_HOSTS", SIM_CDN)

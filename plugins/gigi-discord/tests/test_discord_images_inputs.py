@@ -18,7 +18,14 @@ from sqlalchemy import inspect, text
 from gigi_core import ConfigError
 from gigi_core.evalharness.canary import Canaries, capture_logs, scan_database
 from gigi_core.testing import wire_name
-from gigi_core.testing.fake_providers import FakeOpenAI, FakeToolCall, png_bytes
+from gigi_core.testing.fake_providers import (
+    FakeAnthropic,
+    FakeGemini,
+    FakeOpenAI,
+    FakeOpenRouter,
+    FakeToolCall,
+    png_bytes,
+)
 
 SIM_CDN = "cdn.simcord.invalid"  # the simulator's CDN stands in for Discord's
 
@@ -286,3 +293,44 @@ async def test_a_cdn_that_never_answers_is_given_up_on() -> None:
     with pytest.raises(AttachmentRefused) as err:
         await fetch(StalledCdn(), Stated(), ImageLimits(timeout=0.01))
     assert str(err.value) == "Downloading c.png took too long; please try again."
+
+
+PROVIDERS = [
+    ("openai", FakeOpenAI, "gpt-4o", "image_url is only supported by certain models"),
+    ("openrouter", FakeOpenRouter, "openrouter/openai/gpt-4o", "only supported by certain"),
+    ("anthropic", FakeAnthropic, "claude-sonnet-4-5", "does not support image input"),
+    ("gemini", FakeGemini, "gemini-2.5-flash", "Image input modality is not enabled"),
+]
+
+
+@pytest.mark.parametrize(("provider", "server", "model", "refusal"), PROVIDERS)
+async def test_each_provider_gets_the_picture_and_a_refusal_reads_well(
+    tmp_path, monkeypatch, provider, server, model, refusal
+) -> None:
+    """A mention's picture reaches each provider's wire-level fake as its own image part;
+    a model of that provider that takes no pictures answers with the vendor's words."""
+    monkeypatch.setenv("GIGI_DISCORD_IMAGE_HOSTS", SIM_CDN)
+    picture = png_bytes(3, 5)
+    async with (
+        server() as fake,
+        world(tmp_path, plugins=["openai", "anthropic", "gemini"]) as w,
+    ):
+        owner = f"guild:{w.gid}"
+        await w.kernel.llm.add_credential(
+            owner, provider, "main", "key-0123456789abcdef", base_url=fake.base_url
+        )
+        await w.kernel.llm.set_profile(owner, "chat", "main", model)
+        fake.reply_text("A tall grey picture.")
+        await w.member.send(
+            w.channel, f"<@{w.bot.user.id}> what?", attachments=[("t.png", picture)]
+        )
+        [answer] = w.bot_messages()
+        assert answer.content.startswith("A tall grey picture."), answer.content
+        [(media_type, data)] = [p for r in fake.requests for p in fake.image_parts(r)]
+        assert (media_type, base64.b64decode(data)) == ("image/png", picture)
+
+        fake.text_only_models = frozenset({model.removeprefix("openrouter/")})
+        await w.member.send(w.channel, f"<@{w.bot.user.id}> and?", attachments=[("t.png", picture)])
+        refused = w.bot_messages()[-1].content
+        assert f"The model {model} did not take the picture" in refused, refused
+        assert refusal in refused and "purpose:vision" in refused

@@ -26,6 +26,7 @@ import math
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gigi_core.errors import GigiError
@@ -238,6 +239,9 @@ class Caller:
             cheaper = await self._budget_fallback(resolution)
             if not cheaper or cheaper == resolution.model:
                 raise
+            if await self._roles_refuse(replace(resolution, model=cheaper), where):
+                log.info("llm budget fallback: the member's roles do not allow %s", cheaper)
+                raise  # a spent budget never widens what a role may use
             log.info("llm budget fallback: %s -> %s", resolution.model, cheaper)
             moved = {**where, "failover_reason": "budget_exhausted"}
             try:
@@ -246,6 +250,15 @@ class Caller:
                 )
             except BudgetExhausted:
                 raise spent from None  # the profile's own budget is the one to report
+
+    async def _roles_refuse(self, target: Resolution, where: dict[str, Any]) -> bool:
+        """Whether the member's role policy refuses ``target``'s model (admins and calls
+        billed to the member's own key are never held)."""
+        guild = where.get("guild_id")
+        if not guild or target.owner.type == "user" or not where.get("roles"):
+            return False
+        policies = await self.resolver.place_policies(guild)
+        return policies.role_refusal(target, where["roles"], bool(where.get("admin"))) is not None
 
     async def _budget_fallback(self, resolution: Resolution) -> str | None:
         return (await self._budget_facts(resolution))[0]

@@ -52,6 +52,38 @@ async def test_a_spent_model_budget_moves_the_call_to_the_budget_fallback_model(
         assert len(fake.requests_to("chat")) == 2
 
 
+async def test_the_budget_fallback_model_respects_the_members_role_policy(
+    database_url, tmp_path
+) -> None:
+    """A role allowed only the profile's model keeps the budget's refusal; a role allowed
+    the fallback too, an admin, or a member whose roles are not ruled, get the fallback."""
+    async with llm_kernel(tmp_path, database_url) as kernel, FakeOpenAI() as fake:
+        await configure(kernel, fake.base_url)
+        llm = kernel.llm
+        await llm.set_profile(
+            f"guild:{GUILD}", "chat", "main", "m-1", budget_fallback_model="m-cheap"
+        )
+        await llm.places.set_role(GUILD, "r-strict", ["m-1"])
+        await llm.places.set_role(GUILD, "r-both", ["m-1", "m-cheap"])
+        await llm.set_budget(GUILD, "model", "openai-compatible/m-1", limit=0, exempt_admins=False)
+
+        async def chat_as(actor: Actor):
+            return await llm.chat(request(), guild_id=GUILD, actor=actor, channel_id="c1")
+
+        strict = Actor(id="u1", roles=frozenset({"r-strict"}))
+        with pytest.raises(BudgetExhausted, match="model openai-compatible/m-1 daily budget"):
+            await chat_as(strict)
+        assert fake.requests_to("chat") == []  # the cheaper model was never called
+        fake.reply_text("ok", usage=usage_of(MOST), times=3)
+        for allowed in (
+            Actor(id="u2", roles=frozenset({"r-strict", "r-both"})),
+            Actor(id="u3", roles=frozenset({"r-strict"}), is_admin=True),
+            Actor(id="u4", roles=frozenset({"r-other"})),
+        ):
+            assert (await chat_as(allowed)).text == "ok"
+        assert [r.json["model"] for r in fake.requests_to("chat")] == ["m-cheap"] * 3
+
+
 def test_the_cli_sets_and_shows_the_budget_fallback_model(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("GIGI_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("GIGI_LOAD_PLUGINS", "openai")

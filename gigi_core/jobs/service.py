@@ -157,11 +157,17 @@ class JobService:
         raise JobError(f"more than one job id starts with {text!r}; type more of it")
 
     async def list(
-        self, status: str | None = None, limit: int = 100, *, name: str | None = None
+        self,
+        status: str | None = None,
+        limit: int = 100,
+        *,
+        name: str | None = None,
+        guild_id: str | None = None,
     ) -> list[JobInfo]:
+        """Newest first; ``guild_id`` keeps the jobs whose payload names that guild."""
         if status is not None and status not in STATUSES:
             raise JobError(f"unknown job status {status!r} (one of: {', '.join(STATUSES)})")
-        rows = await self.store.list(status, name, max(1, min(int(limit), 10_000)))
+        rows = await self.store.list(status, name, max(1, min(int(limit), 10_000)), guild_id)
         return [JobInfo.from_row(r) for r in rows]
 
     async def cancel(self, job_id: str) -> bool:

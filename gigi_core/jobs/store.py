@@ -125,8 +125,12 @@ class JobStore:
             )
             return [r[0] for r in rows]
 
-    async def list(self, status: str | None, name: str | None, limit: int) -> list[Any]:
+    async def list(
+        self, status: str | None, name: str | None, limit: int, guild_id: str | None = None
+    ) -> list[Any]:
         query = select(T).order_by(T.c.created_at.desc(), T.c.id).limit(limit)
+        if guild_id is not None:  # the payload's "guild_id" (JSON on both backends)
+            query = query.where(T.c.payload["guild_id"].as_string() == guild_id)
         if status is not None:
             query = query.where(T.c.status == status)
         if name is not None:

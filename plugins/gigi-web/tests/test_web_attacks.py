@@ -27,7 +27,7 @@ from web_world import (
 from gigi_core import AuditFilter, query_audit
 
 ADMIN_GETS = ["plugins", "plugins/webnotes/enable", "plugins/webnotes/config", "grants",
-              "channels", "llm", "budgets", "runs", "audit", "usage"]  # fmt: skip
+              "channels", "llm", "budgets", "runs", "jobs", "audit", "usage"]  # fmt: skip
 ADMIN_POSTS = {
     "plugins/webnotes/enable": {},
     "plugins/webnotes/disable": {},

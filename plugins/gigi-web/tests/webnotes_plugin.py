@@ -55,5 +55,15 @@ class WebNotes:
         register("webnotes.count", self.count)
         register("webnotes.wipe", self.count)
 
+    @hookimpl
+    def register_jobs(self, register: Any) -> None:
+        register("webnotes.reindex", self.reindex, retries=0)
+
     async def count(self, ctx: Any) -> dict[str, Any]:
         return {"count": 0}
+
+    async def reindex(self, ctx: Any, guild_id: str, total: int, note: str = "") -> None:
+        """A job that reports progress (note is untrusted text the Jobs page must escape)."""
+        if total < 0:
+            raise ValueError("a secret-looking message the page must never show")
+        await ctx.progress(total // 2, total, note or None)

@@ -226,6 +226,14 @@ async def test_the_per_message_limits_come_from_the_settings(tmp_path, monkeypat
     monkeypatch.setenv("GIGI_DISCORD_IMAGE_MAX_MB", "0.001")  # about 1 KB
     async with FakeOpenAI() as fake, world(tmp_path, plugins=["openai"]) as w:
         await _configure(w, fake)
+        fetched: list[str] = []
+        real = w.bot.http.get_from_cdn
+
+        async def counting(url: str) -> bytes:
+            fetched.append(url)
+            return await real(url)
+
+        w.bot.http.get_from_cdn = counting
         two = [("a.png", png_bytes()), ("b.png", png_bytes())]
         await w.member.send(w.channel, f"<@{w.bot.user.id}> hi", attachments=two)
         big = [("big.png", png_bytes(64, 64) + b"\x00" * 2048)]
@@ -233,7 +241,7 @@ async def test_the_per_message_limits_come_from_the_settings(tmp_path, monkeypat
         count, size = w.bot_messages()
         assert "You attached 2 files; I read at most 1 pictures per message" in count.content
         assert "big.png is 0.0 MB; the limit is 0.0 MB per picture" in size.content
-        assert fake.requests_to("chat") == []
+        assert fetched == [] and fake.requests_to("chat") == []  # refused before download
 
     monkeypatch.setenv("GIGI_DISCORD_IMAGE_MAX_MB", "ten")
     with pytest.raises(ConfigError, match="GIGI_DISCORD_IMAGE_MAX_MB must be a number, got 'ten'"):

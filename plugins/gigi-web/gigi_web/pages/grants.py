@@ -6,8 +6,21 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gigi_core import ConfigError
+from gigi_web.access import Member, Refused
 from gigi_web.guards import checked_form, form_text
 from gigi_web.pages.common import back, member_for, show
+
+ADMINS_ONLY = (
+    "Only server admins (Manage Server) add or remove grants, as with /gigi grants on "
+    "Discord: a grant of grants.manage lets a member read this page, not widen their own rights."
+)
+
+
+def _admin(member: Member) -> None:
+    """Changing grants needs Manage Server: a delegated grants.manage could otherwise grant
+    its holder ``*`` (every capability) from here."""
+    if not member.actor.is_admin:
+        raise Refused(403, ADMINS_ONLY)
 
 
 async def grant_list(request: Request, error: str | None = None, status: int = 200) -> Response:
@@ -19,6 +32,7 @@ async def grant_list(request: Request, error: str | None = None, status: int = 2
     return await show(
         request, web, member, "grants.html", status=status, grants=grants, roles=roles,
         capabilities=[(name, spec.description) for name, spec in capabilities], error=error,
+        can_change=member.actor.is_admin,
     )  # fmt: skip
 
 
@@ -36,6 +50,7 @@ def _subject(form: object) -> tuple[str, str]:
 async def add(request: Request) -> Response:
     web, member = await member_for(request, "grants")
     form = await checked_form(request)
+    _admin(member)
     try:
         kind, subject = _subject(form)
         capability = form_text(form, "capability", limit=128)
@@ -51,6 +66,7 @@ async def add(request: Request) -> Response:
 async def remove(request: Request) -> Response:
     web, member = await member_for(request, "grants")
     form = await checked_form(request)
+    _admin(member)
     try:
         kind, subject = _subject(form)
         capability = form_text(form, "capability", limit=128)

@@ -10,12 +10,15 @@ from gigi_core import PolicyDenied
 from gigi_web.access import Member, Refused
 
 
-async def call(web: Any, member: Member, action: str, args: dict[str, Any]) -> Any:
-    """The action's result; a policy refusal is a 403 naming what to change, any other
-    refusal of the call (arguments, the plugin's own checks) a GigiError for the page."""
+async def call(
+    web: Any, member: Member, action: str, args: dict[str, Any], channel_id: str | None = None
+) -> Any:
+    """The action's result (asked in ``channel_id``, if given); a policy refusal is a 403
+    naming what to change, any other refusal of the call (arguments, the plugin's own
+    checks) a GigiError for the page."""
     try:
         outcome = await web.kernel.call_tool(
-            action, args, actor=member.actor, guild_id=member.guild.id
+            action, args, actor=member.actor, guild_id=member.guild.id, channel_id=channel_id
         )
     except PolicyDenied as exc:
         raise Refused(

@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 
 from gigi_core.llm.channel_policy import (
     CLEARABLE,
+    PLACE_KINDS,
     GuildPolicies,
     ModelChoice,
     Place,
@@ -139,6 +140,23 @@ class ChannelPolicyStore:
             row.models = models
             row.updated_by, row.updated_at = by, utcnow()
             return _place_policy(row)
+
+    async def remove_place(self, guild_id: str, place_id: str) -> int:
+        """A channel, category, forum or thread is gone: its row goes (never the guild's
+        own defaults, even for a place that shares the guild's id)."""
+        if place_id == guild_id:
+            keys = [f"{kind}:{place_id}" for kind in PLACE_KINDS if kind != "guild"]
+        else:
+            keys = [place_id]
+        async with self.db.session() as s:
+            result = await s.execute(
+                delete(LlmPlacePolicy).where(
+                    LlmPlacePolicy.guild_id == guild_id,
+                    LlmPlacePolicy.place_id.in_(keys),
+                    LlmPlacePolicy.kind != "guild",
+                )
+            )
+            return int(result.rowcount or 0)
 
     async def set_role(
         self, guild_id: str, role_id: str, models: Iterable[str] | None, *, by: str | None = None

@@ -118,6 +118,17 @@ class PlacePolicies:
         await self.service._audit("llm.policy.role", Owner.guild(guild_id), by, f"role {role_id}")
         return policy
 
+    async def place_deleted(self, guild_id: str, place_id: str) -> int:
+        """The surface says a place is gone: its policy goes with it, so a later place that
+        reuses nothing of it inherits cleanly and no row outlives what it described."""
+        removed = await self.store.remove_place(guild_id, place_id)
+        if removed:
+            self.service._changed()
+            await self.service._audit(
+                "llm.policy.place_deleted", Owner.guild(guild_id), None, f"place {place_id}"
+            )
+        return removed
+
     async def show(self, guild_id: str, places: Sequence[Place] = ()) -> PolicyView:
         """Everything ``policy show`` prints, read fresh (not from the cache)."""
         policies = await self.store.read(guild_id)

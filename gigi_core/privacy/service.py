@@ -171,10 +171,14 @@ class PrivacyService:
         return out
 
     async def on_lifecycle(self, event: Any) -> None:
-        """GuildLeft schedules the purge after the grace period; GuildJoined cancels it."""
-        from gigi_core.events import GuildJoined, GuildLeft
+        """GuildLeft schedules the purge after the grace period; GuildJoined cancels it;
+        ChannelDeleted removes the place's LLM policy."""
+        from gigi_core.events import ChannelDeleted, GuildJoined, GuildLeft
 
         if event.guild_id is None:
+            return
+        if isinstance(event, ChannelDeleted):
+            await self._channel_deleted(event.guild_id, event.channel_id)
             return
         key = f"purge:{event.guild_id}"
         try:
@@ -191,6 +195,17 @@ class PrivacyService:
                 "schedule" if isinstance(event, GuildLeft) else "cancel",
                 event.guild_id,
                 exc if isinstance(exc, ConfigError) else type(exc).__name__,
+            )
+
+    async def _channel_deleted(self, guild_id: str, channel_id: str) -> None:
+        try:
+            await self.kernel.llm.places.place_deleted(guild_id, channel_id)
+        except Exception as exc:  # the surface that published must never see this
+            log.error(
+                "could not remove the LLM policy of deleted channel %s in guild %s: %s",
+                channel_id,
+                guild_id,
+                type(exc).__name__,
             )
 
     async def _ask(

@@ -35,12 +35,16 @@ def in_guild(request: Request) -> bool:
 
 async def decide(kernel: Kernel, request: Request, places: Sequence[Place] = ()) -> BillingDecision:
     """``places``: where it was asked, as the run's model calls pass them (a place policy
-    may send a purpose to another of the guild's profiles)."""
+    may send a purpose to another of the guild's profiles).
+
+    An ambient run is Gigi speaking up unasked: the server pays, never the member whose
+    message it answers (their remembered ``me`` would bill their key, and send the channel's
+    history to their provider, for a reply they did not ask for)."""
     return await kernel.llm.personal.decide(
         request.guild_id,
         request.actor,
         dm=is_dm(request),
         in_guild=in_guild(request),
-        billing=request.billing,
+        billing="server" if request.kind == "ambient" else request.billing,
         places=places,
     )

@@ -152,3 +152,26 @@ async def test_a_picture_is_billed_as_the_run_is(database_url, tmp_path) -> None
         reply = await AgentRuntime(kernel).handle(ask(billing="me", images=(picture,)))
         assert reply.text == "a grey square"
         assert guild_srv.requests == [] and len(member_srv.requests_to("chat")) == 1
+
+
+async def test_an_ambient_run_is_billed_to_the_server_even_for_a_member_who_chose_me(
+    database_url, tmp_path
+) -> None:
+    async with (
+        retrieval_kernel(tmp_path, database_url, fake("notes"), plugins=["openai"]) as kernel,
+        FakeOpenAI(api_key=USER_KEY) as member_srv,
+        FakeOpenAI(api_key=GUILD_KEY) as guild_srv,
+    ):
+        await _keys(kernel, member_srv.base_url, guild_srv.base_url)
+        await kernel.llm.set_policy("g1", personal_keys="guild-allowed")
+        await kernel.llm.personal.remember_billing("g1", "u1", "me")
+        await kernel.llm.personal.acknowledge("g1", "u1")
+        guild_srv.reply_text("gigi speaks up")
+        reply = await AgentRuntime(kernel).handle(ask(kind="ambient"))
+        assert reply.text == "gigi speaks up"
+        assert member_srv.requests_to("chat") == []  # unasked: never on the member's key
+        owners = {
+            (e["billing_owner_type"], e["billing_owner_id"])
+            for e in await kernel.llm.usage_log.events()
+        }
+        assert owners == {("guild", "g1")}

@@ -53,3 +53,31 @@ async def test_a_spent_image_budget_is_named(tmp_path) -> None:
         said = _said(await w.admin.slash(w.channel, "images draw", prompt="a lighthouse"))
         assert "budget of 100 tokens" in said, said
         assert fake.requests == []
+
+
+async def test_a_picture_the_model_asks_for_keeps_its_prompt_out_of_the_store(
+    tmp_path, database_url
+) -> None:
+    """The model calls images.generate during an admin's mention: the picture is posted as
+    a file, and the prompt it wrote is in no table (trace, journal, usage, audit)."""
+    from gigi_core.evalharness.canary import Canaries, scan_database
+    from gigi_core.testing import wire_name
+    from gigi_core.testing.fake_providers import FakeToolCall
+
+    canaries = Canaries()
+    prompt = f"a lighthouse named {canaries.new('picture prompt')}"
+    async with (
+        FakeOpenAI() as fake,
+        world(tmp_path, plugins=["openai", "images"], database_url=database_url) as w,
+    ):
+        await _setup(w, fake)
+        await w.kernel.llm.set_profile(f"guild:{w.gid}", "chat", "img", "gpt-4o")
+        picture = png_bytes(5, 5)
+        fake.reply_image(picture)
+        fake.reply_tool_calls(FakeToolCall(wire_name("images.generate"), {"prompt": prompt}))
+        fake.reply_text("Drawn.")
+        await w.mention(w.admin, "draw a lighthouse")
+        [posted] = [m for m in w.bot_messages() if m.attachments]
+        assert await posted.attachments[0].read() == picture
+        assert fake.requests_to("images")[0].json["prompt"] == prompt
+        assert await scan_database(w.kernel.db.engine, canaries) == []

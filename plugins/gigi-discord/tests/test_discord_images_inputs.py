@@ -304,20 +304,25 @@ async def test_a_cdn_that_never_answers_is_given_up_on() -> None:
 
 
 PROVIDERS = [
-    ("openai", FakeOpenAI, "gpt-4o", "image_url is only supported by certain models"),
-    ("openrouter", FakeOpenRouter, "openrouter/openai/gpt-4o", "only supported by certain"),
-    ("anthropic", FakeAnthropic, "claude-sonnet-4-5", "does not support image input"),
-    ("gemini", FakeGemini, "gemini-2.5-flash", "Image input modality is not enabled"),
+    # (credential provider, fake, model, the vendor's refusal, the route answering)
+    ("openai", FakeOpenAI, "gpt-4o", "image_url is only supported by certain models", "chat"),
+    ("openai", FakeOpenAI, "gpt-4o", "only supported by certain models", "responses"),
+    ("openrouter", FakeOpenRouter, "openrouter/openai/gpt-4o", "only supported by", "chat"),
+    ("anthropic", FakeAnthropic, "claude-sonnet-4-5", "does not support image input", "chat"),
+    ("gemini", FakeGemini, "gemini-2.5-flash", "Image input modality is not enabled", "chat"),
 ]
 
 
-@pytest.mark.parametrize(("provider", "server", "model", "refusal"), PROVIDERS)
+@pytest.mark.parametrize(("provider", "server", "model", "refusal", "route"), PROVIDERS)
 async def test_each_provider_gets_the_picture_and_a_refusal_reads_well(
-    tmp_path, monkeypatch, provider, server, model, refusal
+    tmp_path, monkeypatch, provider, server, model, refusal, route
 ) -> None:
-    """A mention's picture reaches each provider's wire-level fake as its own image part;
-    a model of that provider that takes no pictures answers with the vendor's words."""
+    """A mention's picture reaches each provider's wire-level fake as its own image part
+    (OpenAI's Responses API too, the operator's ``GIGI_OPENAI_API=responses``); a model
+    of that provider that takes no pictures answers with the vendor's words."""
     monkeypatch.setenv("GIGI_DISCORD_IMAGE_HOSTS", SIM_CDN)
+    if route == "responses":
+        monkeypatch.setenv("GIGI_OPENAI_API", "responses")
     picture = png_bytes(3, 5)
     async with (
         server() as fake,
@@ -328,7 +333,10 @@ async def test_each_provider_gets_the_picture_and_a_refusal_reads_well(
             owner, provider, "main", "key-0123456789abcdef", base_url=fake.base_url
         )
         await w.kernel.llm.set_profile(owner, "chat", "main", model)
-        fake.reply_text("A tall grey picture.")
+        if route == "responses":
+            fake.reply_response(text="A tall grey picture.")
+        else:
+            fake.reply_text("A tall grey picture.")
         await w.member.send(
             w.channel, f"<@{w.bot.user.id}> what?", attachments=[("t.png", picture)]
         )
@@ -336,6 +344,10 @@ async def test_each_provider_gets_the_picture_and_a_refusal_reads_well(
         assert answer.content.startswith("A tall grey picture."), answer.content
         [(media_type, data)] = [p for r in fake.requests for p in fake.image_parts(r)]
         assert (media_type, base64.b64decode(data)) == ("image/png", picture)
+        if route == "responses":
+            [asked] = fake.requests
+            assert asked.route == "responses"
+            assert any(p["type"] == "input_image" for p in asked.json["input"][-1]["content"])
 
         fake.text_only_models = frozenset({model.removeprefix("openrouter/")})
         await w.member.send(w.channel, f"<@{w.bot.user.id}> and?", attachments=[("t.png", picture)])

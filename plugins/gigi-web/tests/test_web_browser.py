@@ -1,6 +1,7 @@
 """A real browser (Chromium from the OS packages, driven by Playwright) through the whole
 dashboard: sign in with the fake Discord, pick a server, enable a plugin, fix a settings
-form, add a grant, read the audit log and a usage plot, export and delete "my data".
+form, add a grant, open the budgets, read the audit log and a usage plot, export and
+delete "my data".
 
 Skips only when Chromium (or Playwright) is missing outside CI; in CI (CI=true) it fails.
 Set DASHBOARD_SCREENSHOTS=docs/web to refresh the documentation's screenshots.
@@ -175,6 +176,12 @@ async def test_the_dashboard_in_a_real_browser(database_url, tmp_path: Path, sho
                         page.get_by_text("The chat purpose uses gpt-4o-mini now.")
                     ).to_be_visible()
                     await shot("llm")
+
+                    await page.get_by_role("link", name="Budgets").click()
+                    await expect(page.get_by_role("heading", name="Model budgets")).to_be_visible()
+                    await expect(
+                        page.get_by_text("No budgets: calls here are not limited.")
+                    ).to_be_visible()
 
                     await page.get_by_role("link", name="Audit log").click()
                     await expect(page.get_by_role("cell", name="grant.add")).to_be_visible()

@@ -102,8 +102,13 @@ class AgentRuntime:
         # Billed to a member's key that has not been cleared for this guild: no guild
         # context, and no earlier turns (they can hold other members' words and answers).
         voiced = persona.history if persona else ()  # the ambient voice's channel messages
+        placed = await instructions(self.kernel, request)  # the admins' words for this place
         withheld = paying.withheld and (
-            mode != "none" or conversation is not None or bool(toolset.by_wire) or bool(voiced)
+            mode != "none"
+            or conversation is not None
+            or bool(toolset.by_wire)
+            or bool(voiced)
+            or bool(placed)
         )
         if withheld:  # the guild's tools return guild context (memory, knowledge, members)
             toolset = Toolset()
@@ -111,7 +116,7 @@ class AgentRuntime:
         earlier = [] if withheld else followup.history(conversation, pack, self.history_tokens)
         messages = [
             {"role": "system", "content": persona.system if persona else SYSTEM_PROMPT},
-            *await instructions(self.kernel, request),  # the place's, below the rules
+            *(() if withheld else placed),  # the place's, below the rules
             *(m.model_dump(mode="json") for m in (() if withheld else voiced)),
             *earlier,
             {"role": "user", "content": context_step.prompt_text(request, pack)},

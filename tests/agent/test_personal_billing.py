@@ -175,3 +175,27 @@ async def test_an_ambient_run_is_billed_to_the_server_even_for_a_member_who_chos
             for e in await kernel.llm.usage_log.events()
         }
         assert owners == {("guild", "g1")}
+
+
+async def test_channel_instructions_wait_for_the_disclosure_too(database_url, tmp_path) -> None:
+    from gigi_core.llm.channel_policy import Place
+
+    async with (
+        retrieval_kernel(tmp_path, database_url, fake("notes"), plugins=["openai"]) as kernel,
+        FakeOpenAI(api_key=USER_KEY) as member_srv,
+    ):
+        await _keys(kernel, member_srv.base_url)
+        await kernel.llm.set_policy("g1", personal_keys="guild-allowed")
+        await kernel.llm.places.set_place(
+            "g1", Place("channel", "c1"), prompt="Launch is on May 3."
+        )
+        rt = AgentRuntime(kernel)
+        member_srv.reply_text("without them")
+        reply = await rt.handle(ask(context="none", places=(Place("channel", "c1"),)))
+        assert reply.text == "without them" and reply.disclosure is not None
+        assert "Launch is on May 3." not in sent(member_srv)  # the admins' words are guild context
+
+        assert await kernel.llm.personal.acknowledge("g1", "u1")
+        member_srv.reply_text("with them")
+        again = await rt.handle(ask(context="none", places=(Place("channel", "c1"),)))
+        assert again.text == "with them" and "Launch is on May 3." in sent(member_srv)

@@ -35,6 +35,8 @@ MESSAGE_EVENTS = (MessageCreated, MessageEdited)
 ROUTE_CHUNK = 256
 STATS_SECONDS = 30.0  # how often the delivery counters are saved
 COUNTERS = ("delivered", "dropped", "failed", "timed_out")
+#: The facts key of direct messages (no guild): which plugins' observers an upgrade holds.
+DM_FACTS = "(direct messages)"
 
 
 def _env_number(name: str, default: float, *, minimum: float) -> float:
@@ -80,9 +82,10 @@ class _Observer:
 
 @dataclass
 class _GuildFacts:
-    enabled: frozenset[str]
+    enabled: frozenset[str]  # enabled here, less those an unaccepted upgrade holds
     states: dict[str, str]
     expires: float
+    held: frozenset[str] = frozenset()  # plugins with pending holds: their observers are off
 
 
 class EventBus:
@@ -123,8 +126,8 @@ class EventBus:
         if not self._routing and inbox.empty():
             # Nothing ahead of it: with the guild's facts fresh, straight to the observers'
             # queues (one task wake-up per event instead of two).
-            facts = None if event.guild_id is None else self._fresh(event.guild_id)
-            if (event.guild_id is None or facts is not None) and self._direct(event, facts):
+            facts = self._fresh(DM_FACTS if event.guild_id is None else event.guild_id)
+            if facts is not None and self._direct(event, facts):
                 return
         try:
             inbox.put_nowait(event)
@@ -190,11 +193,8 @@ class EventBus:
             taken = 0
             while event is not None:
                 try:
-                    facts = None
-                    if event.guild_id is not None:
-                        facts = self._fresh(event.guild_id) or await self.guild_facts(
-                            event.guild_id
-                        )
+                    key = DM_FACTS if event.guild_id is None else event.guild_id
+                    facts = self._fresh(key) or await self.guild_facts(key)
                     self._dispatch(event, facts)
                 except Exception as exc:  # a database hiccup must not stop delivery for good
                     log.error("event routing failed: %s", type(exc).__name__)
@@ -213,7 +213,7 @@ class EventBus:
             await asyncio.sleep(STATS_SECONDS)
             await self.flush_stats()
 
-    def _dispatch(self, event: Event, facts: _GuildFacts | None) -> None:
+    def _dispatch(self, event: Event, facts: _GuildFacts) -> None:
         for observer in self.observers().values():
             wanted = _wanted(observer, event, facts)
             if wanted is None:
@@ -231,7 +231,7 @@ class EventBus:
                         line.dropped,
                     )
 
-    def _direct(self, event: Event, facts: _GuildFacts | None) -> bool:
+    def _direct(self, event: Event, facts: _GuildFacts) -> bool:
         """Hand the event to its observers' queues from ``publish``, or False (nothing done)
         when one of them has no worker yet or a quarter of its queue filled: the router
         then paces it. Workers are started by the router only, so they run in its context
@@ -264,16 +264,25 @@ class EventBus:
         return None
 
     async def guild_facts(self, guild_id: str) -> _GuildFacts:
+        """A guild's facts (``DM_FACTS``: direct messages'), including the plugins whose
+        observers stay off because an upgrade's holds are not accepted there: an observer
+        sees every message, and no manifest says what its code does with them."""
         facts = self._fresh(guild_id)
         if facts is not None:
             return facts
+        dm = guild_id == DM_FACTS
         for _ in range(3):  # a change committed while we read: read again
             generation = self._generation
-            enabled = frozenset(await self.kernel.plugin_state.enabled_plugins(guild_id))
-            states = await self.kernel.channels.states(guild_id)
+            enabled: frozenset[str] = frozenset()
+            states: dict[str, str] = {}
+            if not dm:
+                enabled = frozenset(await self.kernel.plugin_state.enabled_plugins(guild_id))
+                states = await self.kernel.channels.states(guild_id)
+            held = await self.kernel.reviews.observers_held(None if dm else guild_id)
             if generation == self._generation:
                 break
-        facts = _GuildFacts(enabled, states, time.monotonic() + self.facts_ttl)
+        expires = time.monotonic() + self.facts_ttl
+        facts = _GuildFacts(enabled - held, states, expires, held)
         if generation == self._generation:  # never cache facts a change overtook
             if len(self._facts) > 10_000:
                 self._facts.clear()
@@ -420,10 +429,12 @@ class EventBus:
         await self.flush_stats()
 
 
-def _wanted(observer: _Observer, event: Event, facts: _GuildFacts | None) -> Event | None:
+def _wanted(observer: _Observer, event: Event, facts: _GuildFacts) -> Event | None:
     """The event as this observer gets it, or None when it is not delivered to it."""
-    if facts is None:  # no guild: a direct message
-        return event if observer.dm_events else None
+    if event.guild_id is None:  # no guild: a direct message
+        if not observer.dm_events or not observer.manifests.isdisjoint(facts.held):
+            return None
+        return event
     if observer.manifests.isdisjoint(facts.enabled):
         return None
     states = facts.states  # paused or secured channels only, usually none

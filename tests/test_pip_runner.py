@@ -1,34 +1,151 @@
-"""pip plumbing of `gigi install` that needs no pip run: pinning to the reviewed version and
-the tail of pip's output that an error shows."""
+"""pip plumbing of `gigi install`: what is refused before pip runs (anything pip would build,
+so no candidate code runs before its review), what pip's resolution may hand back, and the
+tail of pip's output that an error shows."""
 
 from __future__ import annotations
 
-import tempfile
+import json
+import tarfile
+from pathlib import Path
 
-from gigi_core.cli.pip_runner import Source, Staged, pinned, tail
-from gigi_core.manifest.packaged import PackagedPlugin
+import pytest
+
+from gigi_core.cli import pip_runner
+from gigi_core.cli.install_screen import SourceBuildError, check, needs_build
+from gigi_core.cli.pip_runner import PipError, Source, tail
+
+BACKEND = """\
+import pathlib
+pathlib.Path({marker!r}).write_text("the candidate's build code ran\\n")
+def get_requires_for_build_wheel(config_settings=None): return []
+def prepare_metadata_for_build_wheel(d, config_settings=None): raise RuntimeError("stop")
+def build_wheel(d, config_settings=None, metadata_directory=None): raise RuntimeError("stop")
+"""
+PYPROJECT = """\
+[build-system]
+requires = []
+build-backend = "backend"
+backend-path = ["."]
+"""
 
 
-def test_requirements_by_name_are_pinned_to_the_reviewed_version() -> None:
-    folder = tempfile.TemporaryDirectory()
-    staged = Staged(folder, [PackagedPlugin("gigi-widget", "1.1", ("widget",))])
-    try:
-        source = Source(
-            ("gigi_widget", "Gigi-Widget[extra]>=1.0", "./dist/gigi_widget-1.1-py3-none-any.whl",
-             "https://example.org/w.whl", "other-package"),
-            requirements="req.txt",
-        )  # fmt: skip
-        exact = pinned(source, staged)
-    finally:
-        staged.close()
-    assert exact.specs == (
-        "gigi_widget==1.1",
-        "Gigi-Widget[extra]==1.1",
-        "./dist/gigi_widget-1.1-py3-none-any.whl",
-        "https://example.org/w.whl",
-        "other-package",  # not a reviewed plugin: pip resolves it as asked
+def source_tree(tmp_path: Path) -> tuple[Path, Path]:
+    """A source-only package whose build backend leaves a marker file when it runs."""
+    tree, marker = tmp_path / "evilpkg", tmp_path / "BUILD_RAN"
+    tree.mkdir()
+    (tree / "backend.py").write_text(BACKEND.format(marker=str(marker)))
+    (tree / "pyproject.toml").write_text(PYPROJECT)
+    return tree, marker
+
+
+@pytest.mark.parametrize(
+    ("spec", "builds"),
+    [
+        ("gigi-widget", False),
+        ("Gigi-Widget[extra]>=1.0", False),
+        ("./dist/gigi_widget-1.1-py3-none-any.whl", False),
+        ("https://example.org/gigi_widget-1.1-py3-none-any.whl", False),
+        ("gigi-widget @ https://example.org/gigi_widget-1.1-py3-none-any.whl", False),
+        ("./plugins/gigi-widget", True),
+        ("gigi_widget-1.1.tar.gz", True),
+        ("gigi_widget-1.1.zip", True),
+        ("https://example.org/gigi_widget-1.1.tar.gz", True),
+        ("git+https://example.org/gigi-widget.git", True),
+        ("gigi-widget @ git+https://example.org/w.git@v1#egg=x.whl", True),
+        ("gigi-widget @ file:///srv/src/gigi-widget", True),
+    ],
+)
+def test_what_pip_would_build_is_told_apart_from_wheels_and_names(spec: str, builds: bool) -> None:
+    assert needs_build(spec) is builds
+
+
+def test_a_folder_named_like_a_wheel_is_still_a_source_tree(tmp_path: Path) -> None:
+    folder = tmp_path / "fake-1.0-py3-none-any.whl"
+    folder.mkdir()
+    assert needs_build(str(folder))
+
+
+def test_staging_a_source_tree_or_archive_refuses_before_its_code_runs(tmp_path: Path) -> None:
+    tree, marker = source_tree(tmp_path)
+    archive = tmp_path / "evilpkg-1.0.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(tree, arcname="evilpkg-1.0")
+    for spec in (str(tree), str(archive), f"evilpkg @ {tree.as_uri()}"):
+        with pytest.raises(SourceBuildError) as refused:
+            pip_runner.stage(Source((spec,)), [])
+        assert "not a wheel" in str(refused.value) and "nothing was installed" in str(refused.value)
+        assert "pip wheel --no-deps" in str(refused.value.hint)
+        assert "gigi install wheels/" in str(refused.value.hint)
+        assert refused.value.exit_code == 2
+    assert not marker.exists(), "the candidate's build backend ran before any review"
+
+
+@pytest.mark.parametrize(
+    ("line", "named"),
+    [
+        ("-e ./plugins/gigi-widget", "-e is not accepted"),
+        ("--editable=./w", "--editable is not accepted"),
+        ("-r other.txt", "-r is not accepted"),
+        ("--no-binary :all:", "--no-binary is not accepted"),
+        ("-c constraints.txt", "-c is not accepted"),
+        ("./plugins/gigi-widget", "is not a wheel"),
+        ("gigi-widget @ https://example.org/w-1.0.tar.gz --hash=sha256:00", "is not a wheel"),
+        ("gigi-widget @ ${SOURCE}", "environment variables are not expanded"),
+    ],
+)
+def test_a_requirements_file_is_refused_line_by_line(tmp_path: Path, line: str, named: str) -> None:
+    req = tmp_path / "plugins.txt"
+    req.write_text(f"# plugins\ngigi-dice==1.0 --hash=sha256:{'0' * 64}\n\n{line}  # why\n")
+    with pytest.raises(SourceBuildError) as refused:
+        check((), str(req))
+    assert f"{req} line 4: " in str(refused.value) and named in str(refused.value)
+    assert refused.value.hint
+
+
+def test_a_requirements_file_of_names_wheels_and_index_options_passes(tmp_path: Path) -> None:
+    req = tmp_path / "plugins.txt"
+    req.write_text(
+        "--index-url https://pypi.example.org/simple\n"
+        "--find-links ./wheels\n"
+        f"gigi-dice==1.0 \\\n    --hash=sha256:{'0' * 64}\n"
+        "./wheels/gigi_widget-1.1-py3-none-any.whl\n"
     )
-    assert exact.requirements == "req.txt"
+    check(("gigi-weather==2.0",), str(req))  # no error
+    with pytest.raises(Exception, match="cannot read the requirements file"):
+        check((), str(tmp_path / "missing.txt"))
+
+
+def _report(tmp_path: Path, *entries: dict[str, object]) -> Path:
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps({"version": "1", "install": list(entries)}))
+    return path
+
+
+def _entry(name: str, url: str, sha: str | None, requested: bool) -> dict[str, object]:
+    info: dict[str, object] = {"url": url}
+    if sha is not None:
+        info["archive_info"] = {"hashes": {"sha256": sha}}
+    meta = {"name": name, "version": "1.0"}
+    return {"metadata": meta, "download_info": info, "requested": requested}
+
+
+def test_the_resolution_must_be_wheels_with_hashes(tmp_path: Path) -> None:
+    wheel = "https://files.example.org/gigi_widget-1.0-py3-none-any.whl"
+    dep = "https://files.example.org/dep-1.0-py3-none-any.whl"
+    items = pip_runner._report_items(
+        _report(tmp_path, _entry("gigi-widget", wheel, "ab", True), _entry("dep", dep, "cd", False))
+    )
+    assert [(i.name, i.url, i.sha256, i.requested) for i in items] == [
+        ("gigi-widget", wheel, "ab", True),
+        ("dep", dep, "cd", False),
+    ]
+    for bad in (
+        _entry("built", "file:///srv/src/built", None, True),  # a folder pip built
+        _entry("sdist", "https://files.example.org/sdist-1.0.tar.gz", "ef", True),
+        _entry("nohash", wheel, None, True),
+    ):
+        with pytest.raises(PipError, match="not a wheel"):
+            pip_runner._report_items(_report(tmp_path, bad))
 
 
 def test_tail_keeps_pips_last_lines() -> None:

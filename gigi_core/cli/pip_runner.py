@@ -1,6 +1,8 @@
 """pip underneath ``gigi install``: stage a candidate aside for review, then install for real.
 
-pip runs as ``sys.executable -m pip`` so packages land in the environment Gigi runs from;
+Staging never runs package code: pip resolves wheels only (``install_screen`` refuses what
+it would build), the chosen wheel files are fetched by hash and unpacked as plain files for
+review, and the real install is those same files with ``--no-deps``. pip runs as ``sys.executable -m pip`` so packages land in the environment Gigi runs from;
 it reads its usual configuration (``PIP_INDEX_URL``, ``PIP_FIND_LINKS``, pip.conf). A
 failure raises one error carrying the tail of what pip said, and pip itself leaves the
 installed version in place when an install fails.
@@ -8,12 +10,15 @@ installed version in place when an install fails.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import tempfile
+import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from gigi_core.errors import GigiError, ManifestError
 from gigi_core.manifest.packaged import PackagedPlugin, plugin_distributions
@@ -52,12 +57,32 @@ class Source:
         return " ".join(parts)
 
 
+@dataclass(frozen=True)
+class Wheel:
+    """One wheel the stage resolved: the candidate itself or a dependency it pulls."""
+
+    name: str
+    version: str
+    file: Path
+    requested: bool  # named by the operator (else pulled in as a dependency)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "version": self.version,
+            "file": self.file.name,
+            "dependency": not self.requested,
+        }
+
+
 @dataclass
 class Staged:
-    """Candidates installed into a private folder: nothing of them is importable by Gigi."""
+    """Candidates fetched as wheel files into a private folder and unpacked there for
+    review: nothing of them is importable by Gigi, and these files are what gets installed."""
 
     folder: tempfile.TemporaryDirectory[str]
     plugins: list[PackagedPlugin] = field(default_factory=list)
+    wheels: list[Wheel] = field(default_factory=list)
 
     def close(self) -> None:
         self.folder.cleanup()
@@ -91,29 +116,103 @@ def tail(text: str, lines: int = PIP_TAIL_LINES) -> str:
 
 
 def stage(source: Source, known_capabilities: Iterable[str]) -> Staged:
-    """Install the candidates without dependencies into a temporary folder and read their
-    manifests from there (data files only: no plugin code is imported)."""
+    """Resolve the candidates and their dependencies against this environment as wheels
+    only, fetch exactly those wheel files into a temporary folder and read the manifests
+    from their unpacked copy (data files only: no package code is built or imported)."""
+    from gigi_core.cli.install_screen import check
+
+    check(source.specs, source.requirements)  # before pip: nothing it would have to build
     folder = tempfile.TemporaryDirectory(prefix="gigi-review-")
+    site = Path(folder.name) / "site"
     try:
-        pip(
-            ["install", "--no-deps", "--target", folder.name, *source.pip_args()],
-            doing=f"fetch {source.describe()} for review",
-        )
-        plugins = plugin_distributions([folder.name], known_capabilities=known_capabilities)
+        wheels = _fetch(source, Path(folder.name))
+        for wheel in wheels:
+            _unpack(wheel.file, site)
+        plugins = plugin_distributions([site], known_capabilities=known_capabilities)
     except ManifestError as exc:
         folder.cleanup()
         raise CandidateError(
             f"{source.describe()} ships an invalid manifest, so it was not installed:\n"
-            + "\n".join(f"  {_relative(p, folder.name)}" for p in exc.problems),
+            + "\n".join(f"  {_relative(p, str(site))}" for p in exc.problems),
             hint="the plugin's author fixes the file and field named; "
             "`gigi manifest validate FILE` checks it",
         ) from None
-    except PipError:
+    except BaseException:
         folder.cleanup()
         raise
     for plugin in plugins:
-        plugin.sources = [_relative(s, folder.name) for s in plugin.sources]
-    return Staged(folder, plugins)
+        plugin.sources = [_relative(s, str(site)) for s in plugin.sources]
+    return Staged(folder, plugins, wheels)
+
+
+def _fetch(source: Source, folder: Path) -> list[Wheel]:
+    """pip's resolution (``--dry-run``: nothing installed, wheels only), then the very files
+    it chose, downloaded by URL and hash into ``folder/wheels``."""
+    report = folder / "report.json"
+    resolve = ["install", "--dry-run", "--upgrade", "--only-binary=:all:", "--quiet"]
+    pip(
+        [*resolve, "--report", str(report), *source.pip_args()],
+        doing=f"fetch {source.describe()} for review",
+    )
+    items = _report_items(report)
+    if not items:
+        return []
+    pins = folder / "pins.txt"
+    pins.write_text("".join(f"{i.name} @ {i.url} --hash=sha256:{i.sha256}\n" for i in items))
+    target = folder / "wheels"
+    fetch = ["download", "--no-deps", "--only-binary=:all:", "--require-hashes", "--quiet"]
+    pip(
+        [*fetch, "-r", str(pins), "-d", str(target)],
+        doing=f"fetch {source.describe()} for review",
+    )
+    from packaging.utils import canonicalize_name, parse_wheel_filename
+
+    files = {canonicalize_name(parse_wheel_filename(f.name)[0]): f for f in target.glob("*.whl")}
+    wheels = []
+    for item in items:
+        file = files.get(canonicalize_name(item.name))
+        if file is None:
+            raise PipError(f"pip did not fetch the wheel of {item.name} {item.version}")
+        wheels.append(Wheel(item.name, item.version, file, item.requested))
+    return wheels
+
+
+@dataclass(frozen=True)
+class _Item:
+    name: str
+    version: str
+    url: str
+    sha256: str
+    requested: bool
+
+
+def _report_items(report: Path) -> list[_Item]:
+    """What pip's installation report would install; a wheel with a hash each, or an error
+    (a build slipped past the checks: refuse rather than install what was built)."""
+    try:
+        data = json.loads(report.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise PipError(f"pip wrote no readable installation report: {exc}") from None
+    items = []
+    for entry in data.get("install", []):
+        meta, info = entry.get("metadata", {}), entry.get("download_info", {})
+        name, version = str(meta.get("name", "?")), str(meta.get("version", "?"))
+        url = str(info.get("url", ""))
+        sha = info.get("archive_info", {}).get("hashes", {}).get("sha256")
+        if not url.split("#", 1)[0].lower().endswith(".whl") or not sha:
+            raise PipError(
+                f"{name} {version} resolved to something that is not a wheel ({url or 'no URL'})",
+                hint="install from wheels only: build one first (`pip wheel --no-deps`)",
+            )
+        items.append(_Item(name, version, url, str(sha), bool(entry.get("requested"))))
+    return items
+
+
+def _unpack(wheel: Path, site: Path) -> None:
+    """A wheel's files laid out as an install would (its ``.data`` payloads aside): enough
+    to read its metadata and manifests. zipfile keeps every member inside ``site``."""
+    with zipfile.ZipFile(wheel) as zf:
+        zf.extractall(site)
 
 
 def _relative(text: str, folder: str) -> str:
@@ -121,34 +220,13 @@ def _relative(text: str, folder: str) -> str:
     return text.replace(str(Path(folder).resolve()) + "/", "").replace(folder + "/", "")
 
 
-def pinned(source: Source, staged: Staged) -> Source:
-    """The same source with each requirement by name pinned to the version reviewed, so the
-    real install cannot pick a newer release than the one shown (paths and URLs are fixed)."""
-    from packaging.requirements import InvalidRequirement, Requirement
-
-    from gigi_core.manifest.packaged import canonical
-
-    versions = {p.key: p.version for p in staged.plugins}
-    specs = []
-    for spec in source.specs:
-        try:
-            req = Requirement(spec)
-        except InvalidRequirement:  # a path or a URL
-            specs.append(spec)
-            continue
-        version = versions.get(canonical(req.name))
-        if req.url or version is None:
-            specs.append(spec)
-            continue
-        extras = f"[{','.join(sorted(req.extras))}]" if req.extras else ""
-        specs.append(f"{req.name}{extras}=={version}")
-    return Source(tuple(specs), source.requirements, source.require_hashes)
-
-
-def install(source: Source, *, upgrade: bool = False) -> None:
-    """The real install into the running environment (pip keeps the old version on failure)."""
-    args = ["install", *(["--upgrade"] if upgrade else []), *source.pip_args()]
-    pip(args, doing=f"install {source.describe()}")
+def install(staged: Staged) -> None:
+    """The real install into the running environment: exactly the reviewed wheel files,
+    nothing resolved or fetched again (pip keeps the old version on failure)."""
+    files = [str(w.file) for w in staged.wheels]
+    if files:
+        names = ", ".join(f"{w.name} {w.version}" for w in staged.wheels)
+        pip(["install", "--no-deps", "--upgrade", *files], doing=f"install {names}")
 
 
 def uninstall(distribution: str) -> None:
@@ -157,8 +235,6 @@ def uninstall(distribution: str) -> None:
 
 def outdated() -> dict[str, str]:
     """Distribution name -> the newer version the index offers (pip's own answer)."""
-    import json
-
     out = pip(["list", "--outdated", "--format", "json"], doing="list outdated packages")
     try:
         rows = json.loads(out or "[]")

@@ -1,8 +1,11 @@
 """Held-back plugin actions and per-guild acceptances: what the policy denies after an upgrade.
 
-The holds for the plugin versions this process loaded are read once and kept (they change
-only with an upgrade, which needs a restart to load anyway); when there are none — the usual
-case — a guild's policy facts cost no query here.
+A hold stays until accepted: a guild's pending holds for the loaded version V are those
+recorded for V and for every earlier version after the newest one the guild accepted (so
+installing 1.2 over a 1.1 nobody accepted keeps 1.1's holds). The holds for the plugins this
+process loaded are read once and kept (they change only with an upgrade, which needs a
+restart to load anyway); when there are none — the usual case — a guild's policy facts
+cost no query here.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from packaging.version import InvalidVersion, Version
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
@@ -18,6 +22,45 @@ from gigi_core.store.db import Database
 from gigi_core.store.review_tables import PluginHold, PluginReviewAccept
 
 EVERY_ACTION = "*"  # a hold on every action of the plugin version (its data statement changed)
+
+Row = tuple[str, str, str]  # (version that recorded it, action or "*", change)
+
+
+def _order(version: str) -> Version | None:
+    try:
+        return Version(version)
+    except InvalidVersion:
+        return None
+
+
+def _not_after(version: str, loaded: str) -> bool:
+    """A hold recorded for ``version`` counts for ``loaded`` (same, or older by PEP 440)."""
+    if version == loaded:
+        return True
+    mine, other = _order(loaded), _order(version)
+    return mine is not None and other is not None and other < mine
+
+
+def unaccepted(rows: list[Row], loaded: str, accepted: set[str]) -> tuple[tuple[str, str], ...]:
+    """(action, change) still held for version ``loaded`` given the versions ``accepted``:
+    the holds of ``loaded`` and of each earlier version newer than the newest one accepted
+    (an acceptance covers everything up to the version accepted, never a later one)."""
+    mine = _order(loaded)
+    floors = [
+        o for a in accepted if (o := _order(a)) is not None and mine is not None and o <= mine
+    ]
+    if loaded in accepted or (mine is not None and mine in floors):
+        return ()
+    floor = max(floors, default=None)
+    earlier = sorted((r for r in rows if r[0] != loaded), key=lambda r: _order(r[0]) or mine)
+    kept: dict[str, str] = {}
+    for version, action, change in [*earlier, *(r for r in rows if r[0] == loaded)]:
+        if version != loaded:
+            if floor is not None and (_order(version) or floor) <= floor:
+                continue
+            change = f"{change} (held since {version})"
+        kept.setdefault(action, change)
+    return tuple(sorted(kept.items()))
 
 
 @dataclass(frozen=True)
@@ -71,11 +114,12 @@ class PluginReviews:
             for m in record.manifests
         }
 
-    async def holds(self) -> dict[tuple[str, str], list[tuple[str, str]]]:
-        """Holds of the loaded plugin versions, kept once read."""
+    async def holds(self) -> dict[tuple[str, str], list[Row]]:
+        """Per loaded (plugin, version): the holds recorded for it and for earlier versions,
+        kept once read."""
         if self._loaded is None:
-            wanted = set(self.versions().items())
-            found: dict[tuple[str, str], list[tuple[str, str]]] = {}
+            wanted = self.versions()
+            found: dict[tuple[str, str], list[Row]] = {}
             if wanted:
                 async with self.db.engine.connect() as conn:
                     rows = await conn.execute(
@@ -84,25 +128,46 @@ class PluginReviews:
                             PluginHold.version,
                             PluginHold.action,
                             PluginHold.change,
-                        ).where(PluginHold.plugin.in_(sorted({p for p, _ in wanted})))
+                        ).where(PluginHold.plugin.in_(sorted(wanted)))
                     )
                     for plugin, version, action, change in rows:
-                        if (plugin, version) in wanted:
-                            found.setdefault((plugin, version), []).append((action, change))
+                        loaded = wanted.get(plugin)
+                        if loaded is not None and _not_after(version, loaded):
+                            found.setdefault((plugin, loaded), []).append((version, action, change))
             self._loaded = found
         return self._loaded
 
+    async def earlier(self, plugin: str, version: str) -> dict[str, list[str]]:
+        """Version -> held actions recorded for versions of ``plugin`` before ``version``:
+        what installing ``version`` keeps held where those were not accepted."""
+        async with self.db.engine.connect() as conn:
+            rows = await conn.execute(
+                select(PluginHold.version, PluginHold.action).where(PluginHold.plugin == plugin)
+            )
+            found: dict[str, list[str]] = {}
+            for held_version, action in rows:
+                if held_version != version and _not_after(held_version, version):
+                    found.setdefault(held_version, []).append(action)
+        return {v: sorted(a) for v, a in sorted(found.items())}
+
     async def pending(self, guild_id: str) -> list[Held]:
-        """The loaded plugin versions whose holds this guild has not accepted."""
+        """The loaded plugin versions with holds this guild has not accepted."""
         holds = await self.holds()
         if not holds:
             return []
-        accepted = await self._accepted(guild_id)
-        return [
-            Held(plugin, version, tuple(sorted(actions)))
-            for (plugin, version), actions in sorted(holds.items())
-            if (plugin, version) not in accepted
-        ]
+        return self._pending(holds, await self._accepted(guild_id))
+
+    @staticmethod
+    def _pending(
+        holds: dict[tuple[str, str], list[Row]], accepted: set[tuple[str, str]]
+    ) -> list[Held]:
+        out = []
+        for (plugin, version), rows in sorted(holds.items()):
+            done = {v for p, v in accepted if p == plugin}
+            actions = unaccepted(rows, version, done)
+            if actions:
+                out.append(Held(plugin, version, actions))
+        return out
 
     async def waiting(self) -> dict[str, list[Held]]:
         """Per guild that has a held plugin enabled: what it has not accepted yet."""
@@ -118,6 +183,9 @@ class PluginReviews:
                     GuildPlugin.plugin.in_(plugins), GuildPlugin.enabled.is_(True)
                 )
             )
+            enabled: dict[str, set[str]] = {}
+            for guild, plugin in rows:
+                enabled.setdefault(guild, set()).add(plugin)
             accepted = await conn.execute(
                 select(
                     PluginReviewAccept.guild_id,
@@ -125,14 +193,33 @@ class PluginReviews:
                     PluginReviewAccept.version,
                 ).where(PluginReviewAccept.plugin.in_(plugins))
             )
-            done = {tuple(row) for row in accepted}
-            enabled = [(guild, plugin) for guild, plugin in rows]
+            done: dict[str, set[tuple[str, str]]] = {}
+            for guild, plugin, version in accepted:
+                done.setdefault(guild, set()).add((plugin, version))
         out: dict[str, list[Held]] = {}
-        for (plugin, version), actions in sorted(holds.items()):
-            for guild, on in sorted(enabled):
-                if on == plugin and (guild, plugin, version) not in done:
-                    out.setdefault(guild, []).append(Held(plugin, version, tuple(sorted(actions))))
-        return dict(sorted(out.items()))
+        for guild, on in sorted(enabled.items()):
+            mine = {key: rows for key, rows in holds.items() if key[0] in on}
+            items = self._pending(mine, done.get(guild, set()))
+            if items:
+                out[guild] = items
+        return out
+
+    async def observers_held(self, guild_id: str | None) -> frozenset[str]:
+        """Plugins whose event observers stay off: in a guild, those with anything pending
+        there; in direct messages (no guild, no admin of their own), those whose holds no
+        guild has accepted yet."""
+        holds = await self.holds()
+        if not holds:
+            return frozenset()
+        if guild_id is not None:
+            accepted = await self._accepted(guild_id)
+        else:
+            async with self.db.engine.connect() as conn:
+                rows = await conn.execute(
+                    select(PluginReviewAccept.plugin, PluginReviewAccept.version)
+                )
+                accepted = {(p, v) for p, v in rows}
+        return frozenset(item.plugin for item in self._pending(holds, accepted))
 
     async def held_in(self, guild_id: str) -> frozenset[str]:
         """Action names (and ``plugin:*``) denied in this guild until accepted."""

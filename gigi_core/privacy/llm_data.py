@@ -98,7 +98,7 @@ async def export_llm(s: AsyncSession, user_id: str, guild_id: str | None) -> dic
             changed.append(
                 {
                     "table": table.__tablename__,
-                    "guild_id": getattr(row, "guild_id", None) or getattr(row, "owner_id", None),
+                    "guild_id": _guild_of(row),
                     "what": _what(row),
                     "updated_at": _iso(row.updated_at),
                 }
@@ -144,6 +144,12 @@ async def export_llm(s: AsyncSession, user_id: str, guild_id: str | None) -> dic
         ],
         "llm_settings_changed": changed,
     }
+
+
+def _guild_of(row: Any) -> str | None:
+    if isinstance(row, LlmFailover):  # a server's list, or the operator's (no guild)
+        return row.owner_id if row.owner_type == "guild" else None
+    return row.guild_id  # type: ignore[no-any-return]
 
 
 def _what(row: Any) -> str:

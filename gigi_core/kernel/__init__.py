@@ -227,7 +227,7 @@ class Kernel(PluginAdmin):
         delays the caller or another plugin. The kernel never stores an event's text.
         """
         self.events.publish_nowait(event)
-        if type(event).__name__ in ("GuildLeft", "GuildJoined", "MemberLeft"):
+        if type(event).__name__ in ("GuildLeft", "GuildJoined", "MemberLeft", "ChannelDeleted"):
             await self.privacy.on_lifecycle(event)
 
     async def set_channel_state(

@@ -33,7 +33,7 @@ async def test_a_deleted_channel_loses_its_place_policy(database_url, tmp_path) 
         before = await places.effective(GUILD, (CHANNEL,))  # cached from here on
         assert before.prompt.value == "Answer in French."
 
-        await kernel.privacy.on_lifecycle(ChannelDeleted(guild_id=GUILD, channel_id="c1"))
+        await kernel.publish(ChannelDeleted(guild_id=GUILD, channel_id="c1"))  # as surfaces do
 
         assert await _rows(kernel) == {
             (GUILD, GUILD),

@@ -90,6 +90,7 @@ class Lease:
     inuse: int = 0
     expires: float = 0.0
     used_at: float = 0.0  # monotonic: when a call last took or settled a hold
+    stored: bool = False  # its row was written: a take or renew that finds it gone drops it
 
     @property
     def free(self) -> int:
@@ -142,16 +143,33 @@ def _insert(dialect: str, table: str) -> Any:
     return statement
 
 
+@dataclass(frozen=True)
+class Reclaimed:
+    """What ``take`` returns when leases the process holds in memory have no row any more
+    (another process reclaimed them as expired): their room is not this process's now."""
+
+    indexes: tuple[int, ...]
+
+
 def take(rows: Sequence[dict[str, Any]]) -> Any:
     """The write that extends a lease on every window in ``rows`` or on none.
 
     Each row asks for ``b_want`` and settles for ``b_need`` (what the call lacks); a window
     without that much room first reclaims leases that expired. Returns the amounts taken,
-    or (index, spent + reserved) of the first window that could not give ``b_need``.
+    or (index, spent + reserved) of the first window that could not give ``b_need``, or
+    ``Reclaimed`` (taking nothing) if a lease marked ``b_stored`` has no row any more.
     """
 
-    def write(conn: Connection) -> list[int] | tuple[int, int]:
+    def write(conn: Connection) -> list[int] | tuple[int, int] | Reclaimed:
         dialect = conn.dialect.name
+        gone = tuple(
+            index
+            for index, row in enumerate(rows)
+            if row.get("b_stored")
+            and conn.execute(select(_L.c.amount).where(_LKEY), row).first() is None
+        )
+        if gone:
+            return Reclaimed(gone)
         taken: list[int] = []
         for index, row in enumerate(rows):
             amount = _take_one(conn, row)
@@ -295,10 +313,14 @@ def _settle_pg(
     return {(r[0], r[1], int(r[2])): (int(r[3]), int(r[4])) for r in got}
 
 
-def renew(rows: Sequence[dict[str, Any]]) -> Any:
-    """The write that pushes back leases' expiry (``b_expires``) while calls hold them."""
+_RENEW = update(_L).where(_LKEY).values(expires=bindparam("b_expires"))
 
-    def write(conn: Connection) -> None:
-        conn.execute(update(_L).where(_LKEY).values(expires=bindparam("b_expires")), list(rows))
+
+def renew(rows: Sequence[dict[str, Any]]) -> Any:
+    """The write that pushes back leases' expiry (``b_expires``) while calls hold them;
+    returns the indexes of the rows whose lease is gone (reclaimed by another process)."""
+
+    def write(conn: Connection) -> list[int]:
+        return [i for i, row in enumerate(rows) if conn.execute(_RENEW, row).rowcount != 1]
 
     return write

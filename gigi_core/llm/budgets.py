@@ -40,6 +40,7 @@ from gigi_core.llm.budget_leases import (
     LEASE_SECONDS,
     RENEW_BELOW,
     Lease,
+    Reclaimed,
     give_back,
     renew,
     share,
@@ -309,7 +310,8 @@ class Budgets:
         now: float,
     ) -> None:
         """One write extending every lease the call lacks room on (and renewing them);
-        raises ``BudgetExhausted`` for the first window without room for the call."""
+        raises ``BudgetExhausted`` for the first window without room for the call. A lease
+        another process reclaimed is dropped and the call takes a fresh one."""
         rows = []
         for (budget, _), key, most in zip(covering, keys, amounts, strict=True):
             lease = self.leases.get(key)
@@ -330,9 +332,15 @@ class Budgets:
                     "b_want": max(need, share(budget.limit, most) - lease.free),
                     "b_expires": int(now) + LEASE_SECONDS,
                     "b_now": int(now),
+                    "b_stored": lease.stored,
                 }
             )
         result = await self._write(take(rows))
+        if isinstance(result, Reclaimed):  # its room went back to the window: not ours now
+            for index in result.indexes:
+                self._drop(keys[index], rows[index]["b_lease"])
+            await self._take(covering, keys, starts, amounts, now)
+            return
         if isinstance(result, tuple):
             index, used = result
             budget = covering[index][0]
@@ -345,7 +353,16 @@ class Budgets:
             lease.granted += amount
             lease.limit = budget.limit
             lease.expires = now + LEASE_SECONDS
+            lease.stored = True
         self._sweep()
+
+    def _drop(self, key: tuple[str, str, int], holder: str) -> None:
+        """Forgets a lease whose row is gone; calls still holding from it settle without it
+        (their holds name its generation, which no new lease reuses)."""
+        lease = self.leases.get(key)
+        if lease is not None and lease.holder == holder:
+            del self.leases[key]
+            log.warning("llm budget lease %s was reclaimed by another process", holder)
 
     async def _write(self, fn: Callable[[Connection], Any]) -> Any:
         """A lease write, retried after a deadlock; a caller cancelled while it commits
@@ -431,7 +448,12 @@ class Budgets:
                 log.exception("llm budget leases could not be given back")
 
     async def _renew(self) -> None:
-        """Pushes back the expiry of leases calls hold (a long call must not lose its lease)."""
+        """Pushes back the expiry of leases calls hold (a long call must not lose its lease);
+        a lease whose row another process reclaimed is dropped, not renewed."""
+        async with self._lock:  # never while a take for the same window is in flight
+            await self._renew_due()
+
+    async def _renew_due(self) -> None:
         now = self.clock()
         due = [(k, lease) for k, lease in self.leases.items() if lease.expires - now < RENEW_BELOW]
         if not due:
@@ -446,9 +468,12 @@ class Budgets:
             }
             for k, lease in due
         ]
-        await self._write(renew(rows))
-        for _, lease in due:
-            lease.expires = now + LEASE_SECONDS
+        gone = set(await self._write(renew(rows)))
+        for index, (key, lease) in enumerate(due):
+            if index in gone:
+                self._drop(key, lease.holder)
+            else:
+                lease.expires = now + LEASE_SECONDS
 
     async def close(self) -> None:
         """Before the database closes: every lease goes back (queued settles first)."""

@@ -1,5 +1,5 @@
-"""The audit page's query is served by the (guild_id, id) index on both backends, so a
-server's newest page does not depend on the planner's statistics."""
+"""The audit log has the (guild_id, id) index on both backends, which serves the audit
+page's keyset query (a server's rows, newest first), and the page pages back through it."""
 
 from __future__ import annotations
 

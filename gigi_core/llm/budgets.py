@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
 
     from gigi_core.llm.cache import LlmCache
+    from gigi_core.llm.channel_policy import Place
     from gigi_core.llm.types import ChatRequest, EmbeddingRequest
     from gigi_core.store.db import Database
 
@@ -152,8 +153,10 @@ def applicable(
     A call no member made (background work) or made for no channel is covered by the
     guild's and model budgets, and by an "every member" ("every channel") budget as one
     more member (channel), ``NOBODY``; a budget naming one member, channel or role covers
-    only calls that name it (``docs/llm-admin.md#who-a-budget-covers``)."""
+    only calls that name it (``docs/llm-admin.md#who-a-budget-covers``). Channel budgets
+    are matched against the call's place chain: a thread spends its channel's (forum's)."""
     actor, channel = where.get("actor_id"), where.get("channel_id")
+    channels, parent = channel_chain(channel, where.get("places") or ())
     roles: frozenset[str] = where.get("roles") or frozenset()
     admin = bool(where.get("admin"))
     plugin = where.get("plugin")
@@ -175,9 +178,9 @@ def applicable(
             elif scope != actor:
                 continue
         elif kind == "channel":
-            if scope == EVERY:  # calls made for no channel share one allowance: "-"
-                subject = channel or NOBODY
-            elif scope != channel:
+            if scope == EVERY:  # one allowance per channel, its threads' calls included
+                subject = parent or NOBODY  # calls made for no channel share "-"
+            elif scope not in channels:
                 continue
         elif kind == "role":
             if scope not in roles:
@@ -190,6 +193,18 @@ def applicable(
         out.append((b, subject))
     out.sort(key=lambda pair: (pair[0].id, pair[1]))  # one lock order in every process
     return out
+
+
+def channel_chain(
+    channel: str | None, places: Sequence[Place]
+) -> tuple[frozenset[str], str | None]:
+    """The channel ids a call's channel budgets match (its channel, and for a thread the
+    thread and its channel or forum) and the one an "every channel" budget counts it
+    under: the thread's parent, so opening threads gives no fresh allowance."""
+    chain = [p.id for p in places if p.kind in ("thread", "channel", "forum")]
+    parent = next((p.id for p in places if p.kind in ("channel", "forum")), None)
+    named = frozenset(c for c in (channel, *chain) if c)
+    return named, parent or channel
 
 
 # -- settling ----------------------------------------------------------------------------

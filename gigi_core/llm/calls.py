@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from gigi_core.llm.errors import ProviderError
@@ -16,6 +17,7 @@ from gigi_core.llm.types import ChatRequest, ChatResponse, ToolCall
 from gigi_core.llm.usage import UsageRecord
 
 if TYPE_CHECKING:
+    from gigi_core.llm.channel_policy import Place
     from gigi_core.policy.actor import Actor
 
 # Failures another model on the same key might not have; auth, credit, network and config
@@ -44,16 +46,22 @@ def ms(started: float) -> float:
 
 
 def where(
-    request_id: str | None, actor: Actor | str | None, guild_id: str | None, channel_id: str | None
+    request_id: str | None,
+    actor: Actor | str | None,
+    guild_id: str | None,
+    channel_id: str | None,
+    places: Sequence[Place] = (),
 ) -> dict[str, Any]:
     """Who and where a call is for; the roles and admin flag (as the surface reported them)
-    decide which budgets cover it and are never stored."""
+    and the place chain (thread, its channel or forum, ...) decide which budgets cover it
+    and are never stored."""
     is_actor = not (isinstance(actor, str) or actor is None)
     return {
         "request_id": request_id or uuid.uuid4().hex,
         "actor_id": actor_id(actor),
         "guild_id": guild_id,
         "channel_id": channel_id,
+        "places": tuple(places),
         "roles": actor.roles if is_actor else frozenset(),  # type: ignore[union-attr]
         "admin": actor.is_admin if is_actor else False,  # type: ignore[union-attr]
     }

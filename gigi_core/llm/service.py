@@ -401,7 +401,7 @@ class LlmService(ModelAdmin, BudgetAdmin):
         resolution = await self.resolve(
             guild_id, purpose, actor, dm=dm, billing=billing, places=places
         )
-        where = calls.where(request_id, actor, guild_id, channel_id)
+        where = calls.where(request_id, actor, guild_id, channel_id, places)
         await self.places.check_roles(resolution, where)  # a role policy may refuse the model
         if isinstance(request_or_messages, ChatRequest):
             request = request_or_messages.model_copy(update={"model": resolution.model})
@@ -432,15 +432,17 @@ class LlmService(ModelAdmin, BudgetAdmin):
         billing: Billing = "auto",
         request_id: str | None = None,
         durability: str | None = None,
+        places: Sequence[Place] = (),
     ) -> EmbeddingResponse:
-        """Embed with the resolved embedding profile; same fallback and usage rules as chat."""
+        """Embed with the resolved embedding profile; same fallback and usage rules as chat
+        (``places``: the place chain, for the channel budgets that cover it)."""
         durability = check_durability(durability)
         resolution = await self.resolve(guild_id, purpose, actor, dm=dm, billing=billing)
         if isinstance(texts_or_request, EmbeddingRequest):
             base = texts_or_request
         else:
             base = EmbeddingRequest(model=resolution.model, inputs=list(texts_or_request))
-        where = calls.where(request_id, actor, guild_id, channel_id)
+        where = calls.where(request_id, actor, guild_id, channel_id, places)
         if await self._budgeted(resolution, where):
             where["most"] = most_tokens(base)
             where["most_out"] = 0

@@ -6,6 +6,7 @@ and ``budget_store`` (``docs/llm-admin.md#budgets``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from gigi_core.llm import calls
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from gigi_core.llm.budget_info import BudgetInfo
     from gigi_core.llm.budget_quota import Allowance
     from gigi_core.llm.budget_store import BudgetStatus
+    from gigi_core.llm.channel_policy import Place
     from gigi_core.llm.records import Resolution
     from gigi_core.llm.service import LlmService
     from gigi_core.policy.actor import Actor
@@ -51,13 +53,18 @@ class BudgetAdmin:
         return await llm.budget_store.status(guild_id)
 
     async def quota(
-        self, guild_id: str, actor: Actor | str | None, channel_id: str | None = None
+        self,
+        guild_id: str,
+        actor: Actor | str | None,
+        channel_id: str | None = None,
+        places: Sequence[Place] = (),
     ) -> list[Allowance]:
-        """What ``actor`` has left on every budget that covers them (``budget_quota``)."""
+        """What ``actor`` has left on every budget that covers them (``budget_quota``);
+        ``places``: the channel's place chain (a thread counts under its channel)."""
         from gigi_core.llm.budget_quota import allowances
 
         llm = self._llm
-        where = calls.where(None, actor, guild_id, channel_id)
+        where = calls.where(None, actor, guild_id, channel_id, places)
         await llm.budgets.give_back()  # "left" counts no share this process holds unused
         return await allowances(llm.budget_store, guild_id, where)
 

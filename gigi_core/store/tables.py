@@ -10,6 +10,7 @@ from sqlalchemy import (
     Boolean,
     DateTime,
     Float,
+    Index,
     Integer,
     LargeBinary,
     String,
@@ -64,6 +65,8 @@ class AuditEvent(Base):
     """Who did what where, and how it was decided; metadata only."""
 
     __tablename__ = "audit_events"
+    # A server's rows newest first, one keyset page at a time (the dashboard; kernel_0021).
+    __table_args__ = (Index("ix_audit_events_guild_id_id", "guild_id", "id"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     created_at: Mapped[datetime] = mapped_column(

@@ -75,6 +75,15 @@ actions:
     args: {{type: object, properties: {{}}, additionalProperties: false}}
 """
 
+HELPER = """\
+manifest_version: 1
+plugin:
+  name: helper
+  version: "{version}"
+  description: Helps other plugins.
+  data_statement: Stores nothing.
+"""
+
 BROKEN = MANIFEST_10.replace("safety: read_only", "safety: harmless")
 
 MODULE = """\
@@ -110,6 +119,17 @@ def widget(version: str) -> dict[str, str]:
     return plugin_files(version, MANIFEST_10, ["widget.count", "widget.reset"])
 
 
+def helper_wheel(folder: Path, version: str = "1.0") -> Path:
+    """``gigi-helper``: a second plugin (no actions), for a plugin that depends on it."""
+    files = {
+        "gigi_helper/__init__.py": MODULE.format(version=version, actions=[]),
+        "gigi_helper/gigi.yaml": HELPER.format(version=version),
+    }
+    return build_wheel(
+        folder, version, dist="gigi-helper", files=files, entry_points={"helper": "gigi_helper"}
+    )
+
+
 def _dist_info(
     dist: str, version: str, entry_points: dict[str, str], requires: tuple[str, ...]
 ) -> dict[str, str]:
@@ -141,11 +161,13 @@ def build_wheel(
     dist: str = DIST,
     files: dict[str, str] | None = None,
     requires: tuple[str, ...] = (),
+    entry_points: dict[str, str] | None = None,
 ) -> Path:
     """A wheel of the widget plugin (or of ``files``) in ``folder``; returns its path."""
     files = dict(files if files is not None else widget(version))
     wheel_version = "1.2" if version == "broken" else version
-    files.update(_dist_info(dist, wheel_version, {"widget": PACKAGE}, requires))
+    points = {"widget": PACKAGE} if entry_points is None else entry_points
+    files.update(_dist_info(dist, wheel_version, points, requires))
     record = f"{dist.replace('-', '_')}-{wheel_version}.dist-info/RECORD"
     files[record] = _record(files, record)
     folder.mkdir(parents=True, exist_ok=True)

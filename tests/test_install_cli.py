@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.plugin_wheels import PACKAGE, build_wheel
+from tests.plugin_wheels import MANIFEST_11, PACKAGE, build_wheel, helper_wheel, plugin_files
 
 pytestmark = pytest.mark.slow
 TIMEOUT = 300
@@ -137,12 +137,12 @@ def test_install_review_refusal_failures_upgrade_hold_accept_uninstall(
     assert "/tmp" not in failed.stderr.split("gigi.yaml")[0].rsplit("\n", 1)[-1]
     assert venv.widget_version() == "1.0"
 
-    # pip fails during the real install (a dependency nobody has): what pip said, once;
-    # the installed 1.0 keeps working.
+    # pip cannot resolve it (a dependency nobody has): what pip said, once, before the
+    # review; the installed 1.0 keeps working.
     bad = build_wheel(tmp_path / "bad", "1.5", requires=("gigi-no-such-dependency>=1",))
     failed = venv.gigi("install", str(bad), "--yes")
     assert failed.returncode == 1
-    assert failed.stderr.count("pip could not install") == 1
+    assert failed.stderr.count("pip could not fetch") == 1
     assert failed.stderr.count("gigi-no-such-dependency") >= 1
     assert "Traceback" not in failed.stderr
     assert venv.widget_version() == "1.0"
@@ -213,3 +213,81 @@ def test_requirements_file_with_hashes(tmp_path: Path) -> None:
     out = _ok(venv.gigi("install", "-r", str(pinned), "--require-hashes", "--yes"))
     assert "Installed -r " in out
     assert venv.widget_version() == "1.0"
+
+
+def test_an_upgrade_over_an_unaccepted_one_keeps_its_holds(venv: Env, tmp_path: Path) -> None:
+    """1.2 widens nothing over 1.1, but nobody accepted 1.1: its holds stay until accepted."""
+    _ok(venv.gigi("install", "gigi-widget==1.0", "--yes"))
+    _ok(venv.gigi("plugins", "enable", "widget", "--guild", "g1"))
+    add = ["tools", "call", "widget.add", "--guild", "g1", "--user", "u1"]
+    _ok(venv.gigi("upgrade", "gigi-widget", "--yes"))
+    assert venv.gigi(*add).returncode == 3
+
+    acts = ["widget.count", "widget.reset", "widget.add"]
+    v12 = build_wheel(tmp_path / "v12", "1.2", files=plugin_files("1.2", MANIFEST_11, acts))
+    out = _ok(venv.gigi("install", str(v12), "--yes"))
+    assert "plugin widget: 1.1 -> 1.2: nothing it may do changed" in out
+    assert "Still held in each server that has not accepted widget 1.1:" in out
+    assert "widget.add" in out.split("Still held")[1]
+    assert venv.widget_version() == "1.2"
+    denied = venv.gigi(*add)
+    assert denied.returncode == 3 and "gigi plugins review widget" in denied.stderr
+
+    pending = json.loads(_ok(venv.gigi("plugins", "review", "--guild", "g1", "--json")))
+    [held] = pending["pending"]
+    assert held["version"] == "1.2"
+    changes = {a["action"]: a["change"] for a in held["actions"]}
+    assert changes["widget.add"].endswith("(held since 1.1)")
+    _ok(venv.gigi("plugins", "review", "widget", "--guild", "g1", "--accept", "--yes"))
+    count = ["tools", "call", "widget.count", "--guild", "g1", "--user", "u1"]
+    assert json.loads(_ok(venv.gigi(*count))) == {"ran": "widget.count"}
+    asks = venv.gigi(*add)  # allowed now: a write action, so it asks for confirmation
+    assert asks.returncode == 4 and "needs your confirmation" in asks.stdout + asks.stderr
+
+
+def test_dependencies_are_reviewed_and_installed_from_the_reviewed_files(tmp_path: Path) -> None:
+    venv = make_env(tmp_path, f"sqlite+aiosqlite:///{tmp_path / 'gigi.db'}")
+    helper_wheel(venv.wheels)
+    build_wheel(venv.wheels, "3.0", requires=("gigi-helper>=1",))
+    review = venv.gigi("install", "gigi-widget==3.0", input="n\n")
+    assert review.returncode == 1
+    assert "gigi-helper 1.0 (new install)" in review.stdout  # a plugin it pulls: reviewed too
+    assert "plugin helper 1.0: Helps other plugins." in review.stdout
+    assert "pip installs exactly these wheels, and nothing else:" in review.stdout
+    assert "  gigi-widget 3.0 (a Gigi plugin, reviewed above)\n" in review.stdout
+    assert "  gigi-helper 1.0 (a dependency, a Gigi plugin, reviewed above)" in review.stdout
+    as_json = json.loads(_ok(venv.gigi("install", "gigi-widget==3.0", "--json")))
+    assert as_json["wheels"] == [
+        {"name": "gigi-widget", "version": "3.0", "file": "gigi_widget-3.0-py3-none-any.whl",
+         "dependency": False},
+        {"name": "gigi-helper", "version": "1.0", "file": "gigi_helper-1.0-py3-none-any.whl",
+         "dependency": True},
+    ]  # fmt: skip
+    _ok(venv.gigi("install", "gigi-widget==3.0", "--yes"))
+    assert venv.widget_version() == "3.0"
+    helper = subprocess.run(
+        [str(venv.python), "-c", "import gigi_helper"], env=venv.env, cwd=venv.cwd, check=False
+    )
+    assert helper.returncode == 0  # the dependency came from the reviewed wheel
+    again = _ok(venv.gigi("install", "gigi-widget==3.0", "--yes"))
+    assert "already installed; nothing to do" in again
+
+
+def test_source_only_candidates_are_refused_without_running_their_code(tmp_path: Path) -> None:
+    import tarfile
+
+    from tests.test_pip_runner import source_tree
+
+    venv = make_env(tmp_path, f"sqlite+aiosqlite:///{tmp_path / 'gigi.db'}")
+    tree, marker = source_tree(tmp_path)
+    with tarfile.open(venv.wheels / "evilpkg-1.0.tar.gz", "w:gz") as tar:
+        tar.add(tree, arcname="evilpkg-1.0")  # on the index as source only
+
+    by_path = venv.gigi("install", str(tree), "--yes")
+    assert by_path.returncode == 2
+    assert "is not a wheel" in by_path.stderr and "pip wheel --no-deps" in by_path.stderr
+    by_name = venv.gigi("install", "evilpkg", "--yes")
+    assert by_name.returncode == 1
+    assert "pip takes wheels only here" in by_name.stderr
+    assert "gigi install wheels/NAME-VERSION-*.whl" in by_name.stderr
+    assert not marker.exists(), "the candidate's build backend ran before any review"

@@ -1,10 +1,11 @@
 """``gigi install|uninstall|upgrade`` and ``gigi plugins outdated``: pip, after a review.
 
-A candidate is fetched into a throwaway folder first and its packaged manifests are read
-from there (no plugin code runs); the operator sees what it may do — or, for an upgrade,
-what it widens — and only then does pip install it into this environment. An upgrade's
-widened actions are recorded as held back, so every server keeps them off until an admin
-accepts them (``gigi plugins review``). The work is in ``install_flow``, imported when one
+A candidate and its dependencies are resolved as wheels only and fetched into a throwaway
+folder, where its packaged manifests are read (no package code is built or run); the
+operator sees what it may do — or, for an upgrade, what it widens — and only then does pip
+install exactly those wheel files into this environment. An upgrade's widened actions are
+recorded as held back, so every server keeps them (and the plugin's event observers) off
+until an admin accepts them (``gigi plugins review``). The work is in ``install_flow``, imported when one
 of these commands runs.
 """
 
@@ -35,11 +36,13 @@ def install_command(
     yes: bool,
     as_json: bool,
 ) -> None:
-    """Install plugins (NAME[==VERSION], a path, a URL, or -r FILE) after reviewing them.
+    """Install plugins (NAME[==VERSION], a wheel file or URL, or -r FILE) after reviewing them.
 
     The review shows each action with its safety class and capability, what everyone may
     use by default, the data statement, the Discord intents and permissions and the config
-    secrets it asks for. Installing over an older version shows what changed instead.
+    secrets it asks for, then every wheel pip installs. Installing over an older version
+    shows what changed instead. Source (a folder, an sdist, a VCS link) is refused: building
+    it would run its code before the review; build a wheel and install that.
     """
     from gigi_core.cli import install_flow as flow
 

@@ -24,6 +24,12 @@ from gigi_core.errors import GigiError, ManifestError
 from gigi_core.manifest.packaged import PackagedPlugin, plugin_distributions
 
 PIP_TAIL_LINES = 12
+NO_WHEEL_HINT = (
+    "pip takes wheels only here (building from source would run the package's code before "
+    "its review): check the name and version; a package published as source only needs its "
+    "wheel built first, in a throwaway environment (`pip wheel --no-deps NAME -w wheels/`), "
+    "then `gigi install wheels/NAME-VERSION-*.whl`"
+)
 
 
 class PipError(GigiError):
@@ -150,10 +156,15 @@ def _fetch(source: Source, folder: Path) -> list[Wheel]:
     it chose, downloaded by URL and hash into ``folder/wheels``."""
     report = folder / "report.json"
     resolve = ["install", "--dry-run", "--upgrade", "--only-binary=:all:", "--quiet"]
-    pip(
-        [*resolve, "--report", str(report), *source.pip_args()],
-        doing=f"fetch {source.describe()} for review",
-    )
+    try:
+        pip(
+            [*resolve, "--report", str(report), *source.pip_args()],
+            doing=f"fetch {source.describe()} for review",
+        )
+    except PipError as exc:
+        if "No matching distribution" not in exc.message:
+            raise
+        raise PipError(exc.message, hint=NO_WHEEL_HINT) from None
     items = _report_items(report)
     if not items:
         return []

@@ -7,6 +7,7 @@ to the provider only; usage rows keep provider, model, tokens and status, never 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from gigi_core.llm import calls
@@ -16,7 +17,9 @@ from gigi_core.llm.records import LlmConfigError
 from gigi_core.llm.types import ImageRequest, ImageResponse
 
 if TYPE_CHECKING:
+    from gigi_core.llm.channel_policy import Place
     from gigi_core.llm.provider import Provider
+    from gigi_core.llm.resolve import Billing
     from gigi_core.llm.service import LlmService
     from gigi_core.policy.actor import Actor
 
@@ -46,12 +49,22 @@ async def generate_images(
     actor: Actor | str | None,
     channel_id: str | None = None,
     purpose: str = "image",
+    dm: bool = False,
+    billing: Billing = "auto",
     request_id: str | None = None,
     durability: str | None = None,
+    places: Sequence[Place] = (),
 ) -> ImageResponse:
-    """Resolve the ``image`` profile, hold the budget, call the provider, record usage."""
+    """Resolve the ``image`` profile, hold the budget, call the provider, record usage.
+
+    Like ``chat``: ``billing`` and ``places`` are the run's (who pays, where it was asked),
+    and a role policy that allows none of the resolved model refuses before the call."""
     durability = check_durability(durability)
-    resolution = await service.resolve(guild_id, purpose, actor)
+    resolution = await service.resolve(
+        guild_id, purpose, actor, dm=dm, billing=billing, places=places
+    )
+    where: dict[str, Any] = calls.where(request_id, actor, guild_id, channel_id, places)
+    await service.places.check_roles(resolution, where)  # as for chat: before any call
     provider = service.provider(resolution.provider)
     if not provider.supports.image_generation:
         raise LlmConfigError(
@@ -66,7 +79,6 @@ async def generate_images(
     size = resolution.params.get("size")
     if request.size is None and isinstance(size, str):
         request = request.model_copy(update={"size": size})
-    where: dict[str, Any] = calls.where(request_id, actor, guild_id, channel_id)
     if await service._budgeted(resolution, where):
         where["most"] = most_image_tokens(request)
 

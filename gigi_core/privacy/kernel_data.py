@@ -29,6 +29,7 @@ from gigi_core.store.llm_tables import (
 )
 from gigi_core.store.outbox_tables import OutboxButton
 from gigi_core.store.personal_tables import LlmBillingChoice, LlmContextDisclosure
+from gigi_core.store.review_tables import PluginReviewAccept
 from gigi_core.store.tables import AuditEvent, CapabilityGrant, GuildPlugin, SealedSecret
 
 
@@ -57,6 +58,7 @@ def _attributions(
         (GuildPlugin, GuildPlugin.updated_by),
         (CapabilityGrant, CapabilityGrant.granted_by),
         (LlmGuildPolicy, LlmGuildPolicy.updated_by),
+        (PluginReviewAccept, PluginReviewAccept.accepted_by),
     ]
     out = [
         (
@@ -361,6 +363,8 @@ async def purge_kernel_guild(db: Database, guild_id: str) -> dict[str, int]:
         counts["plugin_settings"] = (
             await s.execute(delete(GuildPlugin).where(GuildPlugin.guild_id == guild_id))
         ).rowcount
+        # Back in the guild later, its admins review held actions again, as plugins start off.
+        await s.execute(delete(PluginReviewAccept).where(PluginReviewAccept.guild_id == guild_id))
         await s.execute(
             delete(SealedSecret).where(
                 SealedSecret.scope == "plugin_config",

@@ -70,3 +70,15 @@ def test_a_readable_installed_version_holds_only_what_widened(
         staged.close()
     assert candidate.unreadable is None
     assert set(candidate.holds()["widget"]) == {"*", "widget.add", "widget.reset"}
+
+
+def test_a_broken_installed_plugin_can_still_be_found_to_uninstall(
+    tmp_path: Path, environment: Path
+) -> None:
+    unpack(build_wheel(tmp_path / "installed", "broken"), environment)
+    found = install_flow.find_installed("gigi-widget")  # `gigi uninstall gigi-widget`
+    assert found.version == "1.2" and found.manifests == []
+    assert found.problems and any("safety" in p for p in found.problems)
+    assert "gigi-widget" in {p.distribution for p in install_flow.installed_plugins()}
+    with pytest.raises(Exception, match="safety"):  # the review still reads it strictly
+        plugin_distributions([environment], known_capabilities=KERNEL_CAPABILITY_NAMES)

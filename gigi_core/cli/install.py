@@ -89,6 +89,10 @@ def uninstall_command(state: CliState, name: str, yes: bool) -> None:
     actions = [a.name for m in dist.manifests for a in m.actions]
     click.echo(f"{dist.distribution} {dist.version}: plugins {', '.join(dist.entry_points)}")
     click.echo(f"  actions that go away: {', '.join(actions) or 'none'}")
+    if dist.problems:
+        click.echo("  its manifest does not validate (so its actions are not listed):")
+        for problem in dist.problems:
+            click.echo(f"    {problem}")
     if not yes and not click.confirm(f"Uninstall {dist.distribution}?", default=False):
         raise click.ClickException("Nothing was removed (add --yes to skip the question).")
     uninstall(dist.distribution)

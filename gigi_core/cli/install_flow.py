@@ -229,11 +229,9 @@ def _as_json(found: list[Candidate], staged: pip_runner.Staged) -> dict[str, Any
 
 
 def installed_plugins() -> list[PackagedPlugin]:
+    """Installed plugin distributions, a broken manifest included (with its problems)."""
     importlib.invalidate_caches()
-    plugins = []
-    for plugin in plugin_distributions(known_capabilities=KERNEL_CAPABILITY_NAMES):
-        plugins.append(plugin)
-    return plugins
+    return plugin_distributions(known_capabilities=KERNEL_CAPABILITY_NAMES, strict=False)
 
 
 def find_installed(name: str) -> PackagedPlugin:

@@ -30,6 +30,7 @@ class PackagedPlugin:
     entry_points: tuple[str, ...]
     manifests: list[Manifest] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)  # the manifest files, for messages
+    problems: list[str] = field(default_factory=list)  # only when read with strict=False
 
     @property
     def key(self) -> str:
@@ -42,14 +43,19 @@ def canonical(name: str) -> str:
 
 
 def plugin_distributions(
-    paths: Iterable[str | Path] | None = None, *, known_capabilities: Iterable[str] = ()
+    paths: Iterable[str | Path] | None = None,
+    *,
+    known_capabilities: Iterable[str] = (),
+    strict: bool = True,
 ) -> list[PackagedPlugin]:
     """Every distribution on ``paths`` (default: the running environment) with a ``gigi``
-    entry point, its manifests validated; raises ManifestError naming each bad file."""
+    entry point, its manifests validated; raises ManifestError naming each bad file, or with
+    ``strict=False`` keeps such a plugin with its ``problems`` (one broken plugin must not
+    stop `gigi uninstall` or `gigi plugins outdated` for the others, or for itself)."""
     search = None if paths is None else [str(p) for p in paths]
     found: dict[str, PackagedPlugin] = {}
     for dist in metadata.distributions(path=search) if search else metadata.distributions():
-        plugin = packaged(dist, known_capabilities=known_capabilities)
+        plugin = packaged(dist, known_capabilities=known_capabilities, strict=strict)
         if plugin is not None and plugin.key not in found:  # first on the path wins
             found[plugin.key] = plugin
     return sorted(found.values(), key=lambda p: p.key)
@@ -65,7 +71,7 @@ def installed(name: str, *, known_capabilities: Iterable[str] = ()) -> PackagedP
 
 
 def packaged(
-    dist: metadata.Distribution, *, known_capabilities: Iterable[str] = ()
+    dist: metadata.Distribution, *, known_capabilities: Iterable[str] = (), strict: bool = True
 ) -> PackagedPlugin | None:
     """The plugin view of one distribution, None when it registers no ``gigi`` entry point."""
     names = tuple(sorted(ep.name for ep in dist.entry_points if ep.group == ENTRY_POINT_GROUP))
@@ -81,8 +87,9 @@ def packaged(
             continue
         plugin.manifests.append(loaded.manifest)
         plugin.sources.append(str(path))
-    if problems:
+    if problems and strict:
         raise ManifestError(problems)
+    plugin.problems = problems
     return plugin
 
 

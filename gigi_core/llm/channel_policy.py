@@ -271,8 +271,39 @@ class GuildPolicies:
 
 #: Kept among the invisible format characters: the joiners inside emoji and scripts.
 _JOINERS = frozenset("\u200c\u200d")
-#: Any tag of the instructions' block, however spaced or cased (it could end the block).
-_BLOCK_TAG = re.compile(r"<\s*/?\s*channel-instructions\s*/?\s*>", re.IGNORECASE)
+#: Any tag of the instructions' block, however spaced or cased (it could end the block);
+#: matched on the text with look-alike characters folded to ASCII (``_folded``).
+_BLOCK_TAG = re.compile(r"<\s*/?\s*channel[\s_-]*instructions\s*/?\s*>", re.IGNORECASE)
+#: Look-alikes NFKC keeps apart: angle brackets, slashes, minus signs (every dash, Unicode
+#: category Pd, is a hyphen too) and the Cyrillic, Greek and other letters of the tag.
+_LOOKALIKES = str.maketrans(
+    {
+        **dict.fromkeys("\u2039\u2329\u3008\u27e8\u1438\u02c2\u276e\u276c\u29fc", "<"),
+        **dict.fromkeys("\u203a\u232a\u3009\u27e9\u1433\u02c3\u276f\u276d\u29fd", ">"),
+        **dict.fromkeys("\u2044\u2215\u29f8\u2571\u27cb", "/"),
+        **dict.fromkeys("\u2212\u02d7\u2796\u2043", "-"),
+        "\u0430": "a",
+        "\u03b1": "a",
+        "\u0251": "a",
+        "\u0441": "c",
+        "\u03f2": "c",
+        "\u0435": "e",
+        "\u04bb": "h",
+        "\u0456": "i",
+        "\u03b9": "i",
+        "\u0131": "i",
+        "\u04cf": "l",
+        "\u0578": "n",
+        "\u043e": "o",
+        "\u03bf": "o",
+        "\u0585": "o",
+        "\u0440": "p",
+        "\u0455": "s",
+        "\u0442": "t",
+        "\u057d": "u",
+        "\u0443": "y",
+    }
+)
 
 
 def check_prompt(prompt: str) -> str:
@@ -336,9 +367,35 @@ def check_role_models(models: Iterable[str]) -> tuple[str, ...]:
     return out
 
 
+def _folded(text: str) -> tuple[str, list[int]]:
+    """``text`` as a reader would take it (NFKC per character, case folded, look-alikes and
+    dashes as ASCII, combining marks dropped), and each folded character's index in it."""
+    out: list[str] = []
+    origin: list[int] = []
+    for at, char in enumerate(text):
+        if unicodedata.category(char) == "Pd":
+            piece = "-"
+        else:
+            piece = unicodedata.normalize("NFKC", char).casefold().translate(_LOOKALIKES)
+        for c in piece:
+            if unicodedata.category(c) != "Mn":
+                out.append(c)
+                origin.append(at)
+    return "".join(out), origin
+
+
+def _without_block_tags(text: str) -> str:
+    """``text`` less every span that reads as a tag of the block, until none is left (a
+    removal may join a new one); the admins' other characters are kept as written."""
+    while True:
+        folded, origin = _folded(text)
+        found = _BLOCK_TAG.search(folded)
+        if found is None:
+            return text
+        text = text[: origin[found.start()]] + text[origin[found.end() - 1] + 1 :]
+
+
 def prompt_message(text: str) -> str:
     """The system message that carries a place's instructions, labelled as the admins'."""
-    inner = text
-    while _BLOCK_TAG.search(inner):  # until none is left: a removal may join a new one
-        inner = _BLOCK_TAG.sub("", inner)
+    inner = _without_block_tags(text)
     return f"{PROMPT_HEADER}\n<channel-instructions>\n{inner}\n</channel-instructions>"

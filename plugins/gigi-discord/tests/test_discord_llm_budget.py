@@ -177,3 +177,21 @@ async def test_admins_set_a_money_budget_once_the_profiles_have_prices(tmp_path)
         assert "0.00 USD of 2.50 USD spent" in _text(shown)
         tokens = await w.admin.slash(w.channel, "llm budget set", limit=2.5)
         assert "limit '2.5' is not a whole number of tokens" in _text(tokens)
+
+
+async def test_a_plugins_own_allowance_is_set_shown_and_removed(tmp_path) -> None:
+    async with world(tmp_path) as w:
+        done = await w.admin.slash(w.channel, "llm budget set", limit=3000, plugin="ambient")
+        assert done.ephemeral and "Plugin `ambient`: 3,000 tokens daily" in _text(done)
+        [status] = await w.kernel.llm.budget_status(w.gid)
+        assert (status.budget.scope_kind, status.budget.scope_id) == ("plugin", "ambient")
+        assert "**Plugin `ambient`** (daily)" in _text(
+            await w.admin.slash(w.channel, "llm budget show")
+        )
+        both = await w.admin.slash(
+            w.channel, "llm budget set", limit=1, plugin="ambient", model="x"
+        )
+        assert "at most one of" in _text(both) and "`plugin`" in _text(both)
+        gone = await w.admin.slash(w.channel, "llm budget remove", window="daily", plugin="ambient")
+        assert "Removed Plugin `ambient`'s daily budget" in _text(gone)
+        assert await w.kernel.llm.budget_status(w.gid) == []

@@ -1,8 +1,8 @@
 """`/llm budget set|show|reset|remove` for admins, `/quota` for every member.
 
 A budget is named as on the CLI: no target for the whole server, or one of ``member``,
-``channel``, ``role``, ``model``, or ``each`` (every member, or every channel, on their
-own); and its ``window``. Set, reset and remove need ``llm.provider.write``, show needs
+``channel``, ``role``, ``model``, ``plugin`` (a plugin's own allowance, e.g. ambient's
+daily one), or ``each`` (every member, or every channel, on their own); and its ``window``. Set, reset and remove need ``llm.provider.write``, show needs
 ``llm.usage.read`` (``NEEDS`` in ``commands/llm.py``); `/quota` shows a member only their
 own allowance. Replies are ephemeral.
 """
@@ -39,6 +39,8 @@ def who(kind: str, scope_id: str, *, you: str | None = None) -> str:
         return f"<#{scope_id}>"
     if kind == "role":
         return f"<@&{scope_id}>"
+    if kind == "plugin":
+        return f"Plugin `{scope_id}`"
     return f"Model `{scope_id}`"
 
 
@@ -48,6 +50,7 @@ def _scope(
     role: discord.Role | None,
     model: str | None,
     each: str | None,
+    plugin: str | None = None,
 ) -> tuple[str, str | None]:
     """(scope kind, scope id) from the options; at most one target may be given."""
     given = [
@@ -57,12 +60,15 @@ def _scope(
             ("channel", None if channel is None else str(channel.id)),
             ("role", None if role is None else str(role.id)),
             ("model", model),
+            ("plugin", plugin),
             (each or "", "*" if each else None),
         )
         if value is not None
     ]
     if len(given) > 1:
-        raise Refusal("Give at most one of `member`, `channel`, `role`, `model` or `each`.")
+        raise Refusal(
+            "Give at most one of `member`, `channel`, `role`, `model`, `plugin` or `each`."
+        )
     return given[0] if given else ("guild", None)
 
 
@@ -79,6 +85,7 @@ def budget_group() -> app_commands.Group:
         role="Shared by the members who hold this role",
         model="A provider (openai) or provider/model (openai/gpt-4o)",
         each="Every member, or every channel, with a budget of its own",
+        plugin="A plugin's own allowance (ambient's daily one)",
         reset_hour="The UTC hour the window starts (default 0)",
         exempt_role="A role this budget skips (replaces the exempt roles)",
         exempt_admins="Whether server admins skip it (they do by default)",
@@ -96,9 +103,10 @@ def budget_group() -> app_commands.Group:
         exempt_role: discord.Role | None = None,
         exempt_admins: bool | None = None,
         unit: Literal["tokens", "money"] = "tokens",
+        plugin: app_commands.Range[str, 1, 64] | None = None,
     ) -> None:
         ctx = await context(interaction)
-        kind, ident = _scope(member, channel, role, model, each)
+        kind, ident = _scope(member, channel, role, model, each, plugin)
         amount = str(int(limit)) if float(limit).is_integer() else str(limit)
         budget = await ctx.kernel.llm.set_budget(
             ctx.guild_id,
@@ -145,6 +153,7 @@ def budget_group() -> app_commands.Group:
         role="A role's budget",
         model="A model budget (provider or provider/model)",
         each="The every-member or every-channel budget",
+        plugin="A plugin's own allowance",
     )
     async def reset(
         interaction: discord.Interaction[Any],
@@ -154,6 +163,7 @@ def budget_group() -> app_commands.Group:
         role: discord.Role | None = None,
         model: str | None = None,
         each: Each | None = None,
+        plugin: app_commands.Range[str, 1, 64] | None = None,
     ) -> None:
         ctx = await context(interaction)
         subject: str | None = None
@@ -161,7 +171,7 @@ def budget_group() -> app_commands.Group:
             subject, member = str(member.id), None
         elif each == "channel" and channel is not None:
             subject, channel = str(channel.id), None
-        kind, ident = _scope(member, channel, role, model, each)
+        kind, ident = _scope(member, channel, role, model, each, plugin)
         rows = await ctx.kernel.llm.reset_budget(
             ctx.guild_id, kind, ident, window, subject=subject, by=ctx.actor.id
         )
@@ -176,6 +186,7 @@ def budget_group() -> app_commands.Group:
         role="A role's budget",
         model="A model budget (provider or provider/model)",
         each="The every-member or every-channel budget",
+        plugin="A plugin's own allowance",
     )
     async def remove(
         interaction: discord.Interaction[Any],
@@ -185,9 +196,10 @@ def budget_group() -> app_commands.Group:
         role: discord.Role | None = None,
         model: str | None = None,
         each: Each | None = None,
+        plugin: app_commands.Range[str, 1, 64] | None = None,
     ) -> None:
         ctx = await context(interaction)
-        kind, ident = _scope(member, channel, role, model, each)
+        kind, ident = _scope(member, channel, role, model, each, plugin)
         budget = await ctx.kernel.llm.remove_budget(
             ctx.guild_id, kind, ident, window, by=ctx.actor.id
         )

@@ -45,7 +45,8 @@ DISCLOSURE_NOTE = (
 #: What guild context a personal key would carry, for the disclosure a member confirms.
 DISCLOSED = (
     "the server's memory and knowledge entries that match your request, recent messages "
-    "of the channel when you ask for them, and earlier turns of the conversation"
+    "of the channel when you ask for them, earlier turns of the conversation, and the "
+    "instructions the server's admins wrote for the channel"
 )
 
 

@@ -157,3 +157,14 @@ async def test_keys_are_listed_preferred_and_removed(database_url, tmp_path) -> 
         assert await personal.remove("u1", "b") == ["chat"]
         assert [v.credential.label for v in await personal.keys("u1")] == ["a"]
         assert await personal.keys("u2") == []
+
+
+def test_the_disclosure_names_every_kind_of_context_a_run_withholds() -> None:
+    """What a member confirms is what a run billed to their key leaves out until then: the
+    admins' channel instructions too (``gigi_core.agent.runtime``)."""
+    from gigi_core.llm.personal import disclosure_text
+
+    text = disclosure_text("openai")
+    for part in ("memory", "knowledge", "recent messages", "earlier turns", "instructions"):
+        assert part in text
+    assert "your openai account" in text

@@ -91,7 +91,11 @@ def create_app(kernel: Any, settings: WebSettings) -> Starlette:
         exception_handlers={Refused: _refused, DiscordError: _discord_down},
     )
     app.state.web = Web(kernel, settings)
-    store = SessionStore(settings.session_hours * 3600)
+    store = SessionStore(
+        settings.session_hours * 3600,
+        max_sessions=settings.max_sessions,
+        max_anonymous=settings.max_anonymous_sessions,
+    )
     app.state.sessions = store
     app.add_middleware(SessionGuard, settings=settings, store=store)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)

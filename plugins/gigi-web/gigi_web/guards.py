@@ -127,10 +127,8 @@ class SessionGuard:
             await response(scope, receive, send)
             return
         started = session
-        if session is None:
-            session = self.store.new(settings.rate_burst)
-            address = self._address_bucket(request)
-            session.tokens, session.refilled = address.tokens, address.refilled
+        if session is None:  # nothing is stored for a visitor until a page needs it
+            session = self.store.transient(settings.rate_burst)
         scope.setdefault("state", {})["session"] = session
 
         async def send_with_cookie(message: Message) -> None:
@@ -138,8 +136,10 @@ class SessionGuard:
                 headers = list(message.get("headers", []))
                 headers += SECURITY_HEADERS
                 current: WebSession = scope["state"]["session"]
-                if started is None or current.sid != started.sid:
+                if current.sid and (started is None or current.sid != started.sid):
                     headers.append((b"set-cookie", self._cookie(current).encode("latin-1")))
+                elif not current.sid and started is not None:  # signed out: forget the id
+                    headers.append((b"set-cookie", self._expired_cookie().encode("latin-1")))
                 message = {**message, "headers": headers}
             await send(message)
 
@@ -151,6 +151,10 @@ class SessionGuard:
             referer = request.headers.get("referer", "")
             return referer.startswith(self.settings.origin + "/")
         return hmac.compare_digest(origin.encode(), self.settings.origin.encode())
+
+    def _expired_cookie(self) -> str:
+        secure = "; Secure" if self.settings.secure_cookies else ""
+        return f"{COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0{secure}"
 
     def _cookie(self, session: WebSession) -> str:
         value = self.signer.dumps(session.sid)
@@ -176,12 +180,28 @@ def replace_session(request: Request, session: WebSession) -> None:
     request.state.session = session
 
 
+def kept_session(request: Request, store: SessionStore, burst: float) -> WebSession:
+    """The request's session, stored first if it is a visitor's unstored one (a sign-in
+    starting needs its ``state`` kept); the response then sets its cookie."""
+    session = session_of(request)
+    if session.sid:
+        return session
+    stored = store.new(burst)
+    stored.tokens, stored.refilled = session.tokens, session.refilled
+    replace_session(request, stored)
+    return stored
+
+
 async def checked_form(request: Request) -> FormData:
     """The POSTed form, if it carries this session's CSRF token; Refused otherwise."""
     form = await request.form(max_files=0, max_fields=200, max_part_size=64 * 1024)
     token = form.get("csrf")
     expected = session_of(request).csrf
-    if not isinstance(token, str) or not hmac.compare_digest(token.encode(), expected.encode()):
+    if (
+        not expected  # a visitor without a stored session has no form to send
+        or not isinstance(token, str)
+        or not hmac.compare_digest(token.encode(), expected.encode())
+    ):
         raise Refused(
             403,
             "This form has expired or did not come from this dashboard. Reload the page "

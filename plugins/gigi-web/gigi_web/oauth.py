@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import re
 import secrets
 import time
 from urllib.parse import urlencode
@@ -88,6 +89,6 @@ async def finish(
     if not isinstance(token, str) or not {"identify", "guilds"} <= granted:
         raise SignInRefused("Discord's answer lacks the identify and guilds permissions.")
     me = await get_json(settings, "/users/@me", f"Bearer {token}")
-    if not isinstance(me, dict) or not str(me.get("id", "")).isdigit():
+    if not isinstance(me, dict) or not re.fullmatch(r"[0-9]{1,20}", str(me.get("id", ""))):
         raise SignInRefused("Discord did not say who signed in; start again.")
     return token, DiscordUser(id=str(me["id"]), name=str(me.get("username") or me["id"]))

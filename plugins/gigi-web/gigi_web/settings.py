@@ -42,6 +42,8 @@ class WebSettings:
     rate_per_minute: float = 240.0
     rate_burst: float = 60.0
     member_ttl: float = 30.0  # seconds a member's Discord permissions are trusted
+    max_sessions: int = 50_000  # signed-in sessions kept in memory
+    max_anonymous_sessions: int = 10_000  # sign-ins in flight, capped apart from those
     dev: bool = False
 
     def __post_init__(self) -> None:

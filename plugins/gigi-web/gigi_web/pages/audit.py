@@ -9,6 +9,7 @@ from starlette.responses import Response
 from gigi_core import AuditFilter, GigiError, query_audit
 from gigi_core.llm import parse_since
 from gigi_web.pages.common import member_for, show
+from gigi_web.params import query_int
 
 FILTERS = ("actor", "action", "outcome", "since")
 
@@ -17,7 +18,7 @@ async def audit_page(request: Request) -> Response:
     web, member = await member_for(request, "audit")
     q = request.query_params
     chosen = {k: q.get(k, "").strip()[:128] for k in FILTERS}
-    before = q.get("before", "")
+    before = query_int(q.get("before"), "before", 1, 2**63 - 1, None)
     error = None
     try:
         since = parse_since(chosen["since"] or None)
@@ -31,7 +32,7 @@ async def audit_page(request: Request) -> Response:
             action=chosen["action"] or None,
             outcome=chosen["outcome"] or None,
             since=since,
-            before_id=int(before) if before.isdigit() else None,
+            before_id=before,
             limit=50,
         ),
     )

@@ -9,7 +9,7 @@ from starlette.responses import RedirectResponse, Response
 
 from gigi_web import oauth
 from gigi_web.app import web_of
-from gigi_web.guards import checked_form, replace_session, session_of
+from gigi_web.guards import checked_form, kept_session, replace_session, session_of
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +22,8 @@ async def home(request: Request) -> Response:
 
 async def signin(request: Request) -> Response:
     web = web_of(request)
-    return RedirectResponse(oauth.start(session_of(request), web.settings), status_code=303)
+    session = kept_session(request, request.app.state.sessions, web.settings.rate_burst)
+    return RedirectResponse(oauth.start(session, web.settings), status_code=303)
 
 
 async def callback(request: Request) -> Response:
@@ -57,5 +58,5 @@ async def signout(request: Request) -> Response:
     await checked_form(request)
     store = request.app.state.sessions
     store.drop(session_of(request))
-    replace_session(request, store.new(web_of(request).settings.rate_burst))
+    replace_session(request, store.transient(web_of(request).settings.rate_burst))
     return RedirectResponse("/", status_code=303)

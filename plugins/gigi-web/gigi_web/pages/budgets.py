@@ -12,6 +12,7 @@ from starlette.responses import Response
 from gigi_core import GigiError
 from gigi_web.guards import checked_form, form_text
 from gigi_web.pages.common import back, member_for, show
+from gigi_web.params import ascii_int
 
 WRITE = "llm.provider.write"
 SCOPES = {
@@ -94,11 +95,12 @@ async def set_budget(request: Request) -> Response:
         if not limit:
             raise GigiError("Limit: enter tokens per window (200000), or an amount (2.50).")
         hour = form_text(form, "reset_hour", limit=4)
-        if hour and not (hour.isdigit() and 0 <= int(hour) <= 23):
+        reset_hour = ascii_int(hour, 0, 23)
+        if hour and reset_hour is None:
             raise GigiError("Reset hour: a UTC hour from 0 to 23, or leave it blank.")
         budget = await llm.set_budget(
             guild, kind, ident, limit=limit, unit=unit, window=window,
-            reset_hour=int(hour) if hour else None, by=by,
+            reset_hour=reset_hour, by=by,
         )  # fmt: skip
         return f"The {budget.window} budget is {budget.show(budget.limit)} now."
 

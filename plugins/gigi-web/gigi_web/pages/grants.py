@@ -9,6 +9,7 @@ from gigi_core import ConfigError
 from gigi_web.access import Member, Refused
 from gigi_web.guards import checked_form, form_text
 from gigi_web.pages.common import back, member_for, show
+from gigi_web.params import ASCII_DIGITS
 
 ADMINS_ONLY = (
     "Only server admins (Manage Server) add or remove grants, as with /gigi grants on "
@@ -41,7 +42,7 @@ def _subject(form: object) -> tuple[str, str]:
     subject = form_text(form, "role" if kind == "role" else "user")  # type: ignore[arg-type]
     if kind not in ("role", "user"):
         raise ConfigError("Choose whether the grant is for a role or a member.")
-    if not subject.isdigit() or len(subject) > 20:
+    if not subject or not set(subject) <= ASCII_DIGITS or len(subject) > 20:
         what = "Pick a role" if kind == "role" else "Enter the member's user id (digits only)"
         raise ConfigError(f"{what}.")
     return kind, subject

@@ -12,6 +12,7 @@ from gigi_web.access import Refused
 from gigi_web.guards import checked_form, form_text
 from gigi_web.pages.common import back, member_for, show
 from gigi_web.pages.tools import call
+from gigi_web.params import ascii_int
 
 STORAGE = {
     "encrypted": "each message's text, sealed with the server's key, and its search words",
@@ -47,11 +48,12 @@ async def set_channel(request: Request) -> Response:
         if form_text(form, "mode", limit=8) == "off":
             await call(web, member, "memory.disable", {"channel": channel})
             return back(request, f"/g/{guild_id}/memory", "Nothing new is remembered there.")
-        if days and not days.isdigit():
+        retention = ascii_int(days, 1, 3650)
+        if days and retention is None:
             raise GigiError("Retention (days): a whole number from 1 to 3650, or blank.")
         args: dict[str, object] = {"channel": channel}
-        if days:
-            args["retention_days"] = int(days)
+        if retention is not None:
+            args["retention_days"] = retention
         done = await call(web, member, "memory.enable", args)
     except GigiError as exc:
         text = str(exc)

@@ -10,7 +10,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gigi_core import usage_by_day
+from gigi_web.access import Refused
 from gigi_web.pages.common import member_for, show
+from gigi_web.params import query_int
 from gigi_web.svg import stacked_bars
 
 SPLITS = ("model", "purpose", "provider")
@@ -23,7 +25,9 @@ async def usage_page(request: Request) -> Response:
     q = request.query_params
     split = q.get("by") if q.get("by") in SPLITS else "model"
     measure = q.get("measure") if q.get("measure") in MEASURES else "calls"
-    days = int(q["days"]) if q.get("days", "").isdigit() and int(q["days"]) in RANGES else 30
+    days = query_int(q.get("days"), "days", min(RANGES), max(RANGES), 30) or 30
+    if days not in RANGES:
+        raise Refused(400, f"The days parameter takes {', '.join(map(str, RANGES))}.")
     points = await usage_by_day(web.kernel.db, member.guild.id, days=days, split_by=split)  # type: ignore[arg-type]
     first = datetime.now(UTC).date() - timedelta(days=days - 1)
     values = [(p.day, p.key, int(getattr(p, measure))) for p in points]

@@ -41,6 +41,9 @@ class JobInfo:
     payload_keys: tuple[str, ...] = ()
     cancel_requested: bool = False
     worker: str | None = None
+    # The guild the job works for (its payload's "guild_id"), so an admin surface can keep
+    # one server's admins to that server's jobs; None for jobs of no guild.
+    guild_id: str | None = None
 
     @classmethod
     def from_row(cls, row: Any) -> JobInfo:
@@ -65,6 +68,7 @@ class JobInfo:
             payload_keys=tuple(sorted(payload)) if isinstance(payload, dict) else (),
             cancel_requested=bool(m["cancel_requested"]),
             worker=m["worker"],
+            guild_id=_guild_of(payload),
         )
 
     def as_dict(self, *, payload_keys: bool = False) -> dict[str, Any]:
@@ -94,6 +98,11 @@ class JobInfo:
             out["payload_keys"] = list(self.payload_keys)
             out["worker"] = self.worker
         return out
+
+
+def _guild_of(payload: Any) -> str | None:
+    guild = payload.get("guild_id") if isinstance(payload, dict) else None
+    return guild if isinstance(guild, str) and guild else None
 
 
 def aware(value: datetime | None) -> datetime | None:

@@ -170,8 +170,15 @@ class JobService:
         rows = await self.store.list(status, name, max(1, min(int(limit), 10_000)), guild_id)
         return [JobInfo.from_row(r) for r in rows]
 
-    async def cancel(self, job_id: str) -> bool:
-        """Cancel a queued job now, or ask a running one to stop (``ctx.cancelled``)."""
+    async def cancel(self, job_id: str, *, by: str | None = None) -> bool:
+        """Cancel a queued job now, or ask a running one to stop (``ctx.cancelled``);
+        ``by`` (a member's id, from an admin surface) audits who did it."""
+        done = await self._cancel(job_id)
+        if by is not None:
+            await self._audit(job_id, "job.cancel", "ok" if done else "noop", by)
+        return done
+
+    async def _cancel(self, job_id: str) -> bool:
         async with self.store.tx() as s:
             row = await self.store.cancel_queued(s, job_id, utcnow())
             if row is not None:
@@ -199,8 +206,20 @@ class JobService:
                     cancelled = True
         return cancelled
 
-    async def retry(self, job_id: str) -> None:
-        """Queue a failed or cancelled job again, with its full number of attempts."""
+    async def _audit(self, job_id: str, kind: str, status: str, by: str) -> None:
+        """Who cancelled or retried a job, where: metadata only (the job's name, no payload)."""
+        from gigi_core.store.audit import AuditRecord
+
+        info = await self.get(job_id)
+        record = AuditRecord(
+            kind=kind, status=status, actor_id=by, guild_id=info.guild_id, action=info.name,
+            capability="gigi.jobs.manage",
+        )  # fmt: skip
+        await self.kernel.audit.record(record)
+
+    async def retry(self, job_id: str, *, by: str | None = None) -> None:
+        """Queue a failed or cancelled job again, with its full number of attempts;
+        ``by`` (a member's id, from an admin surface) audits who did it."""
         now = utcnow()
         async with self.store.tx() as s:
             row = await self.store.requeue_finished(s, job_id, now)
@@ -213,6 +232,8 @@ class JobService:
             )
         log.info("job %s: queued again by retry", job_id)
         self._wake()
+        if by is not None:
+            await self._audit(job_id, "job.retry", "ok", by)
 
     async def wait(
         self,

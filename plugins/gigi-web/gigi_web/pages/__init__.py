@@ -57,6 +57,8 @@ def routes() -> list[Route]:
         Route(f"{g}/runs", runs.run_list),
         Route(f"{g}/runs/{{run_id}}", runs.run_trace),
         Route(f"{g}/jobs", jobs.job_list),
+        Route(f"{g}/jobs/cancel", jobs.cancel, methods=["POST"]),
+        Route(f"{g}/jobs/retry", jobs.retry, methods=["POST"]),
         Route(f"{g}/audit", audit.audit_page),
         Route(f"{g}/usage", usage.usage_page),
         Route(f"{g}/data", mydata.data_page),

@@ -30,7 +30,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gigi_core.errors import GigiError
-from gigi_core.llm import calls
+from gigi_core.llm import calls, url_guard
 from gigi_core.llm.budget_alerts import BudgetAlerts
 from gigi_core.llm.budget_money import cost
 from gigi_core.llm.budgets import BudgetExhausted, Budgets, Hold
@@ -339,7 +339,9 @@ class Caller:
         error_class: str | None = None
         result: Any = None
         try:
-            result = await calls.scrubbed_reply(await call(provider, key, resolution.base_url), key)
+            with url_guard.guarding(await self._url_checked(resolution, meta)):
+                reply = await call(provider, key, resolution.base_url)
+            result = await calls.scrubbed_reply(reply, key)
         except ProviderError as err:
             error_class = err.error_class
             raise calls.scrubbed(err, key) from None
@@ -386,6 +388,14 @@ class Caller:
                 latency,
             )
         return result
+
+    async def _url_checked(self, resolution: Resolution, meta: CredentialMeta | None) -> bool:
+        """Whether the call's credential was added from a surface by a member or guild
+        admin with a base URL of their own: its host is then checked, and pinned, as the call
+        connects (``url_guard``); a provider's built-in endpoint is the operator's."""
+        if meta is None and resolution.credential_id and not resolution.keyless:
+            meta = await self.resolver.credential(resolution.credential_id)  # keyless provider
+        return meta is not None and meta.info.url_checked and bool(resolution.base_url)
 
     async def _record(self, write: Any, durability: str) -> None:
         writer = self.kernel.db.writer

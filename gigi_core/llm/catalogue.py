@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.exc import IntegrityError
 
+from gigi_core.llm import url_guard
 from gigi_core.llm.errors import ProviderError
 from gigi_core.llm.provider import ModelInfo
 from gigi_core.llm.records import LlmConfigError, Owner
@@ -233,11 +234,22 @@ async def list_models(
         if found is not None:
             return found
     try:
-        models = tuple(await provider.list_models(api_key=key, base_url=cred.base_url))
+        guarded = cred.url_checked and cred.base_url is not None  # added from chat or the web
+        with url_guard.guarding(guarded):
+            models = tuple(await provider.list_models(api_key=key, base_url=cred.base_url))
     except ProviderError as err:
         if err.error_class == "unsupported":
             err.hint = "this provider has no models endpoint: use the model ids it documents"
-        raise err.rescrubbed((key,)) from None
+        clean = err.rescrubbed((key,))
+        if guarded and not url_guard.refused(err):  # the target's body stays unread
+            raise ProviderError(
+                err.provider,
+                url_guard.withheld(err),
+                error_class=err.error_class,
+                status=err.status,
+                hint=clean.hint,
+            ) from None
+        raise clean from None
     models = tuple(sorted(models, key=lambda m: m.id))
     fetched = llm.catalogue.put(cache_key, models)
     await llm.catalogue_store.write(cred.id, meta.fingerprint, cred.provider, models, fetched)

@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 
+from gigi_core.llm import url_guard
 from gigi_core.llm.errors import (
     ProviderError,
     body_message,
@@ -240,16 +241,29 @@ class LlmHttpClient:
         sent.update(headers or {})
         cap = self.settings.max_response_bytes
         try:
-            request = client.build_request(
-                method, url, content=content, headers=sent, timeout=effective
-            )
+            pin = await url_guard.pin(url, provider)  # keys added from a surface only
+            if pin is None:
+                request = client.build_request(
+                    method, url, content=content, headers=sent, timeout=effective
+                )
+            else:  # to the address just checked, whatever the name resolves to next
+                sent["host"] = pin.host_header
+                request = client.build_request(
+                    method,
+                    pin.url,
+                    content=content,
+                    headers=sent,
+                    timeout=effective,
+                    extensions={"sni_hostname": pin.sni} if pin.sni else None,
+                )
             response = await client.send(request, stream=True)
             try:
                 declared = response.headers.get("content-length", "")
                 too_big = declared.isdigit() and int(declared) > cap
                 ok = 200 <= response.status_code < 300
                 data = None if ok and too_big else await _read_capped(response, cap)
-                return response.status_code, response.headers, data, str(request.url)
+                where = url if pin is not None else str(request.url)  # the name, not the address
+                return response.status_code, response.headers, data, where
             finally:
                 await response.aclose()
         except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:

@@ -33,10 +33,12 @@ MAX_LABEL = 64
 def associated_data(row: LlmCredential) -> str:
     """Binds a ciphertext to its row, owner, provider and endpoint: a key moved to another
     row, or pointed at another server by editing ``base_url``, no longer opens."""
-    return (
+    bound = (
         f"gigi:llm_credential:{row.id}:{row.owner_type}:{row.owner_id}:{row.provider}"
         f":{row.base_url or ''}"
     )
+    # a key added from a surface stays checked: clearing the flag in the table breaks it
+    return f"{bound}:url_checked" if row.url_checked else bound
 
 
 def check_base_url(base_url: str | None) -> str | None:
@@ -81,6 +83,7 @@ def info(row: LlmCredential) -> CredentialInfo:
         created_by=row.created_by,
         created_at=row.created_at,
         revoked_at=row.revoked_at,
+        url_checked=bool(row.url_checked),
     )
 
 
@@ -140,8 +143,10 @@ class CredentialStore:
         *,
         base_url: str | None = None,
         by: str | None = None,
+        url_checked: bool = False,
     ) -> CredentialInfo:
-        """Seal and store; refuses (storing nothing) without a key or with a taken label."""
+        """Seal and store; refuses (storing nothing) without a key or with a taken label.
+        ``url_checked``: its base URL is checked at every call (``url_guard``)."""
         self.sealer.require_key()  # the sealer's own clear error, before anything is written
         if not secret or not secret.strip():
             raise LlmConfigError("the API key is empty", hint="pass a non-empty key")
@@ -156,6 +161,7 @@ class CredentialStore:
             status="active",
             created_by=by,
             updated_by=by,
+            url_checked=url_checked,
         )
         sealed = self.sealer.seal(secret.strip(), associated_data(row))
         row.key_id, row.nonce, row.ciphertext = sealed.key_id, sealed.nonce, sealed.ciphertext

@@ -9,17 +9,14 @@ channel history) may be sent to their own provider: until then it is left out.
 
 from __future__ import annotations
 
-import asyncio
-import ipaddress
-import os
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import urlsplit
 
 from sqlalchemy import delete, select
 
 from gigi_core.errors import GigiError
+from gigi_core.llm import url_guard
 from gigi_core.llm.records import CredentialInfo, LlmConfigError, Owner, ProfileInfo
 from gigi_core.store.personal_tables import LlmBillingChoice, LlmContextDisclosure
 from gigi_core.store.tables import utcnow
@@ -55,51 +52,10 @@ DISCLOSED = (
 TEST_INTERVAL = 10.0
 #: Active keys one member may hold: a member cannot fill the store with sealed keys.
 MAX_KEYS = 10
-#: Set to 1 by an operator whose members may point their keys at this machine or its
-#: network (a shared local model server): otherwise a member's base URL must be public.
-LOCAL_URLS_ENV = "GIGI_PERSONAL_KEY_LOCAL_URLS"
-_LOCAL_NAMES = ("localhost", ".localhost", ".local", ".internal", ".lan", ".home.arpa")
-
-
-def _inside(address: str) -> bool:
-    try:
-        ip = ipaddress.ip_address(address.split("%", 1)[0])
-    except ValueError:
-        return False
-    return not ip.is_global or ip.is_multicast
-
-
-async def check_member_url(base_url: str | None) -> None:
-    """A member (no capability) must not make Gigi call this machine or its network: their
-    key's base URL is refused when its host is local, private or link-local (by address, by
-    name, or as the name resolves now), unless the operator allows it with the env switch."""
-    if base_url is None or os.environ.get(LOCAL_URLS_ENV, "").strip().lower() in (
-        "1",
-        "true",
-        "yes",
-        "on",
-    ):
-        return
-    host = (urlsplit(base_url.strip()).hostname or "").rstrip(".").lower()
-    local = (
-        not host
-        or _inside(host)
-        or any(host == n.lstrip(".") or host.endswith(n) for n in _LOCAL_NAMES)
-    )
-    if not local:
-        try:
-            found = await asyncio.wait_for(
-                asyncio.get_running_loop().getaddrinfo(host, None), timeout=2.0
-            )
-            local = any(_inside(str(info[4][0])) for info in found)
-        except (OSError, TimeoutError, UnicodeError):
-            pass  # unknown here: the call itself will fail to connect
-    if local:
-        raise LlmConfigError(
-            f"base URL {base_url!r} points inside the server running Gigi or its network",
-            hint="give your provider's public https:// URL; an operator who wants members to "
-            f"use a local model server sets {LOCAL_URLS_ENV}=1",
-        )
+#: The guard a member's base URL passes (``url_guard``): kept here for the surfaces and
+#: the tests that import it from this module.
+LOCAL_URLS_ENV = url_guard.LOCAL_URLS_ENV
+check_member_url = url_guard.check_url
 
 
 def check_choice(billing: str) -> Choice:
@@ -169,8 +125,6 @@ class PersonalKeys:
     ) -> CredentialInfo:
         """Seal the member's key; with ``model`` it also answers for them at once.
         ``from_member``: typed on a chat surface by someone who is not the operator."""
-        if from_member:
-            await check_member_url(base_url)
         owner = Owner.user(user_id)
         if len(await self.llm.list_credentials(owner)) >= MAX_KEYS:
             raise LlmConfigError(
@@ -178,7 +132,7 @@ class PersonalKeys:
                 hint="remove one you no longer use with /llm key remove",
             )
         cred = await self.llm.add_credential(
-            owner, provider, label, api_key, base_url=base_url, by=user_id
+            owner, provider, label, api_key, base_url=base_url, by=user_id, checked_url=from_member
         )
         if model:
             await self.prefer(user_id, cred.label, model)

@@ -130,6 +130,8 @@ class CredentialInfo:
     created_by: str | None
     created_at: datetime
     revoked_at: datetime | None
+    #: Added from a surface by a member or guild admin: its base URL is checked at each call.
+    url_checked: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gigi_core.llm import calls, failover
+from gigi_core.llm import calls, failover, url_guard
 from gigi_core.llm.budget_port import PluginBudgets
 from gigi_core.llm.budget_store import BudgetStore
 from gigi_core.llm.budgets import Budgets, most_tokens, output_cap
@@ -164,15 +164,22 @@ class LlmService(ModelAdmin, BudgetAdmin):
         *,
         base_url: str | None = None,
         by: str | None = None,
+        checked_url: bool = False,
     ) -> CredentialInfo:
-        """Seal and store a key; without GIGI_SECRET_KEY this fails and stores nothing."""
+        """Seal and store a key; without GIGI_SECRET_KEY this fails and stores nothing.
+        ``checked_url``: added from a surface by a member or guild admin, not the operator:
+        the base URL must be public now and at every call (``url_guard``)."""
         owner = _owner(owner)
         chosen = self.provider(provider)
         if chosen.requires_base_url and not base_url:
             raise LlmConfigError(
                 f"provider {provider!r} needs a base URL", hint="pass --base-url URL"
             )
-        cred = await self.credentials.add(owner, provider, label, api_key, base_url=base_url, by=by)
+        if checked_url:
+            await url_guard.check_url(base_url)
+        cred = await self.credentials.add(
+            owner, provider, label, api_key, base_url=base_url, by=by, url_checked=checked_url
+        )
         self._changed()
         await self._audit("llm.credential.add", owner, by, f"{provider}:{cred.label}")
         return cred
@@ -256,7 +263,9 @@ class LlmService(ModelAdmin, BudgetAdmin):
                 chosen_model,
                 calls.ms(started),
                 err.error_class,
-                err.provider_message,
+                url_guard.withheld(err)
+                if cred.url_checked and cred.base_url
+                else err.provider_message,
             )
         finally:
             await self._audit("llm.credential.test", owner, by, label)

@@ -22,6 +22,7 @@ from sqlalchemy import (
     LargeBinary,
     String,
     UniqueConstraint,
+    false,
     text,
 )
 from sqlalchemy.orm import Mapped, mapped_column
@@ -57,6 +58,9 @@ class LlmCredential(Base):
     provider: Mapped[str] = mapped_column(String(64))
     label: Mapped[str] = mapped_column(String(64))
     base_url: Mapped[str | None] = mapped_column(String(500))
+    # Added by a member or guild admin from a surface: the base URL's host is checked at
+    # every connect (``gigi_core.llm.url_guard``), kernel_0022.
+    url_checked: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     # Sealed secret; cleared (NULL) when the credential is revoked.
     key_id: Mapped[str | None] = mapped_column(String(32))
     nonce: Mapped[bytes | None] = mapped_column(LargeBinary)

@@ -18,7 +18,8 @@ async def _allow_everyone(w, name):
     w.guild.set_command_permissions(command, {w.guild.default_role: True})
 
 
-async def test_autocomplete_shows_nothing_to_a_non_admin(tmp_path) -> None:
+async def test_autocomplete_shows_nothing_to_a_non_admin(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("GIGI_LLM_LOCAL_URLS", "1")  # the key's base URL is on loopback
     async with world(tmp_path, plugins=["openai"]) as w:
         shown = await w.admin.slash(
             w.channel,

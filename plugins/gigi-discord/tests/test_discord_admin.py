@@ -86,7 +86,10 @@ async def test_grants_add_list_remove(tmp_path) -> None:
         assert unknown.response.content.startswith("Unknown capability 'nope.x'")
 
 
-async def test_modal_adds_a_credential_and_the_key_is_nowhere(tmp_path, caplog) -> None:
+async def test_modal_adds_a_credential_and_the_key_is_nowhere(
+    tmp_path, caplog, monkeypatch
+) -> None:
+    monkeypatch.setenv("GIGI_LLM_LOCAL_URLS", "1")  # the key's base URL is on loopback
     caplog.set_level(logging.DEBUG)
     async with world(tmp_path, plugins=["openai"]) as w:
         shown = await w.admin.slash(

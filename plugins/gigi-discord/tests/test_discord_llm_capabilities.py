@@ -52,7 +52,8 @@ async def test_select_grant_sets_profiles_but_cannot_revoke_keys(tmp_path) -> No
         assert "llm.usage.read" in _text(usage)
 
 
-async def test_write_grant_revokes_keys_but_cannot_choose_models(tmp_path) -> None:
+async def test_write_grant_revokes_keys_but_cannot_choose_models(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("GIGI_LLM_LOCAL_URLS", "1")  # the key's base URL is on loopback
     async with world(tmp_path, plugins=["openai"]) as w:
         owner = await _setup(w)
         await w.kernel.add_grant(w.gid, "llm.provider.write", "user", str(w.member.id))

@@ -56,6 +56,7 @@ class CredentialModal(discord.ui.Modal):
                 secret,
                 base_url=self.base_url,
                 by=ctx.actor.id,
+                checked_url=True,  # a guild admin, not the operator: base URL stays public
             )
         except GigiError as exc:
             message = str(exc)

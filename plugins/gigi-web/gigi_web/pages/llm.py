@@ -55,7 +55,9 @@ async def add_credential(request: Request) -> Response:
             raise GigiError("Give the key a label and paste the API key.")
         base_url = form_text(form, "base_url", limit=512) or None
         provider = form_text(form, "provider", limit=64)
-        cred = await llm.add_credential(guild, provider, label, key, base_url=base_url, by=by)
+        cred = await llm.add_credential(
+            guild, provider, label, key, base_url=base_url, by=by, checked_url=True
+        )
         return f"Stored the key {cred.label} (…{cred.fingerprint_suffix})."
 
     return await _change(request, WRITE, change)

@@ -19,6 +19,11 @@ STORAGE = {
     "index_only": "each message's search words, not its text",
     "metadata_only": "ids, authors and times only, no text",
 }
+EMBEDDINGS = {
+    "local": "Gigi's offline embedder",
+    "profile": "the server's embedding model (the text goes to that provider)",
+    "off": "words only",
+}
 
 
 async def memory_page(request: Request, error: str | None = None, status: int = 200) -> Response:
@@ -32,6 +37,7 @@ async def memory_page(request: Request, error: str | None = None, status: int = 
     return await show(
         request, web, member, "memory.html", status=status, error=error, rows=rows,
         policy=policy, storage=STORAGE.get(policy.get("storage"), policy.get("storage")),
+        storage_modes=STORAGE, embeddings=EMBEDDINGS,
     )  # fmt: skip
 
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from gigi_core.policy.decision import Decision
     from gigi_core.store.audit_query import AuditFilter, AuditPage, query_audit
     from gigi_core.store.run_list import RunSummary, recent_runs
-    from gigi_core.store.usage_series import UsagePoint, usage_by_day
+    from gigi_core.store.usage_series import ActorUsage, UsagePoint, usage_by_actor, usage_by_day
     from gigi_core.tools.context import ToolContext
 
 # Heavy parts load on first use so `gigi plugins list` and plugin imports stay fast.
@@ -55,10 +55,13 @@ _LAZY = {
     "recent_runs": "gigi_core.store.run_list",
     "UsagePoint": "gigi_core.store.usage_series",
     "usage_by_day": "gigi_core.store.usage_series",
+    "ActorUsage": "gigi_core.store.usage_series",
+    "usage_by_actor": "gigi_core.store.usage_series",
 }
 
 __all__ = [
     "Actor",
+    "ActorUsage",
     "AuditFilter",
     "AuditPage",
     "ConfigError",
@@ -80,6 +83,7 @@ __all__ = [
     "hookimpl",
     "query_audit",
     "recent_runs",
+    "usage_by_actor",
     "usage_by_day",
 ]
 

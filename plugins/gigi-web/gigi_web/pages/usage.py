@@ -1,5 +1,6 @@
 """LLM usage over time in a server: calls or tokens per day by model, purpose or provider,
-plotted from the daily rollups (never the raw events), with the figures as a table."""
+plotted from the daily rollups (never the raw events), with the figures as a table; and
+the members who spent the most, by pseudonym only ("member #1" spent the most)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from starlette.requests import Request
 from starlette.responses import Response
 
-from gigi_core import usage_by_day
+from gigi_core import ActorUsage, usage_by_actor, usage_by_day
 from gigi_web.access import Refused
 from gigi_web.pages.common import member_for, show
 from gigi_web.params import query_int
@@ -18,6 +19,20 @@ from gigi_web.svg import stacked_bars
 SPLITS = ("model", "purpose", "provider")
 MEASURES = {"calls": "Calls", "input_tokens": "Input tokens", "output_tokens": "Output tokens"}
 RANGES = (7, 30, 90)
+TOP_MEMBERS = 20
+
+
+def pseudonymised(rows: list[ActorUsage]) -> list[tuple[str, ActorUsage]]:
+    """Each member as "member #N" by rank of spend over this window; calls no member made
+    as such. No id or name reaches the page: the ranks mean nothing outside it."""
+    out, rank = [], 0
+    for row in rows:
+        if row.actor_id is None:
+            out.append(("no member (plugins' and background work)", row))
+        else:
+            rank += 1
+            out.append((f"member #{rank}", row))
+    return out
 
 
 async def usage_page(request: Request) -> Response:
@@ -39,8 +54,10 @@ async def usage_page(request: Request) -> Response:
         row[0] += p.calls
         row[1] += p.input_tokens
         row[2] += p.output_tokens
+    members = await usage_by_actor(web.kernel.db, member.guild.id, days=days, limit=TOP_MEMBERS)
     return await show(
         request, web, member, "usage.html", chart=chart, legend=legend, title=title,
+        members=pseudonymised(members), top=TOP_MEMBERS,
         totals=sorted(totals.items()), split=split, measure=measure, days=days,
         splits=SPLITS, measures=MEASURES, ranges=RANGES,
     )  # fmt: skip

@@ -13,6 +13,7 @@ from gigi_web import discord_api
 from gigi_web.discord_api import UserGuild
 from gigi_web.sessions import WebSession
 from gigi_web.settings import WebSettings
+from gigi_web.visibility import CATEGORY, GuildChannel, can_view
 
 # The capabilities each page needs (any one of them); admins (Manage Server) hold them all,
 # a grant gives one. The LLM page is read with any /llm capability, as `/llm` lists are.
@@ -59,6 +60,7 @@ class Access:
         self.settings = settings
         self._bot: tuple[float, set[str]] = (0.0, set())
         self._names: dict[tuple[str, str], tuple[float, dict[str, str]]] = {}
+        self._channels: dict[str, tuple[float, list[GuildChannel]]] = {}
 
     def _fresh(self, at: float) -> bool:
         return time.monotonic() - at < self.settings.member_ttl
@@ -82,6 +84,32 @@ class Access:
             self._names.clear()
         self._names[key] = (time.monotonic(), found)
         return found
+
+    async def visible_channels(self, member: Member) -> dict[str, str]:
+        """The server's channels (not categories) the member can see in Discord now, by id:
+        a decision, so the overwrites are trusted no longer than the member's roles are."""
+        guild_id = member.guild.id
+        cached = self._channels.get(guild_id)
+        if cached is not None and self._fresh(cached[0]):
+            channels = cached[1]
+        else:
+            channels = await discord_api.guild_channel_list(self.settings, guild_id)
+            if len(self._channels) > 10_000:
+                self._channels.clear()
+            self._channels[guild_id] = (time.monotonic(), channels)
+        return {
+            c.id: c.name
+            for c in channels
+            if c.type != CATEGORY
+            and can_view(
+                c,
+                guild_id=guild_id,
+                user_id=member.actor.id,
+                roles=member.actor.roles,
+                permissions=member.guild.permissions,
+                owner=member.guild.owner,
+            )
+        }
 
     async def guilds(self, session: WebSession) -> list[UserGuild]:
         """The member's servers where the bot is too, as Discord reports them now."""

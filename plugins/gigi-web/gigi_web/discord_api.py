@@ -10,6 +10,7 @@ import httpx
 
 from gigi_core.llm import shared_http_client
 from gigi_web.settings import WebSettings
+from gigi_web.visibility import GuildChannel, channel_of
 
 MANAGE_GUILD = 1 << 5
 ADMINISTRATOR = 1 << 3
@@ -95,5 +96,10 @@ async def guild_roles(settings: WebSettings, guild_id: str) -> dict[str, str]:
 
 
 async def guild_channels(settings: WebSettings, guild_id: str) -> dict[str, str]:
+    return {c.id: c.name for c in await guild_channel_list(settings, guild_id)}
+
+
+async def guild_channel_list(settings: WebSettings, guild_id: str) -> list[GuildChannel]:
+    """A server's channels with their types and permission overwrites (bot token)."""
     rows = await get_json(settings, f"/guilds/{guild_id}/channels", _bot(settings)) or []
-    return {str(c["id"]): str(c.get("name", "")) for c in rows if isinstance(c, dict)}
+    return [channel_of(c) for c in rows if isinstance(c, dict) and "id" in c]

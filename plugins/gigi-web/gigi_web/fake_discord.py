@@ -19,11 +19,12 @@ from starlette.routing import Route
 
 MANAGE_GUILD = 1 << 5
 SEND_MESSAGES = 1 << 11
+VIEW_CHANNEL = 1 << 10
 
 
 @dataclass
 class FakeMember:
-    permissions: int = SEND_MESSAGES
+    permissions: int = SEND_MESSAGES | VIEW_CHANNEL
     roles: list[str] = field(default_factory=list)
     owner: bool = False
 
@@ -36,6 +37,8 @@ class FakeGuild:
     roles: dict[str, str] = field(default_factory=dict)
     channels: dict[str, str] = field(default_factory=dict)
     members: dict[str, FakeMember] = field(default_factory=dict)
+    # channel id -> its permission overwrites, as Discord sends them ({id, type, allow, deny})
+    overwrites: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
 @dataclass
@@ -212,7 +215,13 @@ class FakeDiscord:
         guild = self._bot_guild(request)
         if isinstance(guild, Response):
             return guild
-        return JSONResponse([{"id": k, "name": v, "type": 0} for k, v in guild.channels.items()])
+        return JSONResponse(
+            [
+                {"id": k, "name": v, "type": 0,
+                 "permission_overwrites": guild.overwrites.get(k, [])}
+                for k, v in guild.channels.items()
+            ]
+        )  # fmt: skip
 
     def app(self) -> Starlette:
         return Starlette(

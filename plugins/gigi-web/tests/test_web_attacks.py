@@ -43,6 +43,8 @@ ADMIN_POSTS = {
     "budgets/reset": {"scope_kind": "guild", "window": "daily"},
     "budgets/remove": {"scope_kind": "guild", "window": "daily"},
     "budgets/personal-keys": {"personal_keys": "guild-allowed"},
+    "jobs/cancel": {"job": "0" * 32},
+    "jobs/retry": {"job": "0" * 32},
 }
 
 
@@ -146,7 +148,11 @@ def test_every_post_route_is_in_the_csrf_attack(dashboard) -> None:
     pages = {page.replace("webnotes", "{plugin}") for page in ADMIN_POSTS}
     attacked = {f"/g/{{guild_id:int}}/{page}" for page in pages} | {
         "/g/{guild_id:int}/data/delete",
-        "/g/{guild_id:int}/memory/set",  # attacked in test_web_memory (needs the plugin)
+        # attacked in test_web_memory, _memory_admin and _knowledge_admin (need the plugin)
+        "/g/{guild_id:int}/memory/set",
+        "/g/{guild_id:int}/memory/policy",
+        "/g/{guild_id:int}/memory/purge",
+        "/g/{guild_id:int}/knowledge/set",
         "/signout",
     }
     assert posts == attacked

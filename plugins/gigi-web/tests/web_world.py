@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import uvicorn
-from gigi_web.fake_discord import MANAGE_GUILD, FakeDiscord, FakeGuild, FakeMember
+from gigi_web.fake_discord import MANAGE_GUILD, VIEW_CHANNEL, FakeDiscord, FakeGuild, FakeMember
 from gigi_web.settings import WebSettings
 
 BASE = "http://dash.test"
@@ -69,7 +69,7 @@ def make_fake() -> FakeDiscord:
             roles={"7001": "Mods", "7002": EVIL_ROLE},
             channels={"8001": EVIL_CHANNEL},
             members={
-                ADMIN: FakeMember(permissions=MANAGE_GUILD),
+                ADMIN: FakeMember(permissions=MANAGE_GUILD | VIEW_CHANNEL),
                 MEMBER: FakeMember(roles=["7002"]),
             },
         )

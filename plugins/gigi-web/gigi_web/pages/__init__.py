@@ -48,6 +48,7 @@ def routes() -> list[Route]:
         Route(f"{g}/memory/purge", memory_admin.purge_page),
         Route(f"{g}/memory/purge", memory_admin.purge, methods=["POST"]),
         Route(f"{g}/knowledge", knowledge.knowledge_page),
+        Route(f"{g}/knowledge/set", knowledge.set_extraction, methods=["POST"]),
         Route(f"{g}/llm", llm.llm_page),
         Route(f"{g}/llm/credentials/add", llm.add_credential, methods=["POST"]),
         Route(f"{g}/llm/credentials/revoke", llm.revoke_credential, methods=["POST"]),

@@ -1,7 +1,9 @@
 """A channel's team knowledge, as `/knowledge status|decisions|actions` show it: whether
-extraction is on, and the decisions and actions recorded there. Read through the knowledge
-plugin's own actions (kernel.call_tool as the member, in that channel), so the policy
-engine decides and the reads are audited like commands."""
+extraction is on, and the decisions and actions recorded there; turning extraction on or
+off, as `/knowledge enable|disable`. Everything goes through the knowledge plugin's own
+actions (kernel.call_tool as the member, in that channel), so the policy engine decides
+and audits like commands. Only channels the member can see in Discord are offered: a
+knowledge.manage grant is no way to read a channel one cannot read in Discord."""
 
 from __future__ import annotations
 
@@ -9,22 +11,33 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gigi_core import GigiError
-from gigi_web.access import Refused
-from gigi_web.pages.common import member_for, show
+from gigi_web.access import Member, Refused
+from gigi_web.app import Web
+from gigi_web.guards import checked_form, form_text
+from gigi_web.pages.common import back, member_for, show
 from gigi_web.pages.tools import call
 
 LIMIT = 50
 
 
-async def knowledge_page(request: Request) -> Response:
+async def _visible(web: Web, member: Member, channel: str) -> dict[str, str]:
+    """The channels the member can see; a 404 if ``channel`` (when given) is not one."""
+    names = await web.access.visible_channels(member)
+    if channel and channel not in names:
+        raise Refused(
+            404, "That channel is not one you can see in this server; pick one from the list."
+        )
+    return names
+
+
+async def knowledge_page(request: Request, error: str | None = None, status: int = 200) -> Response:
     web, member = await member_for(request, "knowledge")
-    names = await web.access.names("channels", member.guild.id)
     channel = request.query_params.get("channel", "")[:20]
+    if request.method == "POST":
+        channel = form_text(await checked_form(request), "channel", limit=20)
+    names = await _visible(web, member, channel)
     found: dict[str, object] = {}
-    error = None
     if channel:
-        if channel not in names:
-            raise Refused(404, "That channel is not in this server; pick one from the list.")
         try:
             found = {
                 "status": await call(web, member, "knowledge.status", {}, channel),
@@ -38,6 +51,40 @@ async def knowledge_page(request: Request) -> Response:
         except GigiError as exc:
             error = str(exc)
     return await show(
-        request, web, member, "knowledge.html", channels=names, channel=channel,
+        request, web, member, "knowledge.html", status=status, channels=names, channel=channel,
         found=found, error=error, limit=LIMIT,
     )  # fmt: skip
+
+
+async def set_extraction(request: Request) -> Response:
+    """Turn extraction on (with an optional time zone for the summaries) or off."""
+    web, member = await member_for(request, "knowledge")
+    form = await checked_form(request)
+    channel = form_text(form, "channel", limit=20)
+    await _visible(web, member, channel)
+    if not channel:
+        raise Refused(404, "Pick a channel from the list first.")
+    mode = form_text(form, "mode", limit=4)
+    if mode not in ("on", "off"):
+        return await knowledge_page(request, error="Extraction: pick on or off.", status=400)
+    args: dict[str, object] = {"channel": channel}
+    zone = form_text(form, "timezone", limit=64)
+    if mode == "on" and zone:
+        args["timezone"] = zone
+    try:
+        await call(
+            web, member, f"knowledge.{'enable' if mode == 'on' else 'disable'}", args, channel
+        )
+    except GigiError as exc:
+        text = str(exc)
+        if "timezone" in text.lower() or "time zone" in text.lower():
+            text += (
+                " On this page: fix Time zone (an IANA name like Europe/Paris), or leave it blank."
+            )
+        return await knowledge_page(request, error=text, status=400)
+    notice = (
+        "Extraction is on here: new messages are read for decisions and actions, then discarded."
+        if mode == "on"
+        else "Extraction is off here; what was recorded stays."
+    )
+    return back(request, f"/g/{member.guild.id}/knowledge?channel={channel}", notice)

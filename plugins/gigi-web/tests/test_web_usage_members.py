@@ -30,7 +30,9 @@ async def test_members_by_spend_under_pseudonyms(dashboard) -> None:
     await _spend(dashboard)
     ada = dashboard.browser()
     await ada.sign_in(ADMIN)
-    page = await ada.client.get(f"/g/{ALPHA}/usage", params={"days": "7"})
+    usage = await ada.client.get(f"/g/{ALPHA}/usage", params={"days": "7"})
+    assert f'href="/g/{ALPHA}/usage/members?days=7"' in usage.text
+    page = await ada.client.get(f"/g/{ALPHA}/usage/members", params={"days": "7"})
     assert page.status_code == 200
     table = page.text.split("Top members by tokens", 1)[1]
     ranks = [line for line in table.splitlines() if line.startswith("<tr><th")]
@@ -46,6 +48,8 @@ async def test_members_need_usage_read(dashboard) -> None:
     await _spend(dashboard)
     bob = dashboard.browser()
     await bob.sign_in(MEMBER)
-    refused = await bob.client.get(f"/g/{ALPHA}/usage")
+    refused = await bob.client.get(f"/g/{ALPHA}/usage/members")
     assert refused.status_code == 403 and "llm.usage.read" in refused.text
     assert "member #1" not in refused.text
+    bad = await bob.client.get(f"/g/{ALPHA}/usage/members", params={"days": "²"})
+    assert bad.status_code == 403  # the capability comes first

@@ -21,6 +21,7 @@ from gigi_web.pages import (
     runs,
     servers,
     usage,
+    usage_members,
 )
 
 
@@ -66,6 +67,7 @@ def routes() -> list[Route]:
         Route(f"{g}/jobs/retry", jobs.retry, methods=["POST"]),
         Route(f"{g}/audit", audit.audit_page),
         Route(f"{g}/usage", usage.usage_page),
+        Route(f"{g}/usage/members", usage_members.usage_members),
         Route(f"{g}/data", mydata.data_page),
         Route(f"{g}/data/export", mydata.export),
         Route(f"{g}/data/delete", mydata.delete, methods=["GET", "POST"]),

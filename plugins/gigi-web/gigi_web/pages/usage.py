@@ -1,6 +1,6 @@
 """LLM usage over time in a server: calls or tokens per day by model, purpose or provider,
-plotted from the daily rollups (never the raw events), with the figures as a table; and
-the members who spent the most, by pseudonym only ("member #1" spent the most)."""
+plotted from the daily rollups (never the raw events), with the figures as a table. The
+members who spent the most are a page of their own (``usage_members``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from starlette.requests import Request
 from starlette.responses import Response
 
-from gigi_core import ActorUsage, usage_by_actor, usage_by_day
+from gigi_core import usage_by_day
 from gigi_web.access import Refused
 from gigi_web.pages.common import member_for, show
 from gigi_web.params import query_int
@@ -19,20 +19,14 @@ from gigi_web.svg import stacked_bars
 SPLITS = ("model", "purpose", "provider")
 MEASURES = {"calls": "Calls", "input_tokens": "Input tokens", "output_tokens": "Output tokens"}
 RANGES = (7, 30, 90)
-TOP_MEMBERS = 20
 
 
-def pseudonymised(rows: list[ActorUsage]) -> list[tuple[str, ActorUsage]]:
-    """Each member as "member #N" by rank of spend over this window; calls no member made
-    as such. No id or name reaches the page: the ranks mean nothing outside it."""
-    out, rank = [], 0
-    for row in rows:
-        if row.actor_id is None:
-            out.append(("no member (plugins' and background work)", row))
-        else:
-            rank += 1
-            out.append((f"member #{rank}", row))
-    return out
+def days_of(request: Request) -> int:
+    """The ``days`` query parameter: one of RANGES (30 when absent), else a 400."""
+    days = query_int(request.query_params.get("days"), "days", min(RANGES), max(RANGES), 30)
+    if days not in RANGES:
+        raise Refused(400, f"The days parameter takes {', '.join(map(str, RANGES))}.")
+    return days
 
 
 async def usage_page(request: Request) -> Response:
@@ -40,9 +34,7 @@ async def usage_page(request: Request) -> Response:
     q = request.query_params
     split = q.get("by") if q.get("by") in SPLITS else "model"
     measure = q.get("measure") if q.get("measure") in MEASURES else "calls"
-    days = query_int(q.get("days"), "days", min(RANGES), max(RANGES), 30) or 30
-    if days not in RANGES:
-        raise Refused(400, f"The days parameter takes {', '.join(map(str, RANGES))}.")
+    days = days_of(request)
     points = await usage_by_day(web.kernel.db, member.guild.id, days=days, split_by=split)  # type: ignore[arg-type]
     first = datetime.now(UTC).date() - timedelta(days=days - 1)
     values = [(p.day, p.key, int(getattr(p, measure))) for p in points]
@@ -54,10 +46,8 @@ async def usage_page(request: Request) -> Response:
         row[0] += p.calls
         row[1] += p.input_tokens
         row[2] += p.output_tokens
-    members = await usage_by_actor(web.kernel.db, member.guild.id, days=days, limit=TOP_MEMBERS)
     return await show(
         request, web, member, "usage.html", chart=chart, legend=legend, title=title,
-        members=pseudonymised(members), top=TOP_MEMBERS,
         totals=sorted(totals.items()), split=split, measure=measure, days=days,
         splits=SPLITS, measures=MEASURES, ranges=RANGES,
     )  # fmt: skip

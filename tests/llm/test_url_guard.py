@@ -177,3 +177,33 @@ async def test_a_failed_test_of_a_checked_key_shows_no_body(
         assert BODY not in (checked.message or "") and "HTTP 404" in (checked.message or "")
         own = await llm.test_credential("guild:g1", "ops", model="m-1")
         assert BODY in (own.message or "")  # the operator's own key: the provider's words
+
+
+async def test_clearing_the_flag_in_the_table_breaks_the_key(
+    database_url, tmp_path, monkeypatch
+) -> None:
+    """The flag is bound into the key's sealing: a row edited to skip the check no longer
+    opens, so the key never reaches the URL unchecked."""
+    from sqlalchemy import update
+
+    from gigi_core.llm.records import CredentialUnusable
+    from gigi_core.store.llm_tables import LlmCredential
+
+    monkeypatch.setenv(url_guard.LOCAL_URLS_ENV, "1")
+    async with llm_kernel(tmp_path, database_url) as kernel, FakeOpenAI() as fake:
+        llm = kernel.llm
+        await llm.add_credential(
+            "guild:g1",
+            "openai-compatible",
+            "admin",
+            GUILD_KEY,
+            base_url=fake.base_url,
+            checked_url=True,
+        )
+        await llm.set_profile("guild:g1", "chat", "admin", "m-1")
+        async with kernel.db.session() as s:
+            await s.execute(update(LlmCredential).values(url_checked=False))
+        llm.cache.clear()
+        with pytest.raises(CredentialUnusable, match="integrity check"):
+            await llm.chat(HI, guild_id="g1", actor=Actor(id="u1"))
+        assert fake.requests == []

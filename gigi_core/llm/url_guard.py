@@ -146,7 +146,8 @@ async def public_address(base_url: str) -> str | None:
         found = [str(info[4][0]) for info in infos]
     if not found or any(inside(a) for a in found):
         raise _refusal(base_url, "points inside the server running Gigi or its network")
-    return found[0]
+    # IPv4 first where the name has one: a host without an IPv6 route still connects
+    return next((a for a in found if ":" not in a), found[0])
 
 
 async def check_url(base_url: str | None) -> None:

@@ -78,8 +78,10 @@ async def test_a_run_the_server_pays_never_moves_to_the_members_key(database_url
 
 
 async def test_a_personas_channel_history_waits_for_the_disclosure(database_url, tmp_path) -> None:
-    """The ambient responder passes the channel's recent messages (other members' words) as
-    its persona's history: they are guild context like any other."""
+    """A persona's history (the ambient voice passes the channel's recent messages: other
+    members' words) is guild context like any other. Ambient runs themselves are always
+    billed to the server (test_personal_billing); a persona on a member's own request is
+    held to the disclosure here."""
     from gigi_core.agent.contracts import Persona
     from gigi_core.llm import UserMessage
 
@@ -95,13 +97,13 @@ async def test_a_personas_channel_history_waits_for_the_disclosure(database_url,
         await kernel.llm.set_policy("g1", personal_keys="guild-allowed")
         rt = AgentRuntime(kernel)
         member_srv.reply_text("no idea")
-        reply = await rt.handle(ask(kind="ambient", context="none", persona=persona))
+        reply = await rt.handle(ask(kind="mention", context="none", persona=persona))
         assert "TANGERINE" not in str(member_srv.requests_to("chat")[-1].json["messages"])
         assert reply.disclosure is not None
 
         await kernel.llm.personal.acknowledge("g1", "u1")
         member_srv.reply_text("now I see it")
-        await rt.handle(ask(kind="ambient", context="none", persona=persona))
+        await rt.handle(ask(kind="mention", context="none", persona=persona))
         assert "TANGERINE" in str(member_srv.requests_to("chat")[-1].json["messages"])
 
 

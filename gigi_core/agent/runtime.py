@@ -71,7 +71,9 @@ class AgentRuntime:
         if self._model is not None:
             return await self._model(request, origin, run_id)
         if origin.images:  # the pictures join this call only (``gigi_core.agent.vision``)
-            return await vision.call(self, request, origin)
+            return await vision.call(
+                self, request, origin, dm=billing.is_dm(origin), places=places_of(origin)
+            )
         return await self.kernel.llm.chat(
             request,
             guild_id=origin.guild_id,

@@ -13,8 +13,11 @@ from typing import TYPE_CHECKING, Any
 from gigi_core.errors import GigiError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from gigi_core.agent.contracts import Request
     from gigi_core.agent.runtime import AgentRuntime
+    from gigi_core.llm.channel_policy import Place
     from gigi_core.llm.types import ChatRequest, ChatResponse
 
 VISION_HINT = (
@@ -70,9 +73,18 @@ def with_images(request: ChatRequest, images: tuple[AttachedImage, ...]) -> Chat
     return request.model_copy(update={"messages": messages})
 
 
-async def call(runtime: AgentRuntime, request: ChatRequest, origin: Request) -> ChatResponse:
+async def call(
+    runtime: AgentRuntime,
+    request: ChatRequest,
+    origin: Request,
+    *,
+    dm: bool,
+    places: Sequence[Place] = (),
+) -> ChatResponse:
     """One model call with the pictures, on the ``vision`` profile (else ``chat``).
 
+    ``dm`` and ``places`` as the run's other calls have them (``billing.is_dm``,
+    ``place_policy.places_of``): the place's vision model, a thread's channel budget.
     Refuses before sending when the resolved profile declares no image input; a model
     that still refuses the picture becomes the same readable refusal.
     """
@@ -80,9 +92,10 @@ async def call(runtime: AgentRuntime, request: ChatRequest, origin: Request) -> 
     from gigi_core.llm.image_rules import accepts_images
 
     llm = runtime.kernel.llm
-    dm = origin.kind == "dm"
     pay = origin.billing or "auto"  # who pays, as decided for the run (``billing.decide``)
-    resolution = await llm.resolve(origin.guild_id, "vision", origin.actor, dm=dm, billing=pay)
+    resolution = await llm.resolve(
+        origin.guild_id, "vision", origin.actor, dm=dm, billing=pay, places=places
+    )
     if not accepts_images(resolution, llm.provider(resolution.provider)):
         raise ImagesNotAccepted(
             f"The model that answers here ({resolution.model}) does not read pictures, "
@@ -96,6 +109,7 @@ async def call(runtime: AgentRuntime, request: ChatRequest, origin: Request) -> 
             actor=origin.actor,
             channel_id=origin.channel_id,
             purpose="vision",
+            places=places,
             dm=dm,
             billing=pay,
             request_id=origin.request_id,

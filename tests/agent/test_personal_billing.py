@@ -199,3 +199,35 @@ async def test_channel_instructions_wait_for_the_disclosure_too(database_url, tm
         member_srv.reply_text("with them")
         again = await rt.handle(ask(context="none", places=(Place("channel", "c1"),)))
         assert again.text == "with them" and "Launch is on May 3." in sent(member_srv)
+
+
+async def test_a_picture_follows_the_places_policy_and_a_slash_dm_is_a_dm(
+    database_url, tmp_path
+) -> None:
+    from gigi_core.agent.vision import AttachedImage
+    from gigi_core.llm.channel_policy import Place
+    from gigi_core.testing.fake_providers import png_bytes
+
+    picture = AttachedImage("a1", "image/png", 70, 2, 2, png_bytes())
+    async with (
+        retrieval_kernel(tmp_path, database_url, fake("notes"), plugins=["openai"]) as kernel,
+        FakeOpenAI(api_key=USER_KEY) as member_srv,
+        FakeOpenAI(api_key=GUILD_KEY) as guild_srv,
+    ):
+        await _keys(kernel, member_srv.base_url, guild_srv.base_url)
+        for owner, label in (("user:u1", "mine"), ("guild:g1", "k")):
+            await kernel.llm.set_profile(owner, "vision", label, "v-model", params={"images": True})
+        channel = Place("channel", "c1")
+        await kernel.llm.places.set_place("g1", channel, purpose="vision", model="v-channel")
+        guild_srv.reply_text("seen in the thread")
+        thread = (Place("thread", "t1"), channel)
+        reply = await AgentRuntime(kernel).handle(
+            ask(images=(picture,), places=thread, context="none")
+        )
+        assert reply.text == "seen in the thread"
+        assert guild_srv.requests_to("chat")[-1].json["model"] == "v-channel"  # the channel's
+
+        # `/ask image:` in a DM arrives as a slash command in the DM's guild: the member's key
+        member_srv.reply_text("seen in the DM")
+        dm = ask(kind="slash", guild="dm:u1", images=(picture,), context="none")
+        assert (await AgentRuntime(kernel).handle(dm)).text == "seen in the DM"

@@ -4,6 +4,7 @@ spent reads which one and when it resets, after `/ask` and after a mention (issu
 
 from __future__ import annotations
 
+import discord
 from discord_world import world
 
 from gigi_core.testing.fake_providers import FakeOpenAI
@@ -109,6 +110,14 @@ async def test_quota_shows_a_member_their_own_allowance(tmp_path) -> None:
         assert f"**<#{w.channel.id}>** (weekly): 3,000 of 3,000 tokens left" in text
         assert "**Model `openai`** (daily): 4,000 of 4,000" in text
         assert f"<@{w.admin.id}>" not in text  # another member's budget is not shown
+        # in a thread, the thread's channel's budget is the one that counts
+        thread = await w.bot.get_channel(w.channel.id).create_thread(
+            name="side", type=discord.ChannelType.public_thread
+        )
+        await w.env.settle()
+        [handle] = [t for t in w.channel.threads if t.id == thread.id]
+        there = _text(await w.member.slash(handle, "quota"))
+        assert f"**<#{w.channel.id}>** (weekly): 3,000 of 3,000 tokens left" in there
         # an admin is exempt from the budgets that exempt admins (the default)
         boss = _text(await w.admin.slash(w.channel, "quota"))
         assert "**The server** (daily): you are exempt" in boss

@@ -17,6 +17,7 @@ from discord import app_commands
 
 from gigi_discord.commands.common import context, listing
 from gigi_discord.errors import Refusal, tell
+from gigi_discord.places import places_of
 
 Window = Literal["daily", "weekly", "monthly"]
 Each = Literal["member", "channel"]
@@ -237,7 +238,8 @@ async def quota(interaction: discord.Interaction[Any]) -> None:
         raise Refusal("This command only works in a server.")
     ctx = await context(interaction)
     channel = str(interaction.channel_id) if interaction.channel_id is not None else None
-    allowances = await ctx.kernel.llm.quota(ctx.guild_id, ctx.actor, channel)
+    places = places_of(interaction.channel, interaction.client)  # a thread counts under its channel
+    allowances = await ctx.kernel.llm.quota(ctx.guild_id, ctx.actor, channel, places=places)
     lines = quota_lines(allowances, ctx.actor.id)
     await tell(
         interaction,

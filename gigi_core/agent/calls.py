@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import insert
 
 from gigi_core.agent.contracts import ConfirmationPrompt, Reply, new_id
+from gigi_core.agent.place_policy import places_of
 from gigi_core.agent.render import confirmation_arguments, declared_path
 from gigi_core.agent.runs import StepRecord
 from gigi_core.agent.signals import Paused, Stop, ms
@@ -235,6 +236,8 @@ class CallHandler:
                     write_audit=False,
                     on_outcome=record,
                     channel_lister=r.request.visible_channels,
+                    billing=r.request.billing,  # a tool's model calls bill as the run's do
+                    places=places_of(r.request),
                 )
         except ToolExecutionError:
             if s.mode == "direct":

@@ -10,6 +10,7 @@ from gigi_core.policy.actor import Actor
 
 if TYPE_CHECKING:
     from gigi_core.kernel import Kernel
+    from gigi_core.llm.channel_policy import Place
     from gigi_core.manifest.models import ActionSpec
 
 # The channel ids an actor may view now, as the surface knows them; None: it cannot tell.
@@ -30,6 +31,11 @@ class ToolContext:
     call_id: str | None = None
     extras: dict[str, Any] = field(default_factory=dict)
     channel_lister: ChannelLister | None = None
+    # Who pays for the run this call is part of (server|me, decided before the run) and
+    # where it was asked, nearest first: a tool's own model calls pass them on, so they
+    # bill and follow place policies as the run's calls do. None/(): outside a run.
+    billing: str | None = None
+    places: tuple[Place, ...] = ()
     _listed: dict[str, frozenset[str] | None] = field(
         default_factory=dict, repr=False, compare=False
     )

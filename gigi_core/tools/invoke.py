@@ -29,6 +29,7 @@ from gigi_core.tools.context import ChannelLister, ToolContext, ToolOutcome
 
 if TYPE_CHECKING:
     from gigi_core.kernel import Kernel
+    from gigi_core.llm.channel_policy import Place
 
 log = logging.getLogger(__name__)
 _LOAD: Any = object()  # sentinel: read the plugin's config from the store
@@ -205,6 +206,8 @@ async def execute(
     on_outcome: Callable[[AuditRecord, Any, ToolExecutionError | None, str | None], Awaitable[None]]
     | None = None,
     channel_lister: ChannelLister | None = None,
+    billing: str | None = None,
+    places: tuple[Place, ...] = (),
 ) -> ToolOutcome:
     """Run an already-allowed call with a timeout; failures are masked for the caller,
     except a ``GigiError`` (a spent budget, a refusal), whose message and hint are for them.
@@ -227,6 +230,8 @@ async def execute(
         run_id=run_id,
         call_id=call_id,
         channel_lister=channel_lister,
+        billing=billing,
+        places=places,
     )
     handler = kernel.registry.handlers[spec.name]
     allowed = kernel.registry.handler_args(spec.name)

@@ -34,6 +34,8 @@ async def generate(
         actor=ctx.actor,
         channel_id=ctx.channel_id,
         request_id=ctx.run_id,
+        billing=ctx.billing or "auto",  # as the run that asked for it is billed
+        places=ctx.places,  # the place's image model, a thread's channel budget
     )
     files = tuple(
         OutboundFile(f"picture-{i}.{EXTENSIONS.get(p.media_type, 'png')}", p.data, p.media_type)

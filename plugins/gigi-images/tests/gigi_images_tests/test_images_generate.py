@@ -202,3 +202,37 @@ async def test_a_provider_that_cannot_draw_is_refused_for_the_image_purpose(tmp_
             await w.kernel.llm.set_profile(f"guild:{GUILD}", "image", "claude", "claude-x")
         assert "openai or gemini" in (err.value.hint or "")
         assert isinstance(err.value, GigiError)
+
+
+async def test_a_picture_asked_for_in_a_run_follows_the_runs_places(tmp_path, database_url) -> None:
+    """The tool's model call carries the run's place chain (ToolContext.places): the image
+    model a channel policy picks answers in that channel's threads too."""
+    from gigi_core.llm import Place
+    from gigi_core.surfaces import Request
+    from gigi_core.testing import AgentRuntime, ScriptedModel
+    from gigi_core.testing.scripted import call, say
+    from gigi_images_tests.images_world import ADMIN, CHANNEL
+
+    async with (
+        FakeOpenAI() as fake,
+        open_world(
+            tmp_path, database_url, provider="openai", base_url=fake.base_url, model="gpt-image-1"
+        ) as w,
+    ):
+        channel = Place("channel", CHANNEL)
+        await w.kernel.llm.places.set_place(GUILD, channel, purpose="image", model="gpt-image-c1")
+        fake.reply_image(png_bytes(8, 8))
+        model = ScriptedModel([call(("images.generate", {"prompt": "a cat"})), say("done")])
+        reply = await AgentRuntime(w.kernel, model=model).handle(
+            Request(
+                actor=ADMIN,
+                guild_id=GUILD,
+                channel_id="t1",
+                kind="mention",
+                text="draw a cat",
+                places=(Place("thread", "t1"), channel),
+                context="none",
+            )
+        )
+        assert reply.status == "done"
+        assert fake.requests_to("images")[0].json["model"] == "gpt-image-c1"

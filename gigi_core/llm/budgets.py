@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
-import os
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -33,7 +31,6 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError
 
-from gigi_core.errors import ConfigError
 from gigi_core.llm.budget_info import EVERY, BudgetExhausted, BudgetInfo
 from gigi_core.llm.budget_leases import (
     IDLE_SECONDS,
@@ -55,7 +52,6 @@ if TYPE_CHECKING:
 
     from gigi_core.llm.cache import LlmCache
     from gigi_core.llm.channel_policy import Place
-    from gigi_core.llm.types import ChatRequest, EmbeddingRequest
     from gigi_core.store.db import Database
 
 log = logging.getLogger(__name__)
@@ -64,66 +60,8 @@ SCOPE_KINDS: tuple[str, ...] = ("guild", "member", "channel", "role", "model", "
 UNITS: tuple[str, ...] = ("tokens", "money")
 #: The window row of an "every" budget that calls with no member (no channel) share.
 NOBODY = "-"
-#: A generous estimate of a prompt's tokens: one per this many bytes of its JSON.
-BYTES_PER_TOKEN = 3
-#: What one picture in a prompt is held as, whatever its size in bytes: providers bill an
-#: image by its pixels, roughly 1-2k tokens (Anthropic about 1,600 at its largest size),
-#: not by its base64, which would count a 100 KB picture as some 45,000 tokens.
-IMAGE_TOKENS = 1600
-OUTPUT_ENV = "GIGI_LLM_BUDGET_OUTPUT_TOKENS"
-#: The output cap a budgeted call gets when it sets none: without a cap its cost is unbounded.
-DEFAULT_OUTPUT_TOKENS = 4096
 DEADLOCK_RETRIES = 4
-
-
-# -- what a call may cost ----------------------------------------------------------------
-
-
-def output_cap() -> int:
-    """``GIGI_LLM_BUDGET_OUTPUT_TOKENS`` (default 4096); the error names the variable."""
-    raw = (os.environ.get(OUTPUT_ENV) or "").strip()
-    if not raw:
-        return DEFAULT_OUTPUT_TOKENS
-    if not raw.isdigit() or int(raw) <= 0:
-        raise ConfigError(
-            f"{OUTPUT_ENV}: {raw!r} is not a positive number of tokens",
-            hint=f"unset {OUTPUT_ENV} or set it to e.g. 4096",
-        )
-    return int(raw)
-
-
-def most_tokens(request: ChatRequest | EmbeddingRequest) -> int:
-    """The most tokens the call may cost: its prompt, estimated on the high side from its
-    JSON (messages, tools, output schema), plus its output cap (none for embeddings)."""
-    from gigi_core.llm.types import EmbeddingRequest
-
-    if isinstance(request, EmbeddingRequest):
-        size = sum(len(t.encode()) + 4 for t in request.inputs)
-        return max(1, math.ceil(size / BYTES_PER_TOKEN))
-    request, images = _without_images(request)
-    prompt = request.model_dump_json(include={"messages", "tools", "structured_output"})
-    output = request.max_output_tokens or output_cap()
-    return math.ceil(len(prompt.encode()) / BYTES_PER_TOKEN) + images * IMAGE_TOKENS + output
-
-
-def _without_images(request: ChatRequest) -> tuple[ChatRequest, int]:
-    """The request with its image parts taken out (text is estimated from its bytes),
-    and how many there were (each counts ``IMAGE_TOKENS``)."""
-    from gigi_core.llm.types import ImagePart
-
-    images = 0
-    messages = []
-    for message in request.messages:
-        content = getattr(message, "content", None)
-        if isinstance(content, list):
-            kept = [p for p in content if not isinstance(p, ImagePart)]
-            if len(kept) != len(content):
-                images += len(content) - len(kept)
-                message = message.model_copy(update={"content": kept})
-        messages.append(message)
-    if not images:
-        return request, 0
-    return request.model_copy(update={"messages": messages}), images
+TOP_UP_TASK = "gigi-llm-budget-top-up"
 
 
 # -- which budgets apply -----------------------------------------------------------------
@@ -229,6 +167,8 @@ class Budgets:
         self._generation = 0
         self._lock = asyncio.Lock()
         self._sweeper: asyncio.Task[None] | None = None
+        self._topping: asyncio.Task[None] | None = None  # the background take, if any
+        self._dry: set[tuple[str, str, int]] = set()  # windows a top-up found without room
 
     async def for_guild(self, guild_id: str) -> tuple[BudgetInfo, ...]:
         """The guild's budgets, cached with the other LLM facts."""
@@ -278,16 +218,69 @@ class Budgets:
             for (b, subject), start in zip(covering, starts, strict=True)
         ]
         held = self._from_leases(covering, keys, amounts, now)
-        if held is None:
-            async with self._lock:  # one take at a time: the calls behind it find its share
-                now = self.clock()
+        if held is not None:
+            self._top_up(covering, keys, starts, amounts)
+            return held
+        async with self._lock:  # one take at a time: the calls behind it find its share
+            now = self.clock()
+            held = self._from_leases(covering, keys, amounts, now)
+            if held is None:
+                self._dry.difference_update(keys)
+                await self._take(covering, keys, starts, amounts, now)
                 held = self._from_leases(covering, keys, amounts, now)
-                if held is None:
-                    await self._take(covering, keys, starts, amounts, now)
-                    held = self._from_leases(covering, keys, amounts, now)
         if held is None:  # the limit changed while the share was taken: go again
             return await self.reserve(guild_id, where, provider, model, most, money)
         return held
+
+    def _low(
+        self, covering: list[tuple[BudgetInfo, str]], keys: list[Any], amounts: list[Any]
+    ) -> bool:
+        """Whether a lease of the call is down to less than half a share (and its window
+        had room the last time this process asked)."""
+        for (budget, _), key, most in zip(covering, keys, amounts, strict=True):
+            lease = self.leases.get(key)
+            if key in self._dry or lease is None:
+                continue
+            if lease.free < max(most, share(budget.limit, most) // 2):
+                return True
+        return False
+
+    def _top_up(
+        self,
+        covering: list[tuple[BudgetInfo, str]],
+        keys: list[tuple[str, str, int]],
+        starts: list[datetime],
+        amounts: list[Any],
+    ) -> None:
+        """Takes the next share in the background before a lease runs out, so a call rarely
+        waits for a lease write (what a budget adds to a turn's p95). A window that gave
+        nothing is left alone ("dry") until a call has to wait for it again."""
+        if (self._topping is not None and not self._topping.done()) or not self._low(
+            covering, keys, amounts
+        ):
+            return
+
+        async def top_up() -> None:
+            async with self._lock:
+                if not self._low(covering, keys, amounts):
+                    return  # a waiting call took a share meanwhile
+                before = [self.leases[k].granted if k in self.leases else 0 for k in keys]
+                try:
+                    await self._take(covering, keys, starts, amounts, self.clock())
+                except BudgetExhausted:
+                    self._dry.update(keys)
+                    return
+                for key, had in zip(keys, before, strict=True):
+                    lease = self.leases.get(key)
+                    if lease is None or lease.granted == had:
+                        self._dry.add(key)
+
+        def done(task: asyncio.Task[None]) -> None:
+            if not task.cancelled() and task.exception() is not None:
+                log.warning("llm budget top-up failed: %s", type(task.exception()).__name__)
+
+        self._topping = asyncio.get_running_loop().create_task(top_up(), name=TOP_UP_TASK)
+        self._topping.add_done_callback(done)
 
     def _from_leases(
         self,
@@ -495,5 +488,7 @@ class Budgets:
         if self._sweeper is not None:
             self._sweeper.cancel()
             self._sweeper = None
+        if self._topping is not None:  # its share lands in a lease, then goes back below
+            await asyncio.wait([self._topping])
         await self.db.writer.drain()
         await self.give_back()

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from gigi_core.llm import calls
-from gigi_core.llm.budgets import BYTES_PER_TOKEN
+from gigi_core.llm.budget_cost import BYTES_PER_TOKEN
 from gigi_core.llm.caller import Call, check_durability
 from gigi_core.llm.records import LlmConfigError
 from gigi_core.llm.types import ImageRequest, ImageResponse

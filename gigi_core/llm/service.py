@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gigi_core.llm import calls, failover, url_guard
+from gigi_core.llm.budget_cost import most_tokens, output_cap
 from gigi_core.llm.budget_port import PluginBudgets
 from gigi_core.llm.budget_store import BudgetStore
-from gigi_core.llm.budgets import Budgets, most_tokens, output_cap
+from gigi_core.llm.budgets import Budgets
 from gigi_core.llm.cache import LlmCache
 from gigi_core.llm.caller import Call, Caller, chat_fn, check_durability, embed_fn
 from gigi_core.llm.catalogue import CatalogueCache, CatalogueStore

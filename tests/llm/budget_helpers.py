@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from gigi_core.kernel import Kernel
-from gigi_core.llm.budgets import most_tokens
+from gigi_core.llm.budget_cost import most_tokens
 from gigi_core.llm.types import ChatRequest
 from gigi_core.store.budget_tables import LlmBudgetWindow
 

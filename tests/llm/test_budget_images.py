@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from gigi_core import Actor
 from gigi_core.llm import ChatRequest, ImagePart, TextPart, UserMessage
-from gigi_core.llm.budgets import IMAGE_TOKENS, most_tokens
+from gigi_core.llm.budget_cost import IMAGE_TOKENS, most_tokens
 from gigi_core.testing.fake_providers import FakeOpenAI, png_bytes
 from tests.llm.budget_helpers import GUILD, MAX_OUT, configure, counters, usage_of
 from tests.llm.service_helpers import llm_kernel

@@ -172,3 +172,70 @@ async def test_a_settle_after_its_lease_was_reclaimed_takes_no_room_back_twice(
         rows = budgets.settle_rows([hold], MOST)
         await one.db.writer.write(lambda conn: settle(conn, rows))
         assert await raw(one) == (5 * MOST, 0)  # the overspend of a stalled call, no more
+
+
+async def test_the_next_share_is_taken_before_a_call_has_to_wait_for_it(
+    database_url, tmp_path
+) -> None:
+    """A lease down to half a share is topped up in the background: after the first call,
+    no call waits for a lease write, and the budget still holds."""
+    from gigi_core.llm.budgets import TOP_UP_TASK
+
+    async with (
+        open_test_kernel(tmp_path, plugins=["openai"], database_url=database_url) as kernel,
+        FakeOpenAI() as fake,
+    ):
+        await configure(kernel, fake.base_url)
+        await kernel.llm.set_budget(GUILD, "guild", None, limit=1000 * MOST)
+        fake.reply_text("ok", usage=usage_of(MOST), times=40)
+        on_call_path, in_background = 0, 0
+        original = kernel.llm.budgets._write
+
+        async def counted(fn):
+            nonlocal on_call_path, in_background
+            if asyncio.current_task().get_name() == TOP_UP_TASK:
+                in_background += 1
+            else:
+                on_call_path += 1
+            return await original(fn)
+
+        kernel.llm.budgets._write = counted
+        for _ in range(40):
+            await chat(kernel)
+            await asyncio.sleep(0)  # let a started top-up run, as a live bot's loop would
+        assert on_call_path == 1 and in_background >= 2  # 40 calls: 2.5 shares
+        spent, reserved = await raw(kernel)
+        assert spent == 40 * MOST and spent + reserved <= 1000 * MOST
+
+
+async def test_a_window_without_room_is_not_topped_up_on_every_call(database_url, tmp_path) -> None:
+    """A top-up that finds no room marks the window dry: later calls hold from what is left
+    without a write each, and the one that finds nothing left is refused."""
+    async with (
+        open_test_kernel(tmp_path, plugins=["openai"], database_url=database_url) as kernel,
+        FakeOpenAI() as fake,
+    ):
+        await configure(kernel, fake.base_url)
+        await kernel.llm.set_budget(GUILD, "guild", None, limit=8 * MOST)  # a share: 2 calls
+        fake.reply_text("ok", usage=usage_of(MOST), times=8)
+        writes = 0
+        original = kernel.llm.budgets._write
+
+        async def counted(fn):
+            nonlocal writes
+            writes += 1
+            return await original(fn)
+
+        kernel.llm.budgets._write = counted
+        results = []
+        for _ in range(10):
+            try:
+                await chat(kernel)
+                results.append("ok")
+            except BudgetExhausted:
+                results.append("spent")
+            await asyncio.sleep(0)
+        assert results == ["ok"] * 8 + ["spent"] * 2
+        assert writes <= 8  # never a write per call once the window is full
+        spent, reserved = await raw(kernel)
+        assert spent == 8 * MOST and reserved == 0

@@ -83,7 +83,8 @@ async def test_private_threads_are_hidden_from_non_members(tmp_path) -> None:
         assert w.notes.ran == []
 
 
-async def test_credential_modal_rechecks_admin_on_submit(tmp_path) -> None:
+async def test_credential_modal_rechecks_admin_on_submit(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("GIGI_LLM_LOCAL_URLS", "1")  # the key's URL is a loopback one here
     async with world(tmp_path, plugins=["openai"]) as w:
         shown = await w.admin.slash(
             w.channel,

@@ -64,3 +64,20 @@ async def test_a_second_key_test_right_away_is_refused_with_when(tmp_path, monke
         again = await w.member.slash(w.channel, "llm key test", label="mine")
         assert again.ephemeral and "test again in" in _text(again)
         assert len(fake.requests_to("chat")) == 1
+
+
+async def test_a_server_key_added_by_an_admin_is_checked_before_the_key_is_typed(
+    tmp_path, monkeypatch
+) -> None:
+    for name in ("GIGI_PERSONAL_KEY_LOCAL_URLS", "GIGI_LLM_LOCAL_URLS"):
+        monkeypatch.delenv(name, raising=False)
+    async with world(tmp_path, plugins=["openai"]) as w:
+        shown = await w.admin.slash(
+            w.channel,
+            "llm credential add",
+            provider="openai-compatible",
+            label="x",
+            base_url="http://169.254.169.254/latest?",
+        )
+        assert shown.modal is None and "points inside the server running Gigi" in _text(shown)
+        assert await w.kernel.llm.list_credentials(f"guild:{w.gid}") == []

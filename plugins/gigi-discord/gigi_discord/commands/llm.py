@@ -135,6 +135,8 @@ def credential_group() -> app_commands.Group:
         if chosen.requires_base_url and not base_url:
             raise Refusal(f"{provider} needs the `base_url` option (the API's base URL).")
         ctx.kernel.sealer.require_key()
+        if base_url:  # a server's key must not point at the machine Gigi runs on either
+            await ctx.kernel.llm.personal.check_member_url(base_url)
         existing = await ctx.kernel.llm.list_credentials(_owner(ctx.guild_id))
         if any(c.label == label for c in existing):
             raise Refusal(

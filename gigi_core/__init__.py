@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from gigi_core.policy.decision import Decision
     from gigi_core.store.audit_query import AuditFilter, AuditPage, query_audit
     from gigi_core.store.run_list import RunSummary, recent_runs
+    from gigi_core.store.usage_actor_fold import fold_usage_by_actor
     from gigi_core.store.usage_series import ActorUsage, UsagePoint, usage_by_actor, usage_by_day
     from gigi_core.tools.context import ToolContext
 
@@ -57,6 +58,8 @@ _LAZY = {
     "usage_by_day": "gigi_core.store.usage_series",
     "ActorUsage": "gigi_core.store.usage_series",
     "usage_by_actor": "gigi_core.store.usage_series",
+    # What the scheduled job gigi.usage_members_fold runs (usage_by_actor reads its rollup).
+    "fold_usage_by_actor": "gigi_core.store.usage_actor_fold",
 }
 
 __all__ = [
@@ -80,6 +83,7 @@ __all__ = [
     "UnknownAction",
     "UsagePoint",
     "__version__",
+    "fold_usage_by_actor",
     "hookimpl",
     "query_audit",
     "recent_runs",

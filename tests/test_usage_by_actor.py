@@ -5,8 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from sqlalchemy import event, func, select
 
-from gigi_core import ConfigError, usage_by_actor
+from gigi_core import ConfigError, fold_usage_by_actor, usage_by_actor
+from gigi_core.store.usage_actor_tables import LlmUsageActorDay
 from gigi_core.llm.usage import UsageLog, UsageRecord
 
 
@@ -43,3 +45,98 @@ async def test_bad_arguments_name_what_to_change(kernel) -> None:
         await usage_by_actor(kernel.db, "g1", days=0)
     with pytest.raises(ConfigError, match="limit"):
         await usage_by_actor(kernel.db, "g1", limit=0)
+
+
+async def _fold(kernel) -> int:
+    return await fold_usage_by_actor(kernel.db, settle_seconds=0)
+
+
+def _rows(rows: list) -> list[tuple]:
+    return [(r.actor_id, r.calls, r.input_tokens, r.output_tokens) for r in rows]
+
+
+async def test_same_answer_before_and_after_a_fold(kernel) -> None:
+    """Folded days and the events after the watermark add up to what the events hold."""
+    log = UsageLog(kernel.db)
+    now = datetime.now(UTC)
+    first = [
+        _call("u1", 10, now),
+        _call("u1", 20, now - timedelta(days=2)),
+        _call(None, 5, now - timedelta(days=1)),
+        _call("u2", 7, now - timedelta(days=29)),
+        _call("u3", 900, now - timedelta(days=31)),  # before the window
+        _call("u4", 900, now, guild="g2"),
+    ]
+    for record in first:
+        await log.record(record)
+    before = _rows(await usage_by_actor(kernel.db, "g1", days=30))
+    assert before == [("u1", 2, 30, 2), ("u2", 1, 7, 1), (None, 1, 5, 1)]
+
+    assert await _fold(kernel) == len(first)
+    assert _rows(await usage_by_actor(kernel.db, "g1", days=30)) == before
+    assert await _fold(kernel) == 0  # nothing new: nothing folded twice
+    assert _rows(await usage_by_actor(kernel.db, "g1", days=30)) == before
+
+    await log.record(_call("u2", 100, now))  # after the fold: read from the events
+    after = [("u2", 2, 107, 2), ("u1", 2, 30, 2), (None, 1, 5, 1)]
+    assert _rows(await usage_by_actor(kernel.db, "g1", days=30)) == after
+    await _fold(kernel)
+    assert _rows(await usage_by_actor(kernel.db, "g1", days=30)) == after
+    assert _rows(await usage_by_actor(kernel.db, "g1", days=32, limit=1)) == [("u3", 1, 900, 1)]
+    assert _rows(await usage_by_actor(kernel.db, "g2")) == [("u4", 1, 900, 1)]
+
+
+async def test_fold_runs_in_batches_and_skips_events_still_settling(kernel) -> None:
+    log = UsageLog(kernel.db)
+    now = datetime.now(UTC)
+    for i in range(5):
+        await log.record(_call(f"u{i}", 10 + i, now - timedelta(hours=i + 1)))
+    assert await fold_usage_by_actor(kernel.db, batch=2, max_batches=1, settle_seconds=0) == 2
+    assert await fold_usage_by_actor(kernel.db, batch=2, settle_seconds=0) == 3
+    await log.record(_call("u9", 1, now))
+    # An event younger than the settling time may have company still committing: it waits.
+    assert await fold_usage_by_actor(kernel.db, settle_seconds=600) == 0
+    rows = _rows(await usage_by_actor(kernel.db, "g1", days=2, limit=10))
+    assert [r[0] for r in rows] == ["u4", "u3", "u2", "u1", "u0", "u9"]
+    assert sum(r[1] for r in rows) == 6
+
+
+async def test_a_fold_that_fails_midway_counts_nothing_twice(kernel) -> None:
+    """The watermark moves in the fold's own transaction: a failure before it rolls back."""
+    log = UsageLog(kernel.db)
+    now = datetime.now(UTC)
+    await log.record(_call("u1", 10, now))
+    await log.record(_call("u2", 20, now))
+    expected = _rows(await usage_by_actor(kernel.db, "g1"))
+
+    def fail_on_watermark(conn, cursor, statement, *args) -> None:
+        if statement.startswith("UPDATE llm_usage_actor_watermark SET last_event_id=") and (
+            "last_event_id=llm_usage_actor_watermark" not in statement.replace(" ", "")
+        ):
+            raise RuntimeError("the fold's process died here")
+
+    engine = kernel.db.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", fail_on_watermark)
+    try:
+        with pytest.raises(RuntimeError):
+            await _fold(kernel)
+    finally:
+        event.remove(engine, "before_cursor_execute", fail_on_watermark)
+    assert _rows(await usage_by_actor(kernel.db, "g1")) == expected
+    async with kernel.db.engine.connect() as conn:
+        assert await conn.scalar(select(func.count()).select_from(LlmUsageActorDay)) == 0
+    assert await _fold(kernel) == 2
+    assert _rows(await usage_by_actor(kernel.db, "g1")) == expected
+
+
+async def test_the_fold_is_a_scheduled_kernel_job(kernel) -> None:
+    assert kernel.jobs.spec("gigi.usage_members_fold").schedule == "*/5 * * * *"
+    log = UsageLog(kernel.db)
+    await log.record(_call("u1", 10, datetime.now(UTC) - timedelta(hours=2)))
+    expected = _rows(await usage_by_actor(kernel.db, "g1"))
+    await kernel.jobs.defer("gigi.usage_members_fold", {})
+    await kernel.jobs.run_until_idle()
+    async with kernel.db.engine.connect() as conn:
+        folded = (await conn.execute(select(LlmUsageActorDay.actor_id))).scalars().all()
+    assert folded == ["u1"]
+    assert _rows(await usage_by_actor(kernel.db, "g1")) == expected == [("u1", 1, 10, 1)]

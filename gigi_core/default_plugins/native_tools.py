@@ -60,6 +60,15 @@ def register_jobs(register: Any) -> None:
     register("gigi.guild_purge", guild_purge, retries=5, timeout=3600.0)
     # Retries back off from GIGI_JOBS_RETRY_BASE_SECONDS while the deleting run is still open.
     register("gigi.privacy_forget_run", forget_run, retries=10, timeout=60.0)
+    # The per-member usage rollup catches up with the usage events every five minutes.
+    register("gigi.usage_members_fold", usage_members_fold, schedule="*/5 * * * *", timeout=600.0)
+
+
+async def usage_members_fold(ctx: Any) -> None:
+    """Folds the usage events written since the last run into the per-member daily rollup."""
+    from gigi_core import fold_usage_by_actor
+
+    await fold_usage_by_actor(ctx.kernel.db)
 
 
 async def plugins_enabled(ctx: Any) -> dict[str, Any]:

@@ -121,3 +121,4 @@ from gigi_core.store import llm_tables as _llm_tables  # noqa: E402,F401  (regis
 from gigi_core.store import outbox_tables as _outbox_tables  # noqa: E402,F401  (posted buttons)
 from gigi_core.store import personal_tables as _personal_tables  # noqa: E402,F401  (BYOK choices)
 from gigi_core.store import review_tables as _review_tables  # noqa: E402,F401  (plugin reviews)
+from gigi_core.store import usage_actor_tables as _usage_actor_tables  # noqa: E402,F401  (per member)

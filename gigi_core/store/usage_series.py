@@ -5,16 +5,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, bindparam, func, literal_column, select, union_all
 
 from gigi_core.errors import ConfigError
 from gigi_core.store.db import Database
 from gigi_core.store.llm_tables import LlmUsageEvent, LlmUsageRollup
+from gigi_core.store.usage_actor_tables import (
+    NO_ACTOR,
+    LlmUsageActorDay,
+    LlmUsageActorWatermark,
+)
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncConnection
 
 SplitBy = Literal["model", "purpose", "provider", "status"]
 MAX_DAYS = 366
+#: Unfolded events up to which the per-member report reads them by id range.
+FEW_UNFOLDED = 100_000
 
 
 @dataclass(frozen=True)
@@ -86,39 +96,79 @@ async def usage_by_actor(
     db: Database, guild_id: str, *, days: int = 30, limit: int = 20
 ) -> list[ActorUsage]:
     """The ``limit`` members who spent the most tokens in ``guild_id`` over the last
-    ``days`` UTC days (as ``usage_by_day`` counts them), most first.
+    ``days`` whole and current UTC days (as ``usage_by_day`` counts them), most first.
 
-    The rollups hold no member, so this reads the guild's usage events of the window
-    (one index range): O(calls in the window), meant for an admin page, not a hot path.
+    Reads the per-member daily rollup (``llm_usage_actor_days``, folded by the job
+    ``gigi.usage_members_fold``) and the window's events after its watermark, in one
+    statement, so an event is counted once whether or not it was folded yet.
     """
     if not 1 <= days <= MAX_DAYS:
         raise ConfigError(f"usage days must be between 1 and {MAX_DAYS}")
     if not 1 <= limit <= 1000:
         raise ConfigError("usage members: limit must be between 1 and 1000")
     await db.writer.drain()
-    e = LlmUsageEvent
     today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     first = today - timedelta(days=days - 1)
-    tokens_in = func.coalesce(func.sum(e.input_tokens), 0)
-    tokens_out = func.coalesce(func.sum(e.output_tokens), 0)
-    query = (
-        select(e.actor_id, func.count(), tokens_in, tokens_out)
-        .where(e.guild_id == guild_id, e.created_at >= first)
-        .group_by(e.actor_id)
-        .order_by((tokens_in + tokens_out).desc(), func.count().desc(), e.actor_id)
-        .limit(limit)
-    )
     async with db.engine.connect() as conn:
-        rows = (await conn.execute(query)).all()
+        query = await _actor_query(conn, guild_id, first)
+        rows = (await conn.execute(query.limit(limit))).all()
     return [
         ActorUsage(
-            actor_id=None if actor is None else str(actor),
+            actor_id=None if actor in (None, NO_ACTOR) else str(actor),
             calls=int(calls or 0),
             input_tokens=int(tin or 0),
             output_tokens=int(tout or 0),
         )
         for actor, calls, tin, tout in rows
     ]
+
+
+async def _actor_query(conn: AsyncConnection, guild_id: str, first: datetime) -> Select[Any]:
+    """Rollup days from ``first`` plus the unfolded events since ``first``, per member.
+
+    The watermark is read again inside the statement (one snapshot with the rollup); the
+    value read before only picks the plan: few unfolded events are read by id range.
+    """
+    r, e, m = LlmUsageActorDay, LlmUsageEvent, LlmUsageActorWatermark
+    mark, top = (
+        await conn.execute(
+            select(
+                select(m.last_event_id).where(m.id == 1).scalar_subquery(),
+                select(func.max(e.id)).scalar_subquery(),
+            )
+        )
+    ).one()
+    mark = int(mark or 0)
+    current = func.coalesce(select(m.last_event_id).where(m.id == 1).scalar_subquery(), 0)
+    folded = select(
+        r.actor_id.label("actor"),
+        r.calls.label("calls"),
+        r.input_tokens.label("tin"),
+        r.output_tokens.label("tout"),
+    ).where(r.guild_id == guild_id, r.day >= first.date())
+    actor = func.coalesce(e.actor_id, literal_column("''"))  # NO_ACTOR, inline for GROUP BY
+    recent = select(
+        actor.label("actor"),
+        func.count().label("calls"),
+        func.coalesce(func.sum(e.input_tokens), 0).label("tin"),
+        func.coalesce(func.sum(e.output_tokens), 0).label("tout"),
+    ).where(e.id > current, e.created_at >= first)
+    if int(top or 0) - mark <= FEW_UNFOLDED:  # walk the id range, not the guild's window
+        recent = recent.where(
+            e.id > bindparam("mark", mark, literal_execute=True),
+            e.guild_id.concat("") == guild_id,  # no index on the guild: the id range leads
+        ).with_hint(LlmUsageEvent, "NOT INDEXED", dialect_name="sqlite")
+    else:
+        recent = recent.where(e.guild_id == guild_id)
+    both = union_all(folded, recent.group_by(actor)).subquery()
+    tokens_in = func.sum(both.c.tin)
+    tokens_out = func.sum(both.c.tout)
+    calls = func.sum(both.c.calls)
+    return (
+        select(both.c.actor, calls, tokens_in, tokens_out)
+        .group_by(both.c.actor)
+        .order_by((tokens_in + tokens_out).desc(), calls.desc(), both.c.actor)
+    )
 
 
 def _day(bucket: datetime) -> date:

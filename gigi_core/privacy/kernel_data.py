@@ -31,6 +31,12 @@ from gigi_core.store.outbox_tables import OutboxButton
 from gigi_core.store.personal_tables import LlmBillingChoice, LlmContextDisclosure
 from gigi_core.store.review_tables import PluginReviewAccept
 from gigi_core.store.tables import AuditEvent, CapabilityGrant, GuildPlugin, SealedSecret
+from gigi_core.store.usage_actor_fold import (
+    hold_watermark,
+    move_run_usage,
+    purge_guild_actors,
+    rename_actor,
+)
 
 
 def _iso(value: Any) -> str | None:
@@ -261,9 +267,11 @@ async def delete_kernel(
             usage = usage.where(LlmUsageEvent.guild_id == guild_id)
             billing = billing.where(LlmUsageEvent.guild_id == guild_id)
             audit = audit.where(AuditEvent.guild_id == guild_id)
+        await hold_watermark(s)  # a running fold of usage per member finishes first
         counts["llm_usage_pseudonymised"] = (
             await s.execute(usage.values(actor_id=pseudonym))
         ).rowcount
+        await rename_actor(s, user_id, guild_id, pseudonym)  # and its rollup follows
         await s.execute(billing.values(billing_owner_id=pseudonym))
         counts["audit_pseudonymised"] = (await s.execute(audit.values(actor_id=pseudonym))).rowcount
         attributed = 0
@@ -293,6 +301,8 @@ async def forget_run(db: Database, run_id: str, pseudonym: Any) -> int:
         if run.status in ("running", "awaiting_confirmation"):
             raise RunStillActive(run_id)
         user_id, alias = run.actor_id, pseudonym(run.actor_id)
+        await hold_watermark(s)
+        await move_run_usage(s, run.request_id, user_id, alias)  # the rollup's folded part
         changed = 0
         for stmt in (
             update(AgentRun)  # a finished run's sealed state is gone already; make sure
@@ -374,9 +384,11 @@ async def purge_kernel_guild(db: Database, guild_id: str) -> dict[str, int]:
         await s.execute(delete(ChannelObservation).where(ChannelObservation.guild_id == guild_id))
         await s.execute(delete(SecureRange).where(SecureRange.guild_id == guild_id))
         await s.execute(delete(OutboxButton).where(OutboxButton.guild_id == guild_id))
+        await hold_watermark(s)
         await s.execute(  # billing rows stay, without who made each call
             update(LlmUsageEvent).where(LlmUsageEvent.guild_id == guild_id).values(actor_id=None)
         )
+        await purge_guild_actors(s, guild_id)  # so do the guild's days per member
         counts["audit_events"] = (
             await s.execute(delete(AuditEvent).where(AuditEvent.guild_id == guild_id))
         ).rowcount

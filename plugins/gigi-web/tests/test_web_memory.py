@@ -1,5 +1,6 @@
 """The memory page: channels remembered, their retention, and changes made through the
-memory plugin's own actions (kernel.call_tool as the member), only where memory is on."""
+memory plugin's own actions (kernel.call_tool as the member), only where memory is on and
+only for channels the member can see in Discord."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from gigi_core import Actor, AuditFilter, query_audit
 
 pytestmark = pytest.mark.parametrize("dashboard", [{"plugins": ["memory"]}], indirect=True)
 ADMIN_ACTOR = Actor(id=ADMIN, is_admin=True)
+VIEW = 1 << 10  # Discord's View Channel permission
+HIDDEN = "8002"
 
 
 async def _channels(kernel) -> dict[str, dict]:
@@ -77,3 +80,41 @@ async def test_a_member_needs_memory_manage_and_the_token(dashboard) -> None:
     assert (await _channels(kernel))["8001"]["mode"] == "on"
     rows = await query_audit(kernel.db, AuditFilter(guild_id=ALPHA, actor_id=MEMBER))
     assert [r["action"] for r in rows.rows if r["kind"] == "tool.call"] == ["memory.enable"]
+
+
+async def test_only_channels_the_member_can_see_are_listed_or_accepted(dashboard) -> None:
+    """#hidden (8002) is closed to everyone but ADMIN in Discord: bob, granted
+    memory.manage.guild, neither sees it listed nor can remember or purge it."""
+    kernel = dashboard.kernel
+    guild = dashboard.fake.guilds[ALPHA]
+    guild.channels[HIDDEN] = "hidden <i>room</i>"
+    guild.overwrites[HIDDEN] = [
+        {"id": ALPHA, "type": 0, "allow": "0", "deny": str(VIEW)},
+        {"id": ADMIN, "type": 1, "allow": str(VIEW), "deny": "0"},
+    ]
+    await kernel.enable_plugin(ALPHA, "memory", by=ADMIN)
+    await kernel.call_tool(
+        "memory.enable", {"channel": HIDDEN, "retention_days": 9}, actor=ADMIN_ACTOR,
+        guild_id=ALPHA, channel_id=HIDDEN,
+    )  # fmt: skip
+    await kernel.add_grant(ALPHA, "memory.manage.guild", "user", MEMBER, by=ADMIN)
+    bob = dashboard.browser()
+    await bob.sign_in(MEMBER)
+    page = await bob.client.get(f"/g/{ALPHA}/memory")
+    assert page.status_code == 200 and 'value="8001"' in page.text
+    assert HIDDEN not in page.text and "hidden &lt;i&gt;room" not in page.text
+    assert "9 days" not in page.text
+    data = {"channel": HIDDEN, "mode": "off"}
+    refused = await bob.post(f"/g/{ALPHA}/memory/set", data)
+    assert refused.status_code == 403 and "cannot see that channel in Discord" in refused.text
+    assert (await _channels(kernel))[HIDDEN]["mode"] == "on"
+    asked = await bob.client.get(f"/g/{ALPHA}/memory/purge", params={"channel": HIDDEN})
+    assert asked.status_code == 403 and HIDDEN not in asked.text.replace(ALPHA, "")
+    purge = await bob.post(f"/g/{ALPHA}/memory/purge", {"channel": HIDDEN, "confirm": "on"})
+    assert purge.status_code == 403 and HIDDEN in await _channels(kernel)
+    ada = dashboard.browser()
+    await ada.sign_in(ADMIN)
+    mine = await ada.client.get(f"/g/{ALPHA}/memory")
+    assert f'value="{HIDDEN}"' in mine.text and "hidden &lt;i&gt;room" in mine.text
+    assert (await ada.post(f"/g/{ALPHA}/memory/set", data)).status_code == 303
+    assert (await _channels(kernel))[HIDDEN]["mode"] == "off"

@@ -1,6 +1,8 @@
 """Memory per channel, as `/memory status|enable|disable` show and change it: which channels
 are remembered, for how long, and the server's storage mode. Changes call the memory
-plugin's own actions through the kernel, so the policy engine decides and audits them."""
+plugin's own actions through the kernel, so the policy engine decides and audits them.
+Only channels the member can see in Discord are listed or accepted, as on the Knowledge
+page: a memory.manage.guild grant is no way to learn about a channel one cannot read."""
 
 from __future__ import annotations
 
@@ -8,7 +10,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gigi_core import GigiError
-from gigi_web.access import Refused
+from gigi_web.access import Member, Refused
+from gigi_web.app import Web
 from gigi_web.guards import checked_form, form_text
 from gigi_web.pages.common import back, member_for, show
 from gigi_web.pages.tools import call
@@ -26,12 +29,28 @@ EMBEDDINGS = {
 }
 
 
+async def visible_channel(web: Web, member: Member, channel: str) -> dict[str, str]:
+    """The channels the member can see; a 403 when ``channel`` is a channel of the server
+    hidden from them in Discord (``channel`` empty or not in the server: no check here)."""
+    visible = await web.access.visible_channels(member)
+    if channel and channel not in visible:
+        if channel in await web.access.names("channels", member.guild.id):
+            raise Refused(
+                403,
+                "You cannot see that channel in Discord, so it is not offered here; pick one "
+                "from the list, or ask a server admin for access to it in Discord.",
+            )
+    return visible
+
+
 async def memory_page(request: Request, error: str | None = None, status: int = 200) -> Response:
     web, member = await member_for(request, "memory")
     names = await web.access.names("channels", member.guild.id)
+    visible = await visible_channel(web, member, "")
     state = await call(web, member, "memory.status", {})
     known = {c["channel_id"]: c for c in state["channels"]}
-    rows = [(cid, name, known.get(cid)) for cid, name in names.items()]
+    rows = [(cid, name, known.get(cid)) for cid, name in visible.items()]
+    # A deleted channel memory still holds: Discord decides no one's view of it any more.
     rows += [(cid, cid, c) for cid, c in known.items() if cid not in names]
     policy = state["policy"]
     return await show(
@@ -47,7 +66,7 @@ async def set_channel(request: Request) -> Response:
     guild_id = member.guild.id
     form = await checked_form(request)
     channel = form_text(form, "channel", limit=20)
-    if channel not in await web.access.names("channels", guild_id):
+    if channel not in await visible_channel(web, member, channel):
         raise Refused(404, "That channel is not in this server; pick one from the list.")
     days = form_text(form, "retention_days", limit=5)
     try:

@@ -16,7 +16,7 @@ from gigi_web.access import Member, Refused
 from gigi_web.app import Web
 from gigi_web.guards import checked_form, form_text
 from gigi_web.pages.common import back, member_for, show
-from gigi_web.pages.memory import memory_page
+from gigi_web.pages.memory import memory_page, visible_channel
 from gigi_web.pages.tools import call
 from gigi_web.params import ascii_int
 
@@ -94,9 +94,11 @@ async def set_policy(request: Request) -> Response:
 
 
 async def _channel_to_purge(web: Web, member: Member, channel: str) -> tuple[str, int]:
-    """The channel's name and stored messages: a channel of this server, or one memory
-    still holds messages of (a deleted channel can be purged too); else a 404."""
+    """The channel's name and stored messages: a channel of this server the member can see
+    in Discord (else a 403), or one memory still holds messages of (a deleted channel can be
+    purged too); else a 404."""
     names = await web.access.names("channels", member.guild.id)
+    await visible_channel(web, member, channel)  # a channel hidden from them: 403
     state = await call(web, member, "memory.status", {})
     known = {c["channel_id"]: c for c in state["channels"]}
     if channel not in names and channel not in known:

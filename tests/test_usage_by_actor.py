@@ -8,8 +8,8 @@ import pytest
 from sqlalchemy import event, func, select
 
 from gigi_core import ConfigError, fold_usage_by_actor, usage_by_actor
-from gigi_core.store.usage_actor_tables import LlmUsageActorDay
 from gigi_core.llm.usage import UsageLog, UsageRecord
+from gigi_core.store.usage_actor_tables import LlmUsageActorDay
 
 
 def _call(actor: str | None, tokens: int, when: datetime, guild: str = "g1") -> UsageRecord:
@@ -140,3 +140,22 @@ async def test_the_fold_is_a_scheduled_kernel_job(kernel) -> None:
         folded = (await conn.execute(select(LlmUsageActorDay.actor_id))).scalars().all()
     assert folded == ["u1"]
     assert _rows(await usage_by_actor(kernel.db, "g1")) == expected == [("u1", 1, 10, 1)]
+
+
+async def test_far_behind_the_events_are_read_by_guild_and_time(kernel, monkeypatch) -> None:
+    """Past FEW_UNFOLDED unfolded events (a store just upgraded) the other plan answers the
+    same: the guild's events of the window from its index."""
+    from gigi_core.store import usage_series
+
+    log = UsageLog(kernel.db)
+    now = datetime.now(UTC)
+    await log.record(_call("u1", 10, now - timedelta(days=1)))
+    await _fold(kernel)
+    await log.record(_call("u1", 5, now))
+    await log.record(_call("u2", 30, now))
+    await log.record(_call("u2", 30, now, guild="g2"))
+    await log.record(_call("u3", 30, now - timedelta(days=45)))
+    expected = [("u2", 1, 30, 1), ("u1", 2, 15, 2)]
+    assert _rows(await usage_by_actor(kernel.db, "g1")) == expected
+    monkeypatch.setattr(usage_series, "FEW_UNFOLDED", 0)
+    assert _rows(await usage_by_actor(kernel.db, "g1")) == expected

@@ -152,14 +152,17 @@ async def _actor_query(conn: AsyncConnection, guild_id: str, first: datetime) ->
         func.count().label("calls"),
         func.coalesce(func.sum(e.input_tokens), 0).label("tin"),
         func.coalesce(func.sum(e.output_tokens), 0).label("tout"),
-    ).where(e.id > current, e.created_at >= first)
-    if int(top or 0) - mark <= FEW_UNFOLDED:  # walk the id range, not the guild's window
+    ).where(e.id > current)
+    if int(top or 0) - mark <= FEW_UNFOLDED:
+        # Walk the few ids after the watermark: the guild and time terms are wrapped so
+        # that neither backend's planner takes their indexes (the guild's whole window).
         recent = recent.where(
             e.id > bindparam("mark", mark, literal_execute=True),
-            e.guild_id.concat("") == guild_id,  # no index on the guild: the id range leads
-        ).with_hint(LlmUsageEvent, "NOT INDEXED", dialect_name="sqlite")
-    else:
-        recent = recent.where(e.guild_id == guild_id)
+            func.coalesce(e.guild_id, e.guild_id) == guild_id,
+            func.coalesce(e.created_at, e.created_at) >= first,
+        )
+    else:  # the job is far behind (just upgraded): the guild's window by its index
+        recent = recent.where(e.guild_id == guild_id, e.created_at >= first)
     both = union_all(folded, recent.group_by(actor)).subquery()
     tokens_in = func.sum(both.c.tin)
     tokens_out = func.sum(both.c.tout)

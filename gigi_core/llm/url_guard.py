@@ -41,6 +41,7 @@ PIN_SECONDS = 30.0
 _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 _NAT64_LOCAL = ipaddress.IPv6Network("64:ff9b:1::/48")  # RFC 8215: local translators
 _COMPATIBLE = ipaddress.IPv6Network("::/96")  # deprecated IPv4-compatible ::a.b.c.d
+_TRANSLATED = ipaddress.IPv6Network("::ffff:0:0:0/96")  # RFC 2765 IPv4-translated (SIIT)
 
 _guarded: contextvars.ContextVar[bool] = contextvars.ContextVar("gigi_llm_url_guard", default=False)
 _pins: dict[str, tuple[float, str]] = {}
@@ -78,8 +79,9 @@ def local_urls_allowed() -> bool:
 
 
 def unwrapped(ip: Address) -> list[Address]:
-    """``ip`` and every IPv4 address it carries: IPv4-mapped, NAT64 (64:ff9b::/96), 6to4
-    (2002::/16), Teredo (server and client) and IPv4-compatible forms."""
+    """``ip`` and every IPv4 address it carries: IPv4-mapped, IPv4-translated
+    (::ffff:0:a.b.c.d), NAT64 (64:ff9b::/96), 6to4 (2002::/16), Teredo (server and client)
+    and IPv4-compatible forms."""
     out: list[Address] = [ip]
     if isinstance(ip, ipaddress.IPv6Address):
         if ip.ipv4_mapped is not None:
@@ -88,7 +90,7 @@ def unwrapped(ip: Address) -> list[Address]:
             out.append(ip.sixtofour)
         if ip.teredo is not None:
             out.extend(ip.teredo)
-        if ip in _NAT64 or (ip in _COMPATIBLE and int(ip) > 1):
+        if ip in _NAT64 or ip in _TRANSLATED or (ip in _COMPATIBLE and int(ip) > 1):
             out.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
     return out
 

@@ -39,6 +39,12 @@ def _no_switch(monkeypatch) -> None:
         "http://[::127.0.0.1]/v1",  # IPv4-compatible
         "http://[::ffff:a9fe:a9fe]/v1",  # IPv4-mapped 169.254.169.254 (cloud metadata)
         "http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/v1",  # Teredo
+        "http://[::ffff:0:7f00:1]/v1",  # IPv4-translated (SIIT) 127.0.0.1
+        "http://[::ffff:0:a9fe:a9fe]/v1",  # IPv4-translated 169.254.169.254
+        "http://0x7f.1/v1",  # hex and short IPv4 forms of 127.0.0.1
+        "http://2130706433/v1",  # decimal
+        "http://0.0.0.0/v1",
+        "http://[::]/v1",
     ],
 )
 async def test_wrapped_inside_addresses_are_refused(url: str) -> None:

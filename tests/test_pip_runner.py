@@ -91,6 +91,13 @@ def test_staging_a_source_tree_or_archive_refuses_before_its_code_runs(tmp_path:
         ("./plugins/gigi-widget", "is not a wheel"),
         ("gigi-widget @ https://example.org/w-1.0.tar.gz --hash=sha256:00", "is not a wheel"),
         ("gigi-widget @ ${SOURCE}", "environment variables are not expanded"),
+        ("--only-binary=:none:", "--only-binary is not accepted"),
+        ("--only-binary :none:", "--only-binary is not accepted"),
+        ("--pre --no-binary=:all:", "--no-binary is not accepted"),
+        ("--find-links ./w -r other.txt", "-r is not accepted"),
+        ("gigi-dice==1.0 --config-settings=x=y", "--config-settings is not accepted"),
+        ("gigi-dice==1.0 --global-option=x", "--global-option is not accepted"),
+        ("--index-url 'https://pypi.example.org", "cannot read its options"),
     ],
 )
 def test_a_requirements_file_is_refused_line_by_line(tmp_path: Path, line: str, named: str) -> None:
@@ -154,3 +161,59 @@ def test_tail_keeps_pips_last_lines() -> None:
     assert shown[-1] == "  ERROR: the reason"
     assert len(shown) == 12 and "line 0" not in shown[0]
     assert tail("") == "  (pip printed nothing)"
+
+
+@pytest.mark.parametrize(
+    "comment",
+    ["# the folder below is built by pip \\", "   # indented \\", "#\\"],
+)
+def test_a_comment_ending_in_a_backslash_hides_no_line(tmp_path: Path, comment: str) -> None:
+    """pip ends a continuation at a comment line and reads the next line on its own."""
+    tree, _ = source_tree(tmp_path)
+    req = tmp_path / "plugins.txt"
+    req.write_text(f"gigi-dice==1.0\n{comment}\n{tree}\n")
+    with pytest.raises(SourceBuildError) as refused:
+        check((), str(req))
+    assert f"{req} line 3: " in str(refused.value) and "is not a wheel" in str(refused.value)
+
+
+def test_pip_reads_the_screened_lines_not_the_file(tmp_path: Path) -> None:
+    """Comments, continuations and blank lines are gone; a --find-links folder beside the
+    file is named absolutely (pip looks beside the file first)."""
+    (tmp_path / "wheels").mkdir()
+    req = tmp_path / "plugins.txt"
+    req.write_text(
+        "# plugins\n"
+        "--find-links ./wheels   # beside the file\n"
+        "--find-links=./elsewhere\n"
+        f"gigi-dice==1.0 \\\n    --hash=sha256:{'0' * 64}  # pinned\n"
+        "gigi-widget==1.1 # a comment \\\n"
+        "./not-read-by-pip-either\n"
+    )
+    assert check((), str(req)) == (
+        f"--find-links {tmp_path / 'wheels'}\n"
+        "--find-links=./elsewhere\n"
+        f"gigi-dice==1.0     --hash=sha256:{'0' * 64}\n"
+        "gigi-widget==1.1\n"
+    )
+    assert check(("gigi-dice",), None) is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("trick", ["only_binary", "comment"])
+def test_a_requirements_file_cannot_make_pip_build_at_review(tmp_path: Path, trick: str) -> None:
+    """With the real pip: a source-only package on the find-links folder, or a folder on the
+    line after a comment ending in a backslash, never has its build code run."""
+    tree, marker = source_tree(tmp_path)
+    links = tmp_path / "links"
+    links.mkdir()
+    with tarfile.open(links / "evilpkg-1.0.tar.gz", "w:gz") as tar:
+        tar.add(tree, arcname="evilpkg-1.0")
+    req = tmp_path / "plugins.txt"
+    if trick == "only_binary":
+        req.write_text(f"--only-binary=:none:\n--no-index\n--find-links {links}\nevilpkg==1.0\n")
+    else:
+        req.write_text(f"--no-index\n# the folder below \\\n{tree}\n")
+    with pytest.raises(SourceBuildError):
+        pip_runner.stage(Source(requirements=str(req)), [])
+    assert not marker.exists(), "the candidate's build backend ran before any review"

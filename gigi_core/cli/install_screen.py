@@ -9,6 +9,7 @@ spec (on the command line or in ``-r FILE``) is refused here, naming how to buil
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -30,6 +31,7 @@ SOURCE_ARCHIVES = (
     ".tar.lzma",
 )
 #: Options a requirements file may carry: where to look, never how to build.
+#: (``--only-binary`` is not one: ``--only-binary=:none:`` turns pip's wheels-only off.)
 FILE_OPTIONS = frozenset(
     {
         "-i",
@@ -41,10 +43,11 @@ FILE_OPTIONS = frozenset(
         "--pre",
         "--trusted-host",
         "--prefer-binary",
-        "--only-binary",
         "--require-hashes",
     }
 )
+#: Options a requirement's own line may carry (pip also takes build settings there).
+LINE_OPTIONS = frozenset({"--hash"})
 BUILD_HINT = (
     "build a wheel in a throwaway environment first (`pip wheel --no-deps SPEC -w wheels/`), "
     "then review and install that file: `gigi install wheels/NAME-VERSION-*.whl`"
@@ -98,78 +101,124 @@ def _refuse(spec: str, where: str) -> SourceBuildError:
     )
 
 
+#: pip's comment rule (``req_file.COMMENT_RE``): ``#`` at the start or after whitespace.
+COMMENT_RE = re.compile(r"(^|\s+)#.*$")
+
+
 def _logical_lines(text: str) -> list[tuple[int, str]]:
-    """A requirements file's lines as pip reads them: continuations joined, comments gone."""
-    out: list[tuple[int, str]] = []
-    pending, start = "", 0
+    """A requirements file's lines as pip reads them, in pip's order (``req_file.preprocess``):
+    continuations joined, where a comment line ends a continuation, then comments dropped."""
+    joined: list[tuple[int, str]] = []
+    pending: list[str] = []
+    start = 0
     for number, raw in enumerate(text.splitlines(), 1):
-        if not pending:
-            start = number
-        if raw.endswith("\\"):
-            pending += raw[:-1]
-            continue
-        line = pending + raw
-        pending = ""
-        if line.lstrip().startswith("#"):
-            line = ""
+        comment = COMMENT_RE.match(raw) is not None
+        if not raw.endswith("\\") or comment:
+            line = " " + raw if comment else raw
+            if pending:
+                joined.append((start, "".join([*pending, line])))
+                pending = []
+            else:
+                joined.append((number, line))
         else:
-            cut = [i for i in (line.find(" #"), line.find("\t#")) if i >= 0]
-            line = line[: min(cut)] if cut else line
-        if line.strip():
-            out.append((start, line.strip()))
-    if pending.strip():
-        out.append((start, pending.strip()))
+            if not pending:
+                start = number
+            pending.append(raw.strip("\\"))
+    if pending:
+        joined.append((start, "".join(pending)))
+    out = []
+    for number, line in joined:
+        kept = COMMENT_RE.sub("", line).strip()
+        if kept:
+            out.append((number, kept))
     return out
 
 
-def check_requirements_file(path: str) -> None:
+def check_requirements_file(path: str) -> str:
     """Refuse a requirements file with anything pip would build, nested files, editable or
-    ``--no-binary`` lines, or environment variables (they could name any of those)."""
+    ``--no-binary`` lines, or environment variables (they could name any of those); return
+    the screened lines, one a line, for pip to read instead of the file itself."""
     try:
         text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.reason if isinstance(exc, UnicodeDecodeError) else exc.strerror or exc
         raise GigiError(
-            f"cannot read the requirements file {path}: {exc.strerror or exc}",
-            hint="check the path given to -r",
+            f"cannot read the requirements file {path}: {reason}",
+            hint="check the path given to -r; the file must be UTF-8 text",
         ) from None
-    for number, line in _logical_lines(text):
-        where = f"{path} line {number}: "
-        if "${" in line:
+    screened = [_screen_line(path, number, line) for number, line in _logical_lines(text)]
+    return "".join(f"{line}\n" for line in screened)
+
+
+def _screen_line(path: str, number: int, line: str) -> str:
+    """One logical line, checked; returned as pip will read it from the screened file."""
+    where = f"{path} line {number}: "
+    if "${" in line:
+        raise SourceBuildError(
+            f"{where}environment variables are not expanded by gigi install",
+            hint="write the value itself into the requirements file",
+        )
+    if line.endswith("\\"):
+        raise SourceBuildError(
+            f"{where}a line may not end with a backslash here",
+            hint="write the requirement and its options on one line, or end the line otherwise",
+        )
+    args, options = _break_args_options(line)
+    try:
+        tokens = shlex.split(options, posix=True)
+    except ValueError as exc:
+        raise SourceBuildError(
+            f"{where}cannot read its options ({exc})", hint="close the quote on that line"
+        ) from None
+    allowed = LINE_OPTIONS if args else FILE_OPTIONS
+    for token in tokens:
+        option = token.split("=", 1)[0]
+        if token.startswith("-") and option not in allowed:
             raise SourceBuildError(
-                f"{where}environment variables are not expanded by gigi install",
-                hint="write the value itself into the requirements file",
+                f"{where}{option} is not accepted in a file for gigi install (nested files, "
+                "editable installs and build settings could run a package's code before its "
+                "review)",
+                hint="list each requirement in this one file as NAME==VERSION or a wheel "
+                "(with --hash); accepted options: " + ", ".join(sorted(FILE_OPTIONS)),
             )
-        tokens = shlex.split(line, posix=True)
-        if tokens[0].startswith("-"):
-            option = tokens[0].split("=", 1)[0]
-            if option not in FILE_OPTIONS:
-                raise SourceBuildError(
-                    f"{where}{option} is not accepted in a file for gigi install (nested "
-                    "files, editable installs and build settings could run a package's code "
-                    "before its review)",
-                    hint="list each requirement in this one file as NAME==VERSION or a "
-                    f"wheel; accepted options: {', '.join(sorted(FILE_OPTIONS))}",
-                )
+    if args and needs_build(args):
+        raise _refuse(args, where)
+    return line if args else shlex.join(_find_links_absolute(path, tokens))
+
+
+def _find_links_absolute(path: str, tokens: list[str]) -> list[str]:
+    """pip looks for a ``--find-links`` folder beside the requirements file first; the
+    screened copy lives elsewhere, so such a folder is named by its absolute path."""
+    folder = Path(path).resolve().parent
+    out = list(tokens)
+    for i, token in enumerate(tokens):
+        option, _, value = token.partition("=")
+        if option not in ("-f", "--find-links"):
             continue
-        spec = " ".join(t for t in _spec_tokens(tokens))
-        if needs_build(spec):
-            raise _refuse(spec, where)
+        index = i if "=" in token else i + 1
+        value = value if "=" in token else (tokens[i + 1] if i + 1 < len(tokens) else "")
+        if value and "://" not in value and (folder / value).exists():
+            absolute = str(folder / value)
+            out[index] = f"{option}={absolute}" if "=" in token else absolute
+    return out
 
 
-def _spec_tokens(tokens: list[str]) -> list[str]:
-    """The requirement part of a line: the tokens before its first option (``--hash``)."""
-    kept = []
+def _break_args_options(line: str) -> tuple[str, str]:
+    """pip's own split (``req_file.break_args_options``): the requirement is every
+    space-separated token before the first one starting with ``-``; the rest are options."""
+    tokens = line.split(" ")
+    args: list[str] = []
     for token in tokens:
         if token.startswith("-"):
             break
-        kept.append(token)
-    return kept
+        args.append(token)
+    return " ".join(args).strip(), " ".join(tokens[len(args) :])
 
 
-def check(specs: tuple[str, ...], requirements: str | None) -> None:
-    """Refuse, before pip runs, anything it would have to build."""
+def check(specs: tuple[str, ...], requirements: str | None) -> str | None:
+    """Refuse, before pip runs, anything it would have to build; the requirements file's
+    screened lines (what pip is handed instead of the file), or None without one."""
     for spec in specs:
         if needs_build(spec):
             raise _refuse(spec, "")
-    if requirements is not None:
-        check_requirements_file(requirements)
+    return None if requirements is None else check_requirements_file(requirements)

@@ -48,10 +48,12 @@ class Source:
     requirements: str | None = None
     require_hashes: bool = False
 
-    def pip_args(self) -> list[str]:
+    def pip_args(self, screened: Path | None = None) -> list[str]:
+        """pip's arguments; ``screened``: the checked copy of the requirements file, read by
+        pip instead of the file (so pip reads exactly the lines that were checked)."""
         args = list(self.specs)
         if self.requirements is not None:
-            args += ["-r", self.requirements]
+            args += ["-r", str(screened or self.requirements)]
         if self.require_hashes:
             args.append("--require-hashes")
         return args
@@ -127,11 +129,16 @@ def stage(source: Source, known_capabilities: Iterable[str]) -> Staged:
     from their unpacked copy (data files only: no package code is built or imported)."""
     from gigi_core.cli.install_screen import check
 
-    check(source.specs, source.requirements)  # before pip: nothing it would have to build
+    lines = check(source.specs, source.requirements)  # before pip: nothing it would build
     folder = tempfile.TemporaryDirectory(prefix="gigi-review-")
     site = Path(folder.name) / "site"
     try:
-        wheels = _fetch(source, Path(folder.name))
+        screened = None
+        if lines is not None:
+            screened = Path(folder.name) / "requirements.txt"
+            # A UTF-8 byte-order mark: pip decodes by it, not by the locale or a coding line.
+            screened.write_text("\ufeff" + lines, encoding="utf-8")
+        wheels = _fetch(source, Path(folder.name), screened)
         for wheel in wheels:
             _unpack(wheel.file, site)
         plugins = plugin_distributions([site], known_capabilities=known_capabilities)
@@ -151,14 +158,14 @@ def stage(source: Source, known_capabilities: Iterable[str]) -> Staged:
     return Staged(folder, plugins, wheels)
 
 
-def _fetch(source: Source, folder: Path) -> list[Wheel]:
+def _fetch(source: Source, folder: Path, screened: Path | None = None) -> list[Wheel]:
     """pip's resolution (``--dry-run``: nothing installed, wheels only), then the very files
     it chose, downloaded by URL and hash into ``folder/wheels``."""
     report = folder / "report.json"
     resolve = ["install", "--dry-run", "--upgrade", "--only-binary=:all:", "--quiet"]
     try:
         pip(
-            [*resolve, "--report", str(report), *source.pip_args()],
+            [*resolve, "--report", str(report), *source.pip_args(screened)],
             doing=f"fetch {source.describe()} for review",
         )
     except PipError as exc:

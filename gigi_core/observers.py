@@ -23,7 +23,18 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from gigi_core.errors import ConfigError
-from gigi_core.events import Event, MessageCreated, MessageEdited
+from gigi_core.events import (
+    ChannelDeleted,
+    ChannelSecured,
+    Event,
+    GuildJoined,
+    GuildLeft,
+    MemberLeft,
+    MessageCreated,
+    MessageDeleted,
+    MessageEdited,
+    ReactionsCleared,
+)
 
 if TYPE_CHECKING:
     from gigi_core.kernel import Kernel
@@ -31,6 +42,17 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MESSAGE_EVENTS = (MessageCreated, MessageEdited)
+#: What an observer held back by an unaccepted upgrade still gets: erasures and lifecycle
+#: events carry no new content, and without them what it kept would outlive a deletion.
+ALWAYS_DELIVERED = (
+    MessageDeleted,
+    ChannelDeleted,
+    ChannelSecured,
+    ReactionsCleared,
+    MemberLeft,
+    GuildLeft,
+    GuildJoined,
+)
 #: Events the router moves, and an observer's worker delivers, before letting the loop run.
 ROUTE_CHUNK = 256
 STATS_SECONDS = 30.0  # how often the delivery counters are saved
@@ -82,7 +104,7 @@ class _Observer:
 
 @dataclass
 class _GuildFacts:
-    enabled: frozenset[str]  # enabled here, less those an unaccepted upgrade holds
+    enabled: frozenset[str]  # enabled here (held ones included: they get erasures)
     states: dict[str, str]
     expires: float
     held: frozenset[str] = frozenset()  # plugins with pending holds: their observers are off
@@ -265,8 +287,8 @@ class EventBus:
 
     async def guild_facts(self, guild_id: str) -> _GuildFacts:
         """A guild's facts (``DM_FACTS``: direct messages'), including the plugins whose
-        observers stay off because an upgrade's holds are not accepted there: an observer
-        sees every message, and no manifest says what its code does with them."""
+        observers get erasures only because an upgrade's holds are not accepted there: an
+        observer sees every message, and no manifest says what its code does with them."""
         facts = self._fresh(guild_id)
         if facts is not None:
             return facts
@@ -282,7 +304,7 @@ class EventBus:
             if generation == self._generation:
                 break
         expires = time.monotonic() + self.facts_ttl
-        facts = _GuildFacts(enabled - held, states, expires, held)
+        facts = _GuildFacts(enabled, states, expires, held)
         if generation == self._generation:  # never cache facts a change overtook
             if len(self._facts) > 10_000:
                 self._facts.clear()
@@ -430,13 +452,24 @@ class EventBus:
 
 
 def _wanted(observer: _Observer, event: Event, facts: _GuildFacts) -> Event | None:
-    """The event as this observer gets it, or None when it is not delivered to it."""
+    """The event as this observer gets it, or None when it is not delivered to it. A held
+    observer (an upgrade not accepted here) gets erasures and lifecycle events only, and an
+    edit as withheld: it drops what it kept of the old text without seeing the new."""
     if event.guild_id is None:  # no guild: a direct message
-        if not observer.dm_events or not observer.manifests.isdisjoint(facts.held):
+        if not observer.dm_events:
             return None
-        return event
-    if observer.manifests.isdisjoint(facts.enabled):
+        held = not observer.manifests.isdisjoint(facts.held)
+    else:
+        on = observer.manifests & facts.enabled
+        if not on:
+            return None
+        held = on <= facts.held
+    if held and not isinstance(event, ALWAYS_DELIVERED):
+        if isinstance(event, MessageEdited):
+            return replace(event, text="", mentioned_user_ids=None, withheld=True)
         return None
+    if event.guild_id is None:
+        return event
     states = facts.states  # paused or secured channels only, usually none
     if (
         states

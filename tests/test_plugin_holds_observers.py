@@ -9,7 +9,18 @@ from pathlib import Path
 from typing import Any
 
 from gigi_core import hookimpl
-from gigi_core.events import Event, MessageCreated
+from gigi_core.events import (
+    ChannelDeleted,
+    ChannelSecured,
+    Event,
+    GuildJoined,
+    GuildLeft,
+    MemberLeft,
+    MessageCreated,
+    MessageDeleted,
+    MessageEdited,
+    ReactionsCleared,
+)
 from gigi_core.testing import open_test_kernel
 
 MANIFEST = """\
@@ -31,6 +42,7 @@ class Seer:
         self.path = folder / "seer.yaml"
         self.path.write_text(MANIFEST)
         self.seen: list[str | None] = []
+        self.events: list[Event] = []
 
     @hookimpl
     def register_manifests(self, register: Any) -> None:
@@ -39,6 +51,7 @@ class Seer:
     @hookimpl
     async def observe_event(self, event: Event, kernel: Any) -> None:
         self.seen.append(event.guild_id)
+        self.events.append(event)
 
 
 def message(guild: str | None) -> MessageCreated:
@@ -82,3 +95,55 @@ async def test_observers_stay_off_where_an_upgrade_is_not_accepted(
         assert seer.seen == ["g1", None]  # g2 has not accepted: still off there
         assert await kernel.reviews.observers_held("g2") == frozenset({"seer"})
         assert await kernel.reviews.observers_held("g1") == frozenset()
+
+
+def _erasures(guild: str | None) -> list[Event]:
+    """Every erasure and lifecycle event: none carries new content."""
+    found: list[Event] = [MessageDeleted(guild_id=guild, channel_id="c1", message_ids=("m1",))]
+    if guild is not None:
+        found += [
+            ChannelDeleted(guild_id=guild, channel_id="c1"),
+            ChannelSecured(guild_id=guild, channel_id="c2"),
+            ReactionsCleared(guild_id=guild, channel_id="c1", message_id="m1"),
+            MemberLeft(guild_id=guild, user_id="u1"),
+            GuildLeft(guild_id=guild),
+            GuildJoined(guild_id=guild),
+        ]
+    return found
+
+
+async def test_a_held_observer_still_gets_erasures_and_edits_as_withheld(
+    tmp_path: Path, database_url: str
+) -> None:
+    """A deletion must reach what the plugin kept even while its upgrade is held; an edit
+    arrives without its new text (the plugin drops the old one), a new message not at all."""
+    seer = Seer(tmp_path)
+    async with open_test_kernel(
+        tmp_path, plugins=[], extra_plugins=[("seer", seer)], database_url=database_url
+    ) as kernel:
+        await kernel.enable_plugin("g1", "seer", by="admin")
+        await kernel.reviews.record("seer", "0.1.0", {"*": "the data statement changed"})
+        seer.events.clear()
+        for guild in ("g1", None):
+            await kernel.publish(message(guild))
+            for event in _erasures(guild):
+                await kernel.publish(event)
+            await kernel.publish(
+                MessageEdited(
+                    guild_id=guild,
+                    message_id="m1",
+                    channel_id="c1",
+                    text="the new text",
+                    mentioned_user_ids=("u2",),
+                    edited_at=datetime.now(UTC),
+                )
+            )
+        await kernel.publish(MessageDeleted(guild_id="g2", channel_id="c", message_ids=("m",)))
+        await kernel.events.drain()
+        edits = [e for e in seer.events if isinstance(e, MessageEdited)]
+        others = [e for e in seer.events if not isinstance(e, MessageEdited)]
+        assert others == [*_erasures("g1"), *_erasures(None)]  # g2 never enabled it
+        assert [(e.guild_id, e.text, e.withheld, e.mentioned_user_ids) for e in edits] == [
+            ("g1", "", True, None),
+            (None, "", True, None),
+        ]

@@ -175,6 +175,13 @@ def test_install_review_refusal_failures_upgrade_hold_accept_uninstall(
     assert unknown.returncode == 1 and "no plugin named 'widgit' is loaded" in unknown.stderr
     unnamed = venv.gigi("plugins", "review", "--accept")
     assert unnamed.returncode == 2 and "--accept needs --guild G" in unnamed.stderr
+    both = venv.gigi("plugins", "review", "--guild", "g1", "--dm")
+    assert both.returncode == 2 and "--guild G or --dm, not both" in both.stderr
+    in_dms = json.loads(_ok(venv.gigi("plugins", "review", "widget", "--dm", "--json")))
+    assert [p["version"] for p in in_dms["pending"]] == ["1.1"]  # no guild accepts for DMs
+    dms = _ok(venv.gigi("plugins", "review", "widget", "--dm", "--accept", "--yes"))
+    assert "Accepted in direct messages: widget 1.1." in dms
+    assert venv.gigi(*count).returncode == 3  # g1 still decides for itself
 
     no = venv.gigi("plugins", "review", "widget", "--guild", "g1", "--accept", input="n\n")
     assert no.returncode == 1 and "Nothing was accepted" in no.stderr

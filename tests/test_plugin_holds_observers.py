@@ -1,5 +1,6 @@
-"""An upgrade with pending holds also keeps the plugin's event observers off: per guild until
-an admin there accepts, and in direct messages (no guild of their own) until one has."""
+"""An upgrade with pending holds also keeps the plugin's event observers off (erasures and
+lifecycle events still reach them): per guild until an admin there accepts, and in direct
+messages until the operator accepts for them."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from gigi_core.events import (
     MessageEdited,
     ReactionsCleared,
 )
+from gigi_core.store.plugin_reviews import DM_ACCEPTS
 from gigi_core.testing import open_test_kernel
 
 MANIFEST = """\
@@ -92,9 +94,19 @@ async def test_observers_stay_off_where_an_upgrade_is_not_accepted(
 
         assert await kernel.reviews.accept("g1", "seer", "0.1.0", by="admin")
         await _publish_everywhere(kernel)
-        assert seer.seen == ["g1", None]  # g2 has not accepted: still off there
+        # g2 has not accepted: still off there; nor do DMs open on a guild's accept (anyone
+        # who invites the bot to a server of their own is that server's admin).
+        assert seer.seen == ["g1"]
         assert await kernel.reviews.observers_held("g2") == frozenset({"seer"})
         assert await kernel.reviews.observers_held("g1") == frozenset()
+        assert await kernel.reviews.observers_held(None) == frozenset({"seer"})
+
+        # The operator's accept for direct messages (`gigi plugins review seer --dm --accept`).
+        assert await kernel.reviews.accept(DM_ACCEPTS, "seer", "0.1.0", by="cli")
+        kernel.events.invalidate()
+        seer.seen.clear()
+        await _publish_everywhere(kernel)
+        assert seer.seen == ["g1", None]
 
 
 def _erasures(guild: str | None) -> list[Event]:

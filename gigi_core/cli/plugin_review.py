@@ -8,6 +8,9 @@ import click
 
 from gigi_core.cli.common import complete_plugin_names, echo_json, with_kernel
 from gigi_core.errors import GigiError
+from gigi_core.store.plugin_reviews import DM_ACCEPTS
+
+DMS = "direct messages"
 
 
 def held_lines(pending: list[Any]) -> list[str]:
@@ -24,6 +27,9 @@ def held_lines(pending: list[Any]) -> list[str]:
 @click.command("review")
 @click.argument("plugin", required=False, shell_complete=complete_plugin_names)
 @click.option("--guild", help="The server (guild id); without it, every server still waiting.")
+@click.option(
+    "--dm", is_flag=True, help="Direct messages: held observers there wait for your accept."
+)
 @click.option("--accept", is_flag=True, help="Turn the held-back actions on in this server.")
 @click.option("--yes", "-y", is_flag=True, help="Accept without asking.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
@@ -32,6 +38,7 @@ async def review_command(
     kernel: Any,
     plugin: str | None,
     guild: str | None,
+    dm: bool,
     accept: bool,
     yes: bool,
     as_json: bool,
@@ -39,7 +46,9 @@ async def review_command(
     """What upgraded plugins added or widened that stays off in a server until accepted.
 
     With ``--accept``, an admin turns those actions on in that server (per plugin version:
-    a later upgrade that widens again is held back again).
+    a later upgrade that widens again is held back again). ``--dm`` does the same for direct
+    messages, where only the operator decides: a held plugin's observers get no DM content
+    until then.
     """
     if plugin is not None and plugin not in kernel.registry.manifests:
         import difflib
@@ -49,9 +58,16 @@ async def review_command(
         guess = f"did you mean {', '.join(close)}? " if close else ""
         known = ", ".join(loaded) or "none"
         raise GigiError(f"no plugin named {plugin!r} is loaded", hint=f"{guess}loaded: {known}")
+    if dm and guild is not None:
+        raise click.UsageError("give --guild G or --dm, not both: each is accepted apart")
+    where, flag = (DMS, "--dm") if dm else (f"server {guild}", f"--guild {guild}")
+    guild = DM_ACCEPTS if dm else guild
     if guild is None:
         if accept:
-            raise click.UsageError("--accept needs --guild G: each server accepts for itself")
+            raise click.UsageError(
+                "--accept needs --guild G (each server accepts for itself) or --dm "
+                "(direct messages)"
+            )
         await _show_waiting(kernel, plugin, as_json)
         return
     pending = await kernel.reviews.pending(guild)
@@ -64,12 +80,12 @@ async def review_command(
             for line in held_lines(pending):
                 click.echo(line)
             named = plugin or (pending[0].plugin if len(pending) == 1 else "PLUGIN")
-            click.echo(f"Accept with: gigi plugins review {named} --guild {guild} --accept")
+            click.echo(f"Accept with: gigi plugins review {named} {flag} --accept")
         else:
-            click.echo(f"Nothing is held back in server {guild}.")
+            click.echo(f"Nothing is held back in {where}.")
         return
     if not pending:
-        message = f"Nothing is held back in server {guild}; nothing to accept."
+        message = f"Nothing is held back in {where}; nothing to accept."
         if as_json:
             echo_json({"guild": guild, "accepted": []})
         else:
@@ -81,7 +97,7 @@ async def review_command(
     if not yes:
         if as_json:
             raise click.UsageError("--json cannot ask: add --yes to accept")
-        if not click.confirm(f"Turn these on in server {guild}?", default=False):
+        if not click.confirm(f"Turn these on in {where}?", default=False):
             raise click.ClickException("Nothing was accepted (add --yes to skip the question).")
     accepted = []
     for item in pending:
@@ -91,12 +107,16 @@ async def review_command(
         echo_json({"guild": guild, "accepted": accepted})
     else:
         names = ", ".join(f"{a['plugin']} {a['version']}" for a in accepted)
-        click.echo(f"Accepted in server {guild}: {names}.")
+        click.echo(f"Accepted in {where}: {names}.")
 
 
 async def _show_waiting(kernel: Any, plugin: str | None, as_json: bool) -> None:
     """Every server that has a held plugin enabled and has not accepted it."""
     waiting = await kernel.reviews.waiting()
+    dm_observers = {n for n, m in kernel.registry.manifests.items() if m.plugin.dm_events}
+    in_dms = [p for p in await kernel.reviews.pending(DM_ACCEPTS) if p.plugin in dm_observers]
+    if in_dms:
+        waiting = {**waiting, DM_ACCEPTS: in_dms}
     if plugin is not None:
         waiting = {
             g: kept
@@ -110,5 +130,6 @@ async def _show_waiting(kernel: Any, plugin: str | None, as_json: bool) -> None:
         click.echo("No server with such a plugin enabled is waiting for a review.")
         return
     for guild, items in waiting.items():
-        click.echo(f"server {guild}: " + ", ".join(f"{i.plugin} {i.version}" for i in items))
-    click.echo("Details and accepting: gigi plugins review PLUGIN --guild G [--accept]")
+        where = DMS if guild == DM_ACCEPTS else f"server {guild}"
+        click.echo(f"{where}: " + ", ".join(f"{i.plugin} {i.version}" for i in items))
+    click.echo("Details and accepting: gigi plugins review PLUGIN --guild G|--dm [--accept]")

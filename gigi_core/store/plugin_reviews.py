@@ -22,6 +22,9 @@ from gigi_core.store.db import Database
 from gigi_core.store.review_tables import PluginHold, PluginReviewAccept
 
 EVERY_ACTION = "*"  # a hold on every action of the plugin version (its data statement changed)
+#: Where the operator's acceptance for direct messages is recorded (``gigi plugins review
+#: --dm --accept``): DMs have no admin of their own, and no guild's admin decides for them.
+DM_ACCEPTS = "(direct messages)"
 
 Row = tuple[str, str, str]  # (version that recorded it, action or "*", change)
 
@@ -205,20 +208,14 @@ class PluginReviews:
         return out
 
     async def observers_held(self, guild_id: str | None) -> frozenset[str]:
-        """Plugins whose event observers stay off: in a guild, those with anything pending
-        there; in direct messages (no guild, no admin of their own), those whose holds no
-        guild has accepted yet."""
+        """Plugins whose event observers get erasures only: in a guild, those with anything
+        pending there; in direct messages, those the operator has not accepted for DMs
+        (``DM_ACCEPTS``): a guild's admin, anyone who invites the bot, decides for their
+        own server only."""
         holds = await self.holds()
         if not holds:
             return frozenset()
-        if guild_id is not None:
-            accepted = await self._accepted(guild_id)
-        else:
-            async with self.db.engine.connect() as conn:
-                rows = await conn.execute(
-                    select(PluginReviewAccept.plugin, PluginReviewAccept.version)
-                )
-                accepted = {(p, v) for p, v in rows}
+        accepted = await self._accepted(DM_ACCEPTS if guild_id is None else guild_id)
         return frozenset(item.plugin for item in self._pending(holds, accepted))
 
     async def held_in(self, guild_id: str) -> frozenset[str]:

@@ -14,7 +14,7 @@ import click
 
 from gigi_core.cli import pip_runner
 from gigi_core.cli.common import CliState, echo_json, run
-from gigi_core.cli.review_text import distribution_lines
+from gigi_core.cli.review_text import distribution_lines, visible
 from gigi_core.errors import GigiError, ManifestError
 from gigi_core.manifest.diff import DistributionDiff, PluginReview, diff_distribution, review
 from gigi_core.manifest.packaged import PackagedPlugin, canonical, installed, plugin_distributions
@@ -95,7 +95,7 @@ def _show(found: list[Candidate], staged: pip_runner.Staged, source: pip_runner.
                 "What the installed manifest fails on:"
             )
             for problem in c.unreadable:
-                click.echo(f"    {problem}")
+                click.echo(visible(f"    {problem}"))
         for line in distribution_lines(c.diff, c.reviews, c.staged.sources):
             click.echo(line)
     plugins = {p.key for p in staged.plugins}
@@ -105,7 +105,8 @@ def _show(found: list[Candidate], staged: pip_runner.Staged, source: pip_runner.
         what = [] if wheel.requested else ["a dependency"]
         if canonical(wheel.name) in plugins:
             what.append("a Gigi plugin, reviewed above")
-        click.echo(f"  {wheel.name} {wheel.version}" + (f" ({', '.join(what)})" if what else ""))
+        shown = f"  {wheel.name} {wheel.version}" + (f" ({', '.join(what)})" if what else "")
+        click.echo(visible(shown))
 
 
 def _proceed(question: str, yes: bool, as_json: bool) -> bool:
@@ -211,7 +212,7 @@ def _review_and_install(
     for plugin, actions in sorted(held.items()):
         click.echo(
             f"Held back in every server until accepted: {plugin}: {_shown(actions)} "
-            f"(gigi plugins review {plugin} --guild G --accept)"
+            f"(gigi plugins review {plugin} --guild G --accept; direct messages: --dm)"
         )
     for plugin, versions in sorted(carried.items()):
         for version, actions in versions.items():

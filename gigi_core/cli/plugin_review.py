@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from gigi_core.cli.common import complete_plugin_names, echo_json, with_kernel
+from gigi_core.cli.review_text import visible
 from gigi_core.errors import GigiError
 from gigi_core.store.plugin_reviews import DM_ACCEPTS
 
@@ -14,14 +15,15 @@ DMS = "direct messages"
 
 
 def held_lines(pending: list[Any]) -> list[str]:
-    """One block per plugin version: each held-back action and what widened it."""
+    """One block per plugin version: each held-back action and what widened it (visible:
+    a change may quote the plugin's manifest)."""
     lines = []
     for item in pending:
         lines.append(f"{item.plugin} {item.version}:")
         for action, change in item.actions:
             shown = f"every action of {item.plugin}" if action == "*" else action
             lines.append(f"  {shown}: {change}")
-    return lines
+    return [visible(line) for line in lines]
 
 
 @click.command("review")

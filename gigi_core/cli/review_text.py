@@ -1,14 +1,41 @@
-"""The install review and the upgrade diff as people read them in a terminal."""
+"""The install review and the upgrade diff as people read them in a terminal.
+
+Every line may quote what a plugin's author wrote, so each passes ``visible``: a terminal
+control sequence in a manifest could otherwise hide or rewrite the lines after it.
+"""
 
 from __future__ import annotations
+
+import unicodedata
 
 from gigi_core.manifest.diff import DistributionDiff, PluginDiff, PluginReview
 
 CONFIRMS = {True: "asks for confirmation", False: "no confirmation"}
+#: Invisible characters that reorder what follows (bidirectional overrides and isolates).
+BIDI = frozenset("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def visible(text: str) -> str:
+    """``text`` with control characters (C0 but newline and tab, so ESC too; DEL; C1;
+    bidirectional overrides) shown as escapes (``\\x1b``), so a terminal prints them instead
+    of obeying them; a newline indents what follows under the line it belongs to."""
+    out = []
+    for ch in text:
+        if ch in "\n\t":
+            out.append("\n        " if ch == "\n" else ch)
+        elif ch in BIDI or unicodedata.category(ch) == "Cc":
+            out.append(f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
 
 
 def review_lines(review: PluginReview) -> list[str]:
-    """Everything a fresh plugin asks for, one fact a line."""
+    """Everything a fresh plugin asks for, one fact a line, as printed."""
+    return [visible(line) for line in _review(review)]
+
+
+def _review(review: PluginReview) -> list[str]:
     lines = [f"  plugin {review.name} {review.version}: {review.description}"]
     lines.append(f"    stores: {review.data_statement}")
     if review.actions:
@@ -40,7 +67,11 @@ def review_lines(review: PluginReview) -> list[str]:
 
 
 def diff_lines(diff: PluginDiff) -> list[str]:
-    """What an upgrade changes in one plugin; widened actions marked as held back."""
+    """What an upgrade changes in one plugin, as printed; widened actions marked as held."""
+    return [visible(line) for line in _diff(diff)]
+
+
+def _diff(diff: PluginDiff) -> list[str]:
     head = f"  plugin {diff.name}: {diff.old_version or '(new)'} -> {diff.new_version or '(gone)'}"
     if not diff.changed:
         return [f"{head}: nothing it may do changed"]
@@ -57,21 +88,22 @@ def diff_lines(diff: PluginDiff) -> list[str]:
 def distribution_lines(
     dist: DistributionDiff, reviews: dict[str, PluginReview], sources: list[str]
 ) -> list[str]:
-    """A fresh install's full review, or an upgrade's diff, for one distribution."""
+    """A fresh install's full review, or an upgrade's diff, for one distribution (every
+    line visible: see ``visible``)."""
     if dist.old_version is None:
         lines = [f"{dist.distribution} {dist.new_version} (new install)"]
         if not reviews:
             lines.append("  declares no packaged manifest: nothing to review before it loads")
         for name in sorted(reviews):
-            lines += review_lines(reviews[name])
+            lines += _review(reviews[name])
     else:
         lines = [f"{dist.distribution} {dist.old_version} -> {dist.new_version}"]
         for plugin in dist.plugins:
-            lines += diff_lines(plugin)
+            lines += _diff(plugin)
         if dist.widens:
             lines.append(
                 "  Widened actions stay off in every server until an admin accepts them "
                 "(gigi plugins review PLUGIN --guild G --accept, or /gigi plugins review)."
             )
     lines += [f"  manifest: {s}" for s in sources]
-    return lines
+    return [visible(line) for line in lines]

@@ -101,7 +101,48 @@ def semantic_problems(
             problems.append(((*loc, "result"), problem))
         if action.command:
             problems += _command_problems(action, loc, plugin.name)
-    return problems
+    return problems + _control_problems(manifest)
+
+
+def _control_problems(manifest: Manifest) -> list[tuple[Loc, str]]:
+    """Free text with terminal control characters (ESC and the like), which a review
+    printed in a terminal would obey: they could hide or rewrite what it shows."""
+    plugin = manifest.plugin
+    texts: list[tuple[Loc, str | None]] = [
+        (("plugin", "version"), plugin.version),
+        (("plugin", "description"), plugin.description),
+        (("plugin", "data_statement"), plugin.data_statement),
+        (("plugin", "homepage"), plugin.homepage),
+    ]
+    texts += [(("plugin", "intents", i), t) for i, t in enumerate(plugin.intents)]
+    texts += [
+        (("plugin", "discord_permissions", i), t) for i, t in enumerate(plugin.discord_permissions)
+    ]
+    texts += [
+        (("plugin", "capabilities", i, "description"), c.description)
+        for i, c in enumerate(plugin.capabilities)
+    ]
+    texts += [
+        (("actions", i, "description"), a.description) for i, a in enumerate(manifest.actions)
+    ]
+    found = []
+    for loc, text in texts:
+        bad = sorted({ch for ch in text or "" if _is_control(ch)})
+        if bad:
+            shown = ", ".join(f"U+{ord(ch):04X}" for ch in bad)
+            found.append((loc, f"holds control characters ({shown}); write plain text"))
+    return found
+
+
+def _is_control(ch: str) -> bool:
+    """C0 but newline and tab, DEL and C1 (ESC is C0); bidirectional overrides too."""
+    code = ord(ch)
+    return (
+        (code < 0x20 and ch not in "\n\t")
+        or 0x7F <= code < 0xA0
+        or 0x202A <= code <= 0x202E
+        or 0x2066 <= code <= 0x2069
+    )
 
 
 def _command_problems(action: Any, loc: Loc, plugin: str) -> list[tuple[Loc, str]]:

@@ -32,6 +32,10 @@ async def test_review_lists_then_accepts_held_back_actions(database_url, tmp_pat
         assert "/gigi plugins review" in out  # the refusal says where to accept
         assert "box 0.0.1:\n  box.echo: new read_only action" in out
         assert "Accept with: /review accept [PLUGIN]" in out
+        # a change text holding terminal codes (a manifest cached before they were refused)
+        await kernel.reviews.record("box", "0.0.1", {"box.sneak": "safe\x1b[8m hidden"})
+        shown = await drive(kernel, ["/review"])
+        assert "\x1b" not in shown and "safe\\u001b[8m hidden" in shown
 
         member = Actor(id="bob")
         refused = await drive(kernel, ["/review accept box"], actor=member)

@@ -41,7 +41,7 @@ def readable(value: Any) -> list[str]:
 def _mapping(data: dict[Any, Any]) -> list[str]:
     if not data:
         return ["(empty)"]
-    keys = [_text(str(k)) for k in data]
+    keys = [printable(str(k)) for k in data]
     width = max(len(k) for k in keys)
     lines: list[str] = []
     for key, value in zip(keys, data.values(), strict=True):
@@ -78,7 +78,7 @@ def _table(rows: list[dict[Any, Any]]) -> list[str]:
     for row in rows:
         columns += [k for k in row if k not in columns]
     cells = [[_cap(_cell(row[c]) if c in row else "") for c in columns] for row in rows]
-    headers = [_text(str(c)) for c in columns]
+    headers = [printable(str(c)) for c in columns]
     widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headers)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
     for row in cells:
@@ -108,7 +108,7 @@ def _scalar(value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, str):
-        return _text(value) if value else '""'
+        return printable(value) if value else '""'
     return str(value)
 
 
@@ -116,7 +116,7 @@ def _cap(text: str) -> str:
     return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
 
 
-def _text(text: str) -> str:
+def printable(text: str) -> str:
     """Escape what a terminal would act on or hide (a newline shows as ``\\u000a``)."""
     if text.isprintable():
         return text

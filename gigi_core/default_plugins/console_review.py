@@ -41,9 +41,11 @@ async def cmd_review(console: ConsoleSurface, rest: str) -> None:
     if not pending:
         console.say("Nothing is held back here.")
         return
+    from gigi_core.default_plugins.console_render import printable  # manifest text
+
     for item in pending:
         console.say(f"{item.plugin} {item.version}:")
         for action, change in item.actions:
-            shown = f"every action of {item.plugin}" if action == "*" else action
-            console.say(f"  {shown}: {change}")
+            shown = f"every action of {item.plugin}" if action == "*" else printable(action)
+            console.say(f"  {shown}: {printable(change)}")
     console.say("Accept with: /review accept [PLUGIN]")

@@ -5,10 +5,10 @@ plugins are enabled there, which channels are paused or secure) are cached and n
 ahead of the event, it hands the event to each enabled observer's own queue itself;
 otherwise it puts the event on the router's inbox, and the router task reads (and caches)
 the facts and moves events on in publish order, several per loop turn while the observers
-keep up. Each observer's
-worker delivers what its queue holds without a loop turn between events. A full queue drops
-the event for that plugin alone and counts it; an observer that raises or runs past its
-deadline is counted and carries on. Nothing here stores or logs an event's text.
+keep up. Each observer's worker delivers what its queue holds without a loop turn between
+events. A full queue drops the event for that plugin alone and counts it; an observer that
+raises or runs past its deadline is counted and carries on. Nothing here stores or logs an
+event's text.
 """
 
 from __future__ import annotations

@@ -9,7 +9,6 @@ import click
 from gigi_core.cli.common import complete_plugin_names, echo_json, with_kernel
 from gigi_core.cli.review_text import visible
 from gigi_core.errors import GigiError
-from gigi_core.store.plugin_reviews import DM_ACCEPTS
 
 DMS = "direct messages"
 
@@ -62,6 +61,8 @@ async def review_command(
         raise GigiError(f"no plugin named {plugin!r} is loaded", hint=f"{guess}loaded: {known}")
     if dm and guild is not None:
         raise click.UsageError("give --guild G or --dm, not both: each is accepted apart")
+    from gigi_core.store.plugin_reviews import DM_ACCEPTS  # SQLAlchemy: not at start-up
+
     where, flag = (DMS, "--dm") if dm else (f"server {guild}", f"--guild {guild}")
     guild = DM_ACCEPTS if dm else guild
     if guild is None:
@@ -114,6 +115,8 @@ async def review_command(
 
 async def _show_waiting(kernel: Any, plugin: str | None, as_json: bool) -> None:
     """Every server that has a held plugin enabled and has not accepted it."""
+    from gigi_core.store.plugin_reviews import DM_ACCEPTS
+
     waiting = await kernel.reviews.waiting()
     dm_observers = {n for n, m in kernel.registry.manifests.items() if m.plugin.dm_events}
     in_dms = [p for p in await kernel.reviews.pending(DM_ACCEPTS) if p.plugin in dm_observers]

@@ -61,8 +61,10 @@ def _ok(done: subprocess.CompletedProcess[str]) -> str:
 
 
 @pytest.fixture
-def venv(tmp_path: Path, database_url: str) -> Env:
-    return make_env(tmp_path, database_url)
+def venv(tmp_path: Path) -> Env:
+    """SQLite only: what these tests add is pip and the review around it; the holds and
+    accepts they record are tested on both backends in test_plugin_holds.py."""
+    return make_env(tmp_path, f"sqlite+aiosqlite:///{tmp_path / 'gigi-test.db'}")
 
 
 def make_env(tmp_path: Path, database_url: str) -> Env:

@@ -192,7 +192,13 @@ async def test_who_may_supersede_or_dismiss_a_note(kernel: Any, model: Any) -> N
     assert {d.status for d in await rows(kernel, "knowledge_decisions")} == {"active"}
     (note,) = await rows(kernel, "knowledge_contradictions")
     assert note.status == "posted"
+    # The channel's decisions list the note still to settle (the dashboard offers it).
+    (listed,) = (await call(kernel, "decisions", status="all"))["contradictions"]
+    assert listed["id"] == note.id and listed["status"] == "posted"
+    assert listed["earlier"]["summary"] == "Deploys happen on friday afternoons"
+    assert (await call(kernel, "decisions", channel_id="c9"))["contradictions"] == []
     await poster.press(kernel, 0, 0, ALICE)  # her own earlier decision: she may
+    assert (await call(kernel, "decisions"))["contradictions"] == []  # settled
     by_summary = {d.summary: d.status for d in await rows(kernel, "knowledge_decisions")}
     assert by_summary == {
         "Deploys happen on friday afternoons": "superseded",

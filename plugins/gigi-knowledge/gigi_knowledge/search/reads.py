@@ -18,7 +18,7 @@ from gigi_knowledge.search.timeparse import parse_since
 from gigi_knowledge.service import ready
 from gigi_knowledge.source_refs import iso
 
-D, A = tables.decisions, tables.actions
+D, A, C = tables.decisions, tables.actions, tables.contradictions
 
 
 def member_in(dialect: str, column: Any, value: str) -> Any:
@@ -112,11 +112,46 @@ async def decisions(
     if tag:
         rows = [r for r in rows if tag.lower() in {t.lower() for t in r.tags or []}][:limit]
     found = [decision_view(r) for r in rows]
-    return {
+    out: dict[str, Any] = {
         "scope": "personal" if personal else "channel",
         "decisions": found,
         "note": None if found else NO_RECORD,
     }
+    if not personal:
+        out["contradictions"] = await unsettled(svc, ctx.guild_id, ctx.channel_id)
+    return out
+
+
+async def unsettled(svc: Any, guild_id: str, channel_id: str) -> list[dict[str, Any]]:
+    """The channel's contradiction notes still to settle (open, or posted with buttons),
+    newest first: each note's id (for `/knowledge decision supersede|dismiss`) and its two
+    decisions."""
+    d1, d2 = D.alias("d1"), D.alias("d2")
+    query = (
+        sa.select(
+            C.c.id, C.c.status, C.c.earlier_id, C.c.later_id,
+            d1.c.summary.label("earlier"), d2.c.summary.label("later"),
+        )
+        .join(d1, d1.c.id == C.c.earlier_id)
+        .join(d2, d2.c.id == C.c.later_id)
+        .where(
+            C.c.guild_id == guild_id, C.c.channel_id == channel_id,
+            C.c.status.in_(("open", "posted")),
+        )
+        .order_by(C.c.created_ms.desc(), C.c.id)
+        .limit(20)
+    )  # fmt: skip
+    async with svc.engine.connect() as conn:
+        rows = (await conn.execute(query)).all()
+    return [
+        {
+            "id": r.id,
+            "status": r.status,
+            "earlier": {"id": r.earlier_id, "summary": r.earlier},
+            "later": {"id": r.later_id, "summary": r.later},
+        }
+        for r in rows
+    ]
 
 
 async def actions(

@@ -1,9 +1,11 @@
-"""A channel's team knowledge, as `/knowledge status|decisions|actions` show it: whether
-extraction is on, and the decisions and actions recorded there; turning extraction on or
-off, as `/knowledge enable|disable`. Everything goes through the knowledge plugin's own
-actions (kernel.call_tool as the member, in that channel), so the policy engine decides
-and audits like commands. Only channels the member can see in Discord are offered: a
-knowledge.manage grant is no way to read a channel one cannot read in Discord."""
+"""A channel's team knowledge, as `/knowledge status|decisions|actions|context` show it:
+whether extraction is on, the decisions (and contradictions to settle) and actions recorded
+there, and what the channel is for; turning extraction on or off, as `/knowledge
+enable|disable` (editing what was recorded: knowledge_edit). Everything goes through the
+knowledge plugin's own actions (kernel.call_tool as the member, in that channel), so the
+policy engine decides and audits like commands. Only channels the member can see in
+Discord are offered: a knowledge.manage grant is no way to read a channel one cannot read
+in Discord."""
 
 from __future__ import annotations
 
@@ -47,6 +49,7 @@ async def knowledge_page(request: Request, error: str | None = None, status: int
                 "actions": await call(
                     web, member, "knowledge.actions", {"status": "all", "limit": LIMIT}, channel
                 ),
+                "context": (await call(web, member, "knowledge.context", {}, channel))["context"],
             }
         except GigiError as exc:
             error = str(exc)

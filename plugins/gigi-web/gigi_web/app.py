@@ -14,6 +14,7 @@ from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from gigi_core import ConfigError
 from gigi_web.access import Access, Refused
 from gigi_web.discord_api import DiscordError
 from gigi_web.guards import BodyLimit, SessionGuard, session_of
@@ -78,8 +79,24 @@ async def _discord_down(request: Request, exc: Exception) -> Response:
     )
 
 
+def cookie_key(kernel: Any, settings: WebSettings) -> str:
+    """What signs the session cookie: ``GIGI_WEB_SESSION_KEY`` if set, else a key derived
+    from the kernel's secret key, so every process sharing that key (and the database)
+    accepts the same cookies, and a restart keeps them valid."""
+    if settings.session_key:
+        return settings.session_key
+    derived: str = kernel.state_sealer.keyed_hash(b"gigi-web:session-cookie")
+    return derived
+
+
 def create_app(kernel: Any, settings: WebSettings) -> Starlette:
-    """The app; the caller owns the kernel (opens it before, closes it after)."""
+    """The app; the caller owns the kernel (opens it before, closes it after). The kernel
+    must have loaded this plugin ("web"): its migration made the sessions table."""
+    if "web" not in kernel.registry.manifests:
+        raise ConfigError(
+            "the dashboard keeps its sessions in the web plugin's table, but the kernel did "
+            "not load the web plugin (add it to GIGI_LOAD_PLUGINS, or open the kernel with it)"
+        )
     from gigi_web.pages import routes
 
     all_routes: list[Any] = [
@@ -92,12 +109,18 @@ def create_app(kernel: Any, settings: WebSettings) -> Starlette:
     )
     app.state.web = Web(kernel, settings)
     store = SessionStore(
+        kernel.db.engine,
+        lambda: kernel.state_sealer,
         settings.session_hours * 3600,
+        burst=settings.rate_burst,
         max_sessions=settings.max_sessions,
         max_anonymous=settings.max_anonymous_sessions,
+        recheck_seconds=settings.session_recheck_seconds,
     )
     app.state.sessions = store
-    app.add_middleware(SessionGuard, settings=settings, store=store)
+    app.add_middleware(
+        SessionGuard, settings=settings, store=store, signing_key=cookie_key(kernel, settings)
+    )
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     return app
 

@@ -1,6 +1,7 @@
 """What runs before every page: a body-size cap, per-session rate limits, the session
 cookie (signed, HttpOnly, SameSite=Lax, Secure on https), an Origin check on every POST,
-and the CSRF token every form carries."""
+and the CSRF token every form carries. Sessions themselves live in the store
+(``sessions.SessionStore``)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gigi_web.access import Refused
-from gigi_web.sessions import SessionStore, WebSession, take_token
+from gigi_web.sessions import PendingSignIn, SessionStore, WebSession, take_token
 from gigi_web.settings import WebSettings
 
 COOKIE = "gigi_session"
@@ -72,21 +73,24 @@ def _too_large(limit: int) -> Response:
 class SessionGuard:
     """Finds or starts the session, rate-limits it, checks POST origins, sets the cookie."""
 
-    def __init__(self, app: ASGIApp, settings: WebSettings, store: SessionStore) -> None:
+    def __init__(
+        self, app: ASGIApp, settings: WebSettings, store: SessionStore, signing_key: str
+    ) -> None:
         self.app = app
         self.settings = settings
         self.store = store
-        self.signer = URLSafeSerializer(settings.session_key, salt="gigi-web-session")
+        self.signer = URLSafeSerializer(signing_key, salt="gigi-web-session")
         self._by_address: dict[str, WebSession] = {}
 
-    def _session_of(self, request: Request) -> WebSession | None:
+    async def _session_of(self, request: Request) -> WebSession | None:
         raw = request.cookies.get(COOKIE)
-        if not raw:
+        if not raw or len(raw) > 512:
             return None
         try:
-            return self.store.get(self.signer.loads(raw))
+            sid = self.signer.loads(raw)
         except BadSignature:
             return None
+        return await self.store.get(sid)
 
     def _address_bucket(self, request: Request) -> WebSession:
         """Requests without a live session share a bucket per client address."""
@@ -107,7 +111,7 @@ class SessionGuard:
             await self.app(scope, receive, send)
             return
         request = Request(scope)
-        session = self._session_of(request)
+        session = await self._session_of(request)
         bucket = session if session is not None else self._address_bucket(request)
         settings = self.settings
         if not take_token(bucket, settings.rate_per_minute, settings.rate_burst):
@@ -128,7 +132,7 @@ class SessionGuard:
             return
         started = session
         if session is None:  # nothing is stored for a visitor until a page needs it
-            session = self.store.transient(settings.rate_burst)
+            session = self.store.transient()
         scope.setdefault("state", {})["session"] = session
 
         async def send_with_cookie(message: Message) -> None:
@@ -180,16 +184,13 @@ def replace_session(request: Request, session: WebSession) -> None:
     request.state.session = session
 
 
-def kept_session(request: Request, store: SessionStore, burst: float) -> WebSession:
-    """The request's session, stored first if it is a visitor's unstored one (a sign-in
-    starting needs its ``state`` kept); the response then sets its cookie."""
+async def keep_sign_in(request: Request, store: SessionStore, pending: PendingSignIn) -> None:
+    """Keep a sign-in starting in the request's session: in its row, or in a new stored one
+    for a visitor (whose response then sets the cookie)."""
     session = session_of(request)
-    if session.sid:
-        return session
-    stored = store.new(burst)
-    stored.tokens, stored.refilled = session.tokens, session.refilled
-    replace_session(request, stored)
-    return stored
+    if session.sid and await store.begin_sign_in(session, pending):
+        return
+    replace_session(request, await store.new(pending, like=session))
 
 
 async def checked_form(request: Request) -> FormData:

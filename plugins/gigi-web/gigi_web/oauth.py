@@ -12,7 +12,7 @@ import time
 from urllib.parse import urlencode
 
 from gigi_web.discord_api import DiscordError, DiscordUser, get_json, http
-from gigi_web.sessions import PendingSignIn, WebSession
+from gigi_web.sessions import PendingSignIn
 from gigi_web.settings import WebSettings
 
 SCOPES = "identify guilds"
@@ -28,14 +28,13 @@ def challenge_of(verifier: str) -> str:
     return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
 
 
-def start(session: WebSession, settings: WebSettings) -> str:
-    """Remember a fresh state and PKCE verifier in the session; the authorize URL to visit."""
+def start(settings: WebSettings) -> tuple[PendingSignIn, str]:
+    """A fresh state and PKCE verifier (for the session to keep) and the authorize URL."""
     pending = PendingSignIn(
         state=secrets.token_urlsafe(32),
         verifier=secrets.token_urlsafe(64),
-        expires=time.monotonic() + STATE_SECONDS,
+        expires=time.time() + STATE_SECONDS,
     )
-    session.pending = pending
     query = urlencode(
         {
             "response_type": "code",
@@ -48,17 +47,17 @@ def start(session: WebSession, settings: WebSettings) -> str:
             "prompt": "none",
         }
     )
-    return f"{settings.authorize_url}?{query}"
+    return pending, f"{settings.authorize_url}?{query}"
 
 
-def claim(session: WebSession, state: str | None) -> PendingSignIn:
-    """The pending sign-in ``state`` names, used up whatever the outcome (never twice)."""
-    pending, session.pending = session.pending, None
+def claim(pending: PendingSignIn | None, state: str | None) -> PendingSignIn:
+    """The pending sign-in, if ``state`` names it. The caller has taken it from the session
+    already (``SessionStore.take_pending``), so it is used up whatever the outcome."""
     if pending is None:
         raise SignInRefused("This sign-in link was already used or never started here.")
     if not state or not hmac.compare_digest(pending.state.encode(), state.encode()):
         raise SignInRefused("This sign-in does not belong to this browser.")
-    if pending.expires < time.monotonic():
+    if pending.expires < time.time():
         raise SignInRefused("This sign-in took too long and expired.")
     return pending
 

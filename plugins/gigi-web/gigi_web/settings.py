@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import os
-import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from gigi_core import ConfigError
@@ -36,13 +35,14 @@ class WebSettings:
     bot_token: str
     discord_api: str = DISCORD_API
     authorize_url: str = DISCORD_AUTHORIZE
-    session_key: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    session_key: str = ""  # signs cookies; empty: derived from the kernel's secret key
     session_hours: float = 8.0
+    session_recheck_seconds: float = 5.0  # a stored session is re-read at most this late
     max_body_bytes: int = 64 * 1024
     rate_per_minute: float = 240.0
     rate_burst: float = 60.0
     member_ttl: float = 30.0  # seconds a member's Discord permissions are trusted
-    max_sessions: int = 50_000  # signed-in sessions kept in memory
+    max_sessions: int = 50_000  # signed-in sessions kept in the store
     max_anonymous_sessions: int = 10_000  # sign-ins in flight, capped apart from those
     dev: bool = False
 

@@ -43,7 +43,7 @@ async def dashboard(
 ) -> AsyncIterator[Dashboard]:
     fake, url = fake_discord
     overrides = dict(getattr(request, "param", {}))
-    plugins = ["openai", *overrides.pop("plugins", [])]  # e.g. {"plugins": ["memory"]}
+    plugins = ["web", "openai", *overrides.pop("plugins", [])]  # e.g. {"plugins": ["memory"]}
     async with open_test_kernel(
         tmp_path, plugins=plugins, extra_plugins=[("webnotes", WebNotes(tmp_path))],
         database_url=database_url,

@@ -91,7 +91,7 @@ async def test_the_dashboard_in_a_real_browser(database_url, tmp_path: Path, sho
     base = f"http://127.0.0.1:{port}"
     with LoopbackServer(fake.app()) as discord:
         async with open_test_kernel(
-            tmp_path, plugins=["openai"], extra_plugins=[("webnotes", WebNotes(tmp_path))],
+            tmp_path, plugins=["web", "openai"], extra_plugins=[("webnotes", WebNotes(tmp_path))],
             database_url=database_url,
         ) as kernel:  # fmt: skip
             await _usage(kernel)

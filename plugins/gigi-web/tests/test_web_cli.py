@@ -69,7 +69,7 @@ async def test_dev_mode_signs_in_with_the_built_in_fake(tmp_path) -> None:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     settings = WebSettings.from_env(base, dev=True)
-    async with open_test_kernel(tmp_path, plugins=[]) as kernel:
+    async with open_test_kernel(tmp_path, plugins=["web"]) as kernel:
         server = uvicorn.Server(
             uvicorn.Config(
                 dev_app(kernel, settings), host="127.0.0.1", port=port, log_level="warning"

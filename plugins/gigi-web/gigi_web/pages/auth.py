@@ -9,7 +9,8 @@ from starlette.responses import RedirectResponse, Response
 
 from gigi_web import oauth
 from gigi_web.app import web_of
-from gigi_web.guards import checked_form, kept_session, replace_session, session_of
+from gigi_web.guards import checked_form, keep_sign_in, replace_session, session_of
+from gigi_web.sessions import SessionStore
 
 log = logging.getLogger(__name__)
 
@@ -20,17 +21,24 @@ async def home(request: Request) -> Response:
     return web_of(request).render(request, "signin.html")
 
 
+def sessions_of(request: Request) -> SessionStore:
+    store: SessionStore = request.app.state.sessions
+    return store
+
+
 async def signin(request: Request) -> Response:
     web = web_of(request)
-    session = kept_session(request, request.app.state.sessions, web.settings.rate_burst)
-    return RedirectResponse(oauth.start(session, web.settings), status_code=303)
+    pending, url = oauth.start(web.settings)
+    await keep_sign_in(request, sessions_of(request), pending)
+    return RedirectResponse(url, status_code=303)
 
 
 async def callback(request: Request) -> Response:
     web = web_of(request)
+    store = sessions_of(request)
     session = session_of(request)
+    pending = await store.take_pending(session)  # once, whatever happens next
     if request.query_params.get("error"):
-        session.pending = None
         return web.render(
             request,
             "error.html",
@@ -38,7 +46,7 @@ async def callback(request: Request) -> Response:
             message="Discord sign-in was cancelled or refused. Sign in again to continue.",
         )
     try:
-        pending = oauth.claim(session, request.query_params.get("state"))
+        pending = oauth.claim(pending, request.query_params.get("state"))
         token, user = await oauth.finish(
             web.settings, pending, request.query_params.get("code", "")[:512]
         )
@@ -47,8 +55,7 @@ async def callback(request: Request) -> Response:
         return web.render(
             request, "error.html", status=400, message=f"{exc} Sign in again to continue."
         )
-    fresh = request.app.state.sessions.rotate(session, web.settings.rate_burst)
-    fresh.user_id, fresh.username, fresh.access_token = user.id, user.name, token
+    fresh = await store.rotate(session, user_id=user.id, username=user.name, access_token=token)
     replace_session(request, fresh)
     log.info("web sign-in: user %s", user.id)
     return RedirectResponse("/servers", status_code=303)
@@ -56,7 +63,7 @@ async def callback(request: Request) -> Response:
 
 async def signout(request: Request) -> Response:
     await checked_form(request)
-    store = request.app.state.sessions
-    store.drop(session_of(request))
-    replace_session(request, store.transient(web_of(request).settings.rate_burst))
+    store = sessions_of(request)
+    await store.drop(session_of(request))
+    replace_session(request, store.transient())
     return RedirectResponse("/", status_code=303)

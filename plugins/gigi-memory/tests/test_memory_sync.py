@@ -11,6 +11,7 @@ from memory_helpers import MEMBER, ago, call, count, enable, message
 from memory_history import FakeHistory, finish, history, sync
 
 from gigi_core import PolicyDenied, ToolExecutionError
+from gigi_core.testing.outbox import RecordingPoster
 
 
 @pytest.fixture
@@ -105,11 +106,20 @@ async def test_refusals_name_the_fix(kernel) -> None:
     with pytest.raises(ToolExecutionError, match="/memory enable"):
         await sync(kernel)
     await enable(kernel, "c1")
+    kernel.outbox.register("console-like", RecordingPoster(guilds={"g1"}))
     with pytest.raises(ToolExecutionError, match="cannot read this server's message history"):
-        await sync(kernel)  # no surface serves g1 in this process
+        await sync(kernel)  # a surface here serves g1 but reads no history: the job never runs
     kernel.history.register("fake", FakeHistory([]))
     with pytest.raises(PolicyDenied):
         await call(kernel, "sync", actor=MEMBER, channel="c1")
+
+
+async def test_without_a_surface_here_the_sync_is_queued_for_the_bot(kernel) -> None:
+    """The web dashboard runs no surface: the job waits for the bot's process."""
+    await enable(kernel, "c1")
+    started = await sync(kernel)
+    info = await kernel.jobs.get(started["job"]["id"])
+    assert info.name == "memory.sync" and info.status in ("queued", "running")
 
 
 def test_gigi_memory_sync_queues_the_job_from_a_shell(tmp_path, monkeypatch) -> None:

@@ -152,6 +152,7 @@ def test_every_post_route_is_in_the_csrf_attack(dashboard) -> None:
         "/g/{guild_id:int}/memory/set",
         "/g/{guild_id:int}/memory/policy",
         "/g/{guild_id:int}/memory/purge",
+        "/g/{guild_id:int}/memory/sync",  # in test_web_memory_sync
         "/g/{guild_id:int}/knowledge/set",
         "/g/{guild_id:int}/knowledge/action",  # these four: in test_web_knowledge_edit
         "/g/{guild_id:int}/knowledge/reassign",

@@ -48,10 +48,14 @@ async def start(ctx: Any, channel: str, days: int | None = None) -> dict[str, An
     if not svc.cache.loaded:
         await svc.start()
     await _check(ctx.kernel, svc, ctx.guild_id, channel)
-    if not ctx.kernel.history.serves(ctx.guild_id):
+    # A surface here that serves the guild but keeps no history (the console) can never run
+    # the job; where no surface serves it (the web dashboard) it is queued for the bot's
+    # process, as `gigi memory sync` does.
+    kernel = ctx.kernel
+    if kernel.outbox.serves(ctx.guild_id) and not kernel.history.serves(ctx.guild_id):
         raise ToolExecutionError(
-            "Gigi cannot read this server's message history from here (no connected surface "
-            "in this process, e.g. the console): run /memory sync on Discord, or "
+            "Gigi cannot read this server's message history from here (the surface here keeps "
+            "none, e.g. the console): run /memory sync on Discord, or "
             "`gigi memory sync` while the bot runs"
         )
     return await queue(ctx.kernel, ctx.guild_id, channel, days, by=ctx.actor.id)

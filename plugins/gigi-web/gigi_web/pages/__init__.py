@@ -46,6 +46,7 @@ def routes() -> list[Route]:
         Route(f"{g}/channels/set", channels.set_state, methods=["POST"]),
         Route(f"{g}/memory", memory.memory_page),
         Route(f"{g}/memory/set", memory.set_channel, methods=["POST"]),
+        Route(f"{g}/memory/sync", memory.sync_channel, methods=["POST"]),
         Route(f"{g}/memory/policy", memory_admin.set_policy, methods=["POST"]),
         Route(f"{g}/memory/purge", memory_admin.purge_page),
         Route(f"{g}/memory/purge", memory_admin.purge, methods=["POST"]),

@@ -53,10 +53,18 @@ async def memory_page(request: Request, error: str | None = None, status: int = 
     # A deleted channel memory still holds: Discord decides no one's view of it any more.
     rows += [(cid, cid, c) for cid, c in known.items() if cid not in names]
     policy = state["policy"]
+    shown = {cid: name for cid, name, _ in rows}
+    # Only channels listed to the member are offered or counted: a hidden one adds nothing.
+    on = [(cid, name) for cid, name, c in rows if c is not None and c.get("mode") == "on"]
+    syncable = [(cid, name) for cid, name in on if cid in visible]  # a deleted one has no history
+    syncs = [
+        (shown[s["channel_id"]], s) for s in state.get("syncs", []) if s["channel_id"] in shown
+    ]
     return await show(
         request, web, member, "memory.html", status=status, error=error, rows=rows,
         policy=policy, storage=STORAGE.get(policy.get("storage"), policy.get("storage")),
-        storage_modes=STORAGE, embeddings=EMBEDDINGS,
+        storage_modes=STORAGE, embeddings=EMBEDDINGS, syncable=syncable, syncs=syncs,
+        stored=sum(int(c.get("messages") or 0) for _, _, c in rows if c),
     )  # fmt: skip
 
 
@@ -87,3 +95,36 @@ async def set_channel(request: Request) -> Response:
         return await memory_page(request, error=text, status=400)
     notice = f"Remembered from now on, for {done['retention_days']} days."
     return back(request, f"/g/{guild_id}/memory", notice)
+
+
+async def sync_channel(request: Request) -> Response:
+    """Queue `/memory sync` for a remembered channel: the job runs where the bot runs, so the
+    page says so and points at the Jobs page for its progress."""
+    web, member = await member_for(request, "memory")
+    guild_id = member.guild.id
+    form = await checked_form(request)
+    channel = form_text(form, "channel", limit=20)
+    visible = await visible_channel(web, member, channel)
+    if channel not in visible:
+        raise Refused(404, "That channel is not in this server; pick one from the list.")
+    days = form_text(form, "days", limit=5)
+    try:
+        since = ascii_int(days, 1, 3650)
+        if days and since is None:
+            raise GigiError(
+                "Days (sync): a whole number from 1 to 3650, or blank for as far back as the "
+                "channel's retention allows."
+            )
+        args: dict[str, object] = {"channel": channel}
+        if since is not None:
+            args["days"] = since
+        done = await call(web, member, "memory.sync", args, channel_id=channel)
+    except GigiError as exc:
+        text = str(exc).replace(f"<#{channel}>", f"#{visible[channel]}")
+        return await memory_page(request, error=text, status=400)
+    running = " is already running" if "already" in str(done.get("message", "")) else " started"
+    notice = (
+        f"A sync of #{visible[channel]}{running}: it runs in the background; its progress "
+        "shows on the Jobs page."
+    )
+    return back(request, f"/g/{guild_id}/memory#sync", notice)

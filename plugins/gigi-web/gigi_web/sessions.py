@@ -43,6 +43,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from gigi_core import Sealed
 from gigi_web.tables import sessions as table
 
 log = logging.getLogger(__name__)
@@ -83,16 +84,6 @@ class WebSession:
     @property
     def id_hash(self) -> str:
         return hash_id(self.sid)
-
-
-@dataclass(frozen=True)
-class _Sealed:
-    """What ``Sealer.open`` reads, rebuilt from a row."""
-
-    key_id: str
-    nonce: bytes
-    ciphertext: bytes
-    fingerprint: str = ""
 
 
 def _associated(id_hash: str, what: str) -> str:
@@ -180,7 +171,7 @@ class SessionStore:
     def _open_token(self, row: Any) -> str | None:
         try:
             token: str = self.sealer().open(
-                _Sealed(row.token_key, row.token_nonce, row.token_sealed),
+                Sealed(row.token_key, row.token_nonce, row.token_sealed),
                 _associated(row.id_hash, "token"),
             )
         except Exception as exc:  # a key this process lacks, or a row moved or tampered with
@@ -254,7 +245,7 @@ class SessionStore:
         try:
             data = json.loads(
                 self.sealer().open(
-                    _Sealed(row.pending_key, row.pending_nonce, row.pending_sealed),
+                    Sealed(row.pending_key, row.pending_nonce, row.pending_sealed),
                     _associated(key, "pending"),
                 )
             )

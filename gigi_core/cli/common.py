@@ -87,9 +87,10 @@ def complete_plugin_names(
 ) -> list[click.shell_completion.CompletionItem]:
     """Tab completion of a plugin NAME: the names `gigi plugins enable` takes."""
     registry = _registry(ctx)
-    names = sorted(registry.manifests) if registry is not None else []
+    manifests = registry.manifests if registry is not None else {}
+    names = sorted(n for n, m in manifests.items() if m.plugin.per_server)
     return [
-        click.shell_completion.CompletionItem(n, help=registry.manifests[n].plugin.description)
+        click.shell_completion.CompletionItem(n, help=manifests[n].plugin.description)
         for n in names
         if n.startswith(incomplete)
     ]

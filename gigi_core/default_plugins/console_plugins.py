@@ -43,6 +43,9 @@ async def cmd_plugins(console: ConsoleSurface, rest: str) -> None:
     enabled = set(await console.kernel.plugin_state.enabled_plugins(console.guild_id))
     console.say(f"Plugins in guild {console.guild_id}:")
     for name, manifest in sorted(registry.manifests.items()):
+        if not manifest.plugin.per_server:
+            console.say(f"  [n/a] {name}: nothing to enable here ({manifest.plugin.description})")
+            continue
         owner = registry.owner_of(name)
         native = " (native)" if owner is not None and owner.source == "default" else ""
         mark = "on " if name in enabled else "off"

@@ -53,6 +53,10 @@ class PluginAdmin:
     ) -> None:
         """Enable a loaded plugin in a guild, validating (and sealing) its config first."""
         manifest = self.manifest(plugin)
+        if not manifest.plugin.per_server:
+            raise ConfigError(
+                f"plugin {plugin} serves the whole bot: there is nothing to enable in a server"
+            )
         plain, secrets = self.validate_config(plugin, config) if config is not None else (None, {})
         if secrets:
             self.sealer.require_key()

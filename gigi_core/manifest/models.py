@@ -63,6 +63,7 @@ class PluginSpec:
     intents: tuple[str, ...] = ()
     homepage: str | None = None
     dm_events: bool = False  # receives events of direct messages
+    per_server: bool = True  # False: nothing to turn on in a server (a dashboard)
 
     def secret_fields(self) -> frozenset[str]:
         """Config properties marked ``x-gigi-secret: true``: stored sealed, shown masked."""

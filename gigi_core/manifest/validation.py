@@ -51,6 +51,11 @@ class PluginSpec(_Strict):
     dm_events: bool = Field(
         default=False, description="Receive surface events from direct messages (no guild)"
     )
+    per_server: bool = Field(
+        default=True,
+        description="False when there is nothing to turn on in a server (a dashboard "
+        "serving the whole bot): left out of the per-server plugin lists, cannot be enabled",
+    )
 
     @field_validator("kernel")
     @classmethod

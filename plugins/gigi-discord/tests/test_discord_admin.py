@@ -10,6 +10,8 @@ from discord_world import world
 from gigi_discord.errors import describe
 from gigi_discord.redact import ModalRedactor
 
+from gigi_core import hookimpl
+
 KEY = "sk-discord-CANARY-4e8b1d7f2a"
 
 
@@ -186,3 +188,28 @@ async def test_credential_add_problems_are_explained_before_the_modal(tmp_path) 
 @pytest.mark.parametrize("error", [RuntimeError("secret internal detail")])
 def test_unexpected_errors_are_not_shown(error) -> None:
     assert describe(error) == "Something went wrong on Gigi's side; it was logged for the operator."
+
+
+class _WholeBot:
+    """A plugin with a manifest but nothing to turn on per server (like the dashboard)."""
+
+    def __init__(self, tmp_path) -> None:
+        self.path = tmp_path / "board.yaml"
+        self.path.write_text(
+            "manifest_version: 1\nplugin:\n  name: board\n  version: 0.0.1\n"
+            "  description: A dashboard.\n  data_statement: Sessions.\n  per_server: false\n"
+        )
+
+    @hookimpl
+    def register_manifests(self, register):
+        register(self.path)
+
+
+async def test_a_whole_bot_plugin_is_not_offered_per_server(tmp_path) -> None:
+    async with world(tmp_path, enable=False, extra=[("board", _WholeBot(tmp_path))]) as w:
+        listing = await w.admin.slash(w.channel, "gigi plugins list")
+        assert "**notes** 0.0.1 — off" in listing.response.content
+        assert "board" not in listing.response.content
+        refused = await w.admin.slash(w.channel, "gigi plugins enable", plugin="board")
+        assert refused.ephemeral and "serves the whole bot" in refused.response.content
+        assert "board" not in await w.kernel.plugin_state.enabled_plugins(w.gid)

@@ -43,6 +43,18 @@ async def test_enable_shows_what_the_plugin_does_first_then_enables(dashboard) -
     assert unknown.status_code == 404 and "pick one from the list" in unknown.text
 
 
+async def test_the_dashboard_itself_is_listed_for_the_whole_bot_not_per_server(dashboard) -> None:
+    browser = await _admin(dashboard)
+    listing = await browser.client.get(f"/g/{ALPHA}/plugins")
+    whole_bot = listing.text.split("<h2>For the whole bot</h2>")[1]
+    assert 'id="plugin-web"' in whole_bot and "keyed by a hash of the" in whole_bot
+    assert "/plugins/web/enable" not in listing.text and "/plugins/webnotes/enable" in listing.text
+    assert (await browser.client.get(f"/g/{ALPHA}/plugins/web/enable")).status_code == 404
+    refused = await browser.post(f"/g/{ALPHA}/plugins/web/enable", {})
+    assert refused.status_code == 404
+    assert "web" not in await dashboard.kernel.plugin_state.enabled_plugins(ALPHA)
+
+
 async def test_config_form_errors_inline_and_secrets_stay_write_only(dashboard) -> None:
     browser = await _admin(dashboard)
     path = f"/g/{ALPHA}/plugins/webnotes/config"

@@ -27,7 +27,8 @@ def _parse_json(raw: str | None, what: str) -> dict[str, Any] | None:
 
 async def _plugin_names(interaction: discord.Interaction[Any], current: str) -> list[Any]:
     bot: Any = interaction.client
-    return choices(sorted(bot.kernel.registry.manifests), current)
+    manifests = bot.kernel.registry.manifests
+    return choices(sorted(n for n, m in manifests.items() if m.plugin.per_server), current)
 
 
 async def _capabilities(interaction: discord.Interaction[Any], current: str) -> list[Any]:
@@ -63,6 +64,8 @@ def plugins_group() -> app_commands.Group:
         enabled = set(await ctx.kernel.plugin_state.enabled_plugins(ctx.guild_id))
         lines = []
         for name, manifest in sorted(ctx.kernel.registry.manifests.items()):
+            if not manifest.plugin.per_server:  # the dashboard: nothing to turn on here
+                continue
             mark = "on" if name in enabled else "off"
             lines.append(
                 f"**{name}** {manifest.plugin.version} — {mark}: {manifest.plugin.description}"

@@ -15,7 +15,7 @@ from gigi_web.pages.common import back, member_for, show
 
 def _manifest(kernel: Any, name: str) -> Any:
     manifest = kernel.registry.manifests.get(name)
-    if manifest is None:
+    if manifest is None or not manifest.plugin.per_server:
         raise Refused(404, "No plugin of that name is installed; pick one from the list.")
     return manifest
 
@@ -43,12 +43,13 @@ async def plugin_list(request: Request) -> Response:
     web, member = await member_for(request, "plugins")
     kernel = web.kernel
     enabled = set(await kernel.plugin_state.enabled_plugins(member.guild.id))
-    rows = [
-        {**describe(m), "enabled": name in enabled}
-        for name, m in sorted(kernel.registry.manifests.items())
-    ]
+    manifests = sorted(kernel.registry.manifests.items())
+    rows = [{**describe(m), "enabled": n in enabled} for n, m in manifests if m.plugin.per_server]
+    whole_bot = [describe(m) for _, m in manifests if not m.plugin.per_server]
     failed = sorted(r.name for r in kernel.registry.records.values() if r.status == "failed")
-    return await show(request, web, member, "plugins.html", plugins=rows, failed=failed)
+    return await show(
+        request, web, member, "plugins.html", plugins=rows, whole_bot=whole_bot, failed=failed
+    )
 
 
 async def enable(request: Request) -> Response:

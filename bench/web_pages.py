@@ -145,8 +145,8 @@ async def measure(name: str, database_url: str | None) -> None:
     fake = make_fake()
     with LoopbackServer(fake.app()) as discord:
         async with open_test_kernel(
-            home, plugins=["memory", "knowledge"], extra_plugins=[("webnotes", WebNotes(home))],
-            database_url=database_url,
+            home, plugins=["web", "memory", "knowledge"],
+            extra_plugins=[("webnotes", WebNotes(home))], database_url=database_url,
         ) as kernel:  # fmt: skip
             started = time.perf_counter()
             for seed, offset in enumerate(range(0, USAGE_ROWS, BATCH)):

@@ -1,15 +1,18 @@
-"""Usage per member over a window: the top spenders by tokens, most first, from the events."""
+"""Usage per member over a window: the top spenders by tokens, most first, from the events
+(folded into per-member days and weeks, or not yet). Both backends."""
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import event, func, select
+from sqlalchemy import event, func, inspect, select
 
 from gigi_core import ConfigError, fold_usage_by_actor, usage_by_actor
-from gigi_core.llm.usage import UsageLog, UsageRecord
-from gigi_core.store.usage_actor_tables import LlmUsageActorDay
+from gigi_core.llm.usage import UsageLog, UsageRecord, event_row, usage_write
+from gigi_core.store.usage_actor_fold import monday
+from gigi_core.store.usage_actor_tables import LlmUsageActorDay, LlmUsageActorWeek
 
 
 def _call(actor: str | None, tokens: int, when: datetime, guild: str = "g1") -> UsageRecord:
@@ -159,3 +162,115 @@ async def test_far_behind_the_events_are_read_by_guild_and_time(kernel, monkeypa
     assert _rows(await usage_by_actor(kernel.db, "g1")) == expected
     monkeypatch.setattr(usage_series, "FEW_UNFOLDED", 0)
     assert _rows(await usage_by_actor(kernel.db, "g1")) == expected
+
+
+def _spread(seed: int, n: int, now: datetime) -> list[UsageRecord]:
+    """``n`` calls of five members (and no member) over the last 100 days, two guilds."""
+    rng = random.Random(seed)
+    return [
+        UsageRecord(
+            request_id=f"s{seed}-{i}",
+            provider="openai",
+            model="m",
+            purpose="chat",
+            billing_owner_type="guild",
+            billing_owner_id="g1",
+            status="ok",
+            guild_id=rng.choice(("g1", "g1", "g1", "g2")),
+            actor_id=rng.choice(("u1", "u2", "u3", "u4", "u5", None)),
+            input_tokens=rng.randrange(1, 500),
+            output_tokens=rng.randrange(100),
+            created_at=now - timedelta(seconds=rng.randrange(100 * 86400)),
+        )
+        for i in range(n)
+    ]
+
+
+def _by_actor(row: tuple) -> str:
+    return row[0] or ""
+
+
+def _straight_sum(records: list[UsageRecord], guild: str, days: int) -> list[tuple]:
+    """What the report must say: the window's events grouped by member, in Python."""
+    today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    first = today - timedelta(days=days - 1)
+    sums: dict[str | None, list[int]] = {}
+    for r in records:
+        if r.guild_id == guild and r.created_at >= first:
+            entry = sums.setdefault(r.actor_id, [0, 0, 0])
+            entry[0] += 1
+            entry[1] += r.input_tokens or 0
+            entry[2] += r.output_tokens or 0
+    return sorted(((actor, *v) for actor, v in sums.items()), key=_by_actor)
+
+
+async def _all_windows_agree(kernel, records: list[UsageRecord]) -> None:
+    """Every window from 1 to 14 days starts on each weekday at least once: whole weeks
+    from the weekly rollup and edge days from the daily one must add up either way."""
+    for days in (*range(1, 15), 30, 60, 90, 100):
+        for guild in ("g1", "g2"):
+            rows = _rows(await usage_by_actor(kernel.db, guild, days=days, limit=1000))
+            assert sorted(rows, key=_by_actor) == _straight_sum(records, guild, days), (guild, days)
+
+
+async def _weeks_are_their_days(kernel) -> None:
+    """Each weekly row holds exactly the sum of its member's days that week."""
+    async with kernel.db.engine.connect() as conn:
+        days = (await conn.execute(select(LlmUsageActorDay.__table__))).all()
+        weeks = (await conn.execute(select(LlmUsageActorWeek.__table__))).all()
+    summed: dict[tuple, list[int]] = {}
+    for guild, day, actor, *sums in days:
+        entry = summed.setdefault((guild, monday(day), actor), [0, 0, 0])
+        for i, value in enumerate(sums):
+            entry[i] += value
+    assert {(g, w, a): list(v) for g, w, a, *v in weeks} == summed
+    assert all(w.weekday() == 0 for _, w, *_ in weeks)
+
+
+async def test_windows_of_7_30_90_days_equal_the_events_folded_or_not(kernel) -> None:
+    """Folded in several batches, then more events the job has not folded yet (some of
+    them old): each window's report is the straight sum of its events."""
+    now = datetime.now(UTC)
+    folded, unfolded = _spread(1, 400, now), _spread(2, 60, now)
+    await kernel.db.writer.write(usage_write([event_row(r) for r in folded]))
+    await _all_windows_agree(kernel, folded)  # nothing folded yet
+    assert await fold_usage_by_actor(kernel.db, batch=150, settle_seconds=0) == len(folded)
+    await _weeks_are_their_days(kernel)
+    await _all_windows_agree(kernel, folded)
+    await kernel.db.writer.write(usage_write([event_row(r) for r in unfolded]))
+    await _all_windows_agree(kernel, folded + unfolded)
+    await _fold(kernel)
+    await _weeks_are_their_days(kernel)
+    await _all_windows_agree(kernel, folded + unfolded)
+
+
+async def test_an_upgraded_store_fills_its_weeks_from_the_folded_days(kernel) -> None:
+    """kernel_0024 on a store whose days were folded before it: the weeks are summed from
+    them once, and the reports stay the events' sums (downgrade drops the weeks)."""
+    from alembic import command
+
+    from gigi_core.store import migrate
+
+    now = datetime.now(UTC)
+    records = _spread(3, 300, now)
+    await kernel.db.writer.write(usage_write([event_row(r) for r in records]))
+    await _fold(kernel)
+
+    def downgrade(sync_conn) -> None:
+        cfg = migrate.alembic_config([])
+        cfg.attributes["connection"] = sync_conn
+        command.downgrade(cfg, "kernel_0023")
+
+    async with kernel.db.engine.begin() as conn:
+        await conn.run_sync(downgrade)
+        assert "llm_usage_actor_weeks" not in await conn.run_sync(
+            lambda c: inspect(c).get_table_names()
+        )
+    await migrate.upgrade(kernel.db, {})
+    await _weeks_are_their_days(kernel)
+    await _all_windows_agree(kernel, records)
+    later = _spread(4, 50, now)
+    await kernel.db.writer.write(usage_write([event_row(r) for r in later]))
+    await _fold(kernel)
+    await _weeks_are_their_days(kernel)
+    await _all_windows_agree(kernel, records + later)

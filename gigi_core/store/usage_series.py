@@ -12,10 +12,12 @@ from sqlalchemy import Select, bindparam, func, literal_column, select, union_al
 from gigi_core.errors import ConfigError
 from gigi_core.store.db import Database
 from gigi_core.store.llm_tables import LlmUsageEvent, LlmUsageRollup
+from gigi_core.store.usage_actor_fold import monday
 from gigi_core.store.usage_actor_tables import (
     NO_ACTOR,
     LlmUsageActorDay,
     LlmUsageActorWatermark,
+    LlmUsageActorWeek,
 )
 
 if TYPE_CHECKING:
@@ -98,8 +100,9 @@ async def usage_by_actor(
     """The ``limit`` members who spent the most tokens in ``guild_id`` over the last
     ``days`` whole and current UTC days (as ``usage_by_day`` counts them), most first.
 
-    Reads the per-member daily rollup (``llm_usage_actor_days``, folded by the job
-    ``gigi.usage_members_fold``) and the window's events after its watermark, in one
+    Reads the per-member rollups (folded by the job ``gigi.usage_members_fold``): the
+    window's whole weeks from ``llm_usage_actor_weeks``, its other days from
+    ``llm_usage_actor_days``, and the window's events after their watermark, in one
     statement, so an event is counted once whether or not it was folded yet.
     """
     if not 1 <= days <= MAX_DAYS:
@@ -110,7 +113,7 @@ async def usage_by_actor(
     today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     first = today - timedelta(days=days - 1)
     async with db.engine.connect() as conn:
-        query = await _actor_query(conn, guild_id, first)
+        query = await _actor_query(conn, guild_id, first, today.date())
         rows = (await conn.execute(query.limit(limit))).all()
     return [
         ActorUsage(
@@ -123,13 +126,43 @@ async def usage_by_actor(
     ]
 
 
-async def _actor_query(conn: AsyncConnection, guild_id: str, first: datetime) -> Select[Any]:
-    """Rollup days from ``first`` plus the unfolded events since ``first``, per member.
+def _folded(guild_id: str, first: date, today: date) -> list[Select[Any]]:
+    """The rollup rows that cover the days from ``first`` on, each day once: the whole
+    weeks (Monday to Sunday) between ``first`` and today's week from the weekly table,
+    the days before the first whole week and those of today's week from the daily one."""
+    d, w = LlmUsageActorDay, LlmUsageActorWeek
+    whole, current = monday(first + timedelta(days=6)), monday(today)  # Mondays
 
-    The watermark is read again inside the statement (one snapshot with the rollup); the
+    def sums(r: Any) -> Select[Any]:
+        return select(
+            r.actor_id.label("actor"),
+            r.calls.label("calls"),
+            r.input_tokens.label("tin"),
+            r.output_tokens.label("tout"),
+        )
+
+    def days(*where: Any) -> Select[Any]:
+        return sums(d).where(d.guild_id == guild_id, *where)
+
+    if whole >= current:  # no whole week before today's: days only
+        return [days(d.day >= first)]
+    weeks = sums(w).where(w.guild_id == guild_id, w.week >= whole, w.week < current)
+    edges = [days(d.day >= current)]
+    if first < whole:
+        edges.insert(0, days(d.day >= first, d.day < whole))
+    return [weeks, *edges]
+
+
+async def _actor_query(
+    conn: AsyncConnection, guild_id: str, first: datetime, today: date
+) -> Select[Any]:
+    """Rollup weeks and days from ``first`` plus the unfolded events since ``first``, per
+    member.
+
+    The watermark is read again inside the statement (one snapshot with the rollups); the
     value read before only picks the plan: few unfolded events are read by id range.
     """
-    r, e, m = LlmUsageActorDay, LlmUsageEvent, LlmUsageActorWatermark
+    e, m = LlmUsageEvent, LlmUsageActorWatermark
     mark, top = (
         await conn.execute(
             select(
@@ -140,12 +173,7 @@ async def _actor_query(conn: AsyncConnection, guild_id: str, first: datetime) ->
     ).one()
     mark = int(mark or 0)
     current = func.coalesce(select(m.last_event_id).where(m.id == 1).scalar_subquery(), 0)
-    folded = select(
-        r.actor_id.label("actor"),
-        r.calls.label("calls"),
-        r.input_tokens.label("tin"),
-        r.output_tokens.label("tout"),
-    ).where(r.guild_id == guild_id, r.day >= first.date())
+    folded = _folded(guild_id, first.date(), today)
     actor = func.coalesce(e.actor_id, literal_column("''"))  # NO_ACTOR, inline for GROUP BY
     recent = select(
         actor.label("actor"),
@@ -163,7 +191,7 @@ async def _actor_query(conn: AsyncConnection, guild_id: str, first: datetime) ->
         )
     else:  # the job is far behind (just upgraded): the guild's window by its index
         recent = recent.where(e.guild_id == guild_id, e.created_at >= first)
-    both = union_all(folded, recent.group_by(actor)).subquery()
+    both = union_all(*folded, recent.group_by(actor)).subquery()
     tokens_in = func.sum(both.c.tin)
     tokens_out = func.sum(both.c.tout)
     calls = func.sum(both.c.calls)

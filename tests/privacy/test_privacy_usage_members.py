@@ -1,7 +1,7 @@
-"""The per-member usage rollup follows a member's deletion and a guild's purge as the usage
-events do: the member's days merge into the pseudonym's, a purged guild's keep no member.
-Each case folds part of the events first, so folded and unfolded usage are both covered.
-Both backends."""
+"""The per-member usage rollups follow a member's deletion and a guild's purge as the usage
+events do: the member's days and weeks merge into the pseudonym's, a purged guild's keep no
+member, and each week stays the sum of its days. Each case folds part of the events first,
+so folded and unfolded usage are both covered. Both backends."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from gigi_core import fold_usage_by_actor, usage_by_actor
 from gigi_core.llm.usage import UsageLog, UsageRecord
 from gigi_core.store.agent_tables import AgentRun
 from gigi_core.store.llm_tables import LlmUsageEvent
-from gigi_core.store.usage_actor_tables import LlmUsageActorDay
+from gigi_core.store.usage_actor_fold import monday
+from gigi_core.store.usage_actor_tables import LlmUsageActorDay, LlmUsageActorWeek
 from tests.privacy.plugins import OTHER, USER
 
 NOW = datetime.now(UTC)
@@ -30,10 +31,11 @@ def _call(actor: str, tokens: int, days_ago: int, guild: str, request: str = "")
 
 
 async def _seed(kernel: Any) -> None:
-    """The member and a neighbour in g1 and g2 over three days; half folded, half not."""
+    """The member and a neighbour in g1 and g2 on three days, one of them in an earlier
+    week (nine days ago); half folded, half not."""
     log = UsageLog(kernel.db)
     for guild in ("g1", "g2"):
-        for days_ago in (0, 1, 2):
+        for days_ago in (0, 1, 9):
             await log.record(_call(USER, 100 + days_ago, days_ago, guild))
             await log.record(_call(OTHER, 10 + days_ago, days_ago, guild))
     await fold_usage_by_actor(kernel.db, settle_seconds=0)
@@ -61,15 +63,25 @@ async def _report(kernel: Any, guild: str) -> list[tuple[str | None, int, int, i
 
 
 async def _rollup_actors(kernel: Any, guild: str) -> set[str]:
+    """The members in the guild's daily rollup, checked to be those of its weekly one,
+    each week holding exactly the sum of its days."""
     async with kernel.db.engine.connect() as conn:
-        query = select(LlmUsageActorDay.actor_id).where(LlmUsageActorDay.guild_id == guild)
-        return set((await conn.execute(query)).scalars())
+        days = (await conn.execute(select(LlmUsageActorDay.__table__))).all()
+        weeks = (await conn.execute(select(LlmUsageActorWeek.__table__))).all()
+    summed: dict[tuple[str, Any, str], list[int]] = {}
+    for g, day, actor, *sums in days:
+        entry = summed.setdefault((g, monday(day), actor), [0, 0, 0])
+        for i, value in enumerate(sums):
+            entry[i] += value
+    assert {(g, w, a): list(v) for g, w, a, *v in weeks} == summed
+    return {actor for g, _, actor, *_ in days if g == guild}
 
 
 async def _agrees_before_and_after_folding(kernel: Any, guild: str) -> None:
     assert await _report(kernel, guild) == await _from_events(kernel, guild)
     await fold_usage_by_actor(kernel.db, settle_seconds=0)
     assert await _report(kernel, guild) == await _from_events(kernel, guild)
+    await _rollup_actors(kernel, guild)  # the weeks still their days' sums
 
 
 async def test_the_everywhere_delete_merges_the_member_into_the_pseudonym(kernel) -> None:
@@ -78,7 +90,7 @@ async def test_the_everywhere_delete_merges_the_member_into_the_pseudonym(kernel
     await kernel.privacy.delete(USER)
     for guild in ("g1", "g2"):
         assert await _rollup_actors(kernel, guild) == {alias, OTHER}
-        assert await _report(kernel, guild) == sorted([(alias, 4, 1303, 4), (OTHER, 3, 33, 3)])
+        assert await _report(kernel, guild) == sorted([(alias, 4, 1310, 4), (OTHER, 3, 40, 3)])
         await _agrees_before_and_after_folding(kernel, guild)
         assert USER not in await _rollup_actors(kernel, guild)
 
@@ -91,14 +103,14 @@ async def test_a_guild_scoped_delete_leaves_the_other_guild(kernel) -> None:
     assert await _rollup_actors(kernel, "g2") == {USER, OTHER}
     for guild in ("g1", "g2"):
         await _agrees_before_and_after_folding(kernel, guild)
-    assert (USER, 4, 1303, 4) in await _report(kernel, "g2")
+    assert (USER, 4, 1310, 4) in await _report(kernel, "g2")
 
 
 async def test_a_guild_purge_keeps_its_days_without_members(kernel) -> None:
     await _seed(kernel)
     await kernel.privacy.purge_guild("g1")
     assert await _rollup_actors(kernel, "g1") == {""}
-    assert await _report(kernel, "g1") == [(None, 7, 1336, 7)]
+    assert await _report(kernel, "g1") == [(None, 7, 1350, 7)]
     await _agrees_before_and_after_folding(kernel, "g1")
     assert await _rollup_actors(kernel, "g2") == {USER, OTHER}
 

@@ -64,6 +64,8 @@ class FakeDiscord:
         self.codes: dict[str, Grant] = {}
         self.tokens: dict[str, str] = {}  # access token -> user id
         self.token_requests: list[dict[str, str]] = []
+        self.revoked: list[str] = []  # access tokens revoked at sign-out
+        self.revoke_down = False  # a test sets it: the revocation endpoint answers 503
         self.next_user: str | None = None  # who "clicks Authorize" when the page is skipped
 
     def add_user(self, user_id: str, name: str) -> None:
@@ -151,6 +153,19 @@ class FakeDiscord:
              "scope": grant.scope},
         )  # fmt: skip
 
+    async def revoke(self, request: Request) -> Response:
+        """RFC 7009 as Discord does it: the client authenticates, the token stops working."""
+        form = await request.form()
+        if self.revoke_down:
+            return JSONResponse({"message": "Service Unavailable"}, status_code=503)
+        expected = base64.b64encode(f"{self.client_id}:{self.client_secret}".encode()).decode()
+        if request.headers.get("authorization") != f"Basic {expected}":
+            return JSONResponse({"error": "invalid_client"}, status_code=401)
+        token = str(form.get("token", ""))
+        if self.tokens.pop(token, None) is not None:
+            self.revoked.append(token)
+        return JSONResponse({})
+
     # -- API -----------------------------------------------------------------------------
 
     def _who(self, request: Request) -> str | None:
@@ -229,6 +244,7 @@ class FakeDiscord:
                 Route("/oauth2/authorize", self.authorize),
                 Route("/oauth2/approve", self.approve),
                 Route("/api/oauth2/token", self.token, methods=["POST"]),
+                Route("/api/oauth2/token/revoke", self.revoke, methods=["POST"]),
                 Route("/api/users/@me", self.me),
                 Route("/api/users/@me/guilds", self.my_guilds),
                 Route("/api/guilds/{guild_id}/members/{user_id}", self.member),

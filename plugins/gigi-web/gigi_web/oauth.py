@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import logging
 import re
 import secrets
 import time
@@ -14,6 +15,8 @@ from urllib.parse import urlencode
 from gigi_web.discord_api import DiscordError, DiscordUser, get_json, http
 from gigi_web.sessions import PendingSignIn
 from gigi_web.settings import WebSettings
+
+log = logging.getLogger(__name__)
 
 SCOPES = "identify guilds"
 STATE_SECONDS = 600.0
@@ -91,3 +94,23 @@ async def finish(
     if not isinstance(me, dict) or not re.fullmatch(r"[0-9]{1,20}", str(me.get("id", ""))):
         raise SignInRefused("Discord did not say who signed in; start again.")
     return token, DiscordUser(id=str(me["id"]), name=str(me.get("username") or me["id"]))
+
+
+async def revoke(settings: WebSettings, token: str) -> bool:
+    """Ask Discord to revoke a signed-out session's access token, so a copy of it (a
+    backup of the store, a leaked log of the browser) is worth nothing; False if it
+    could not (sign-out goes on: the session row is gone either way)."""
+    try:
+        reply = await http().post(
+            f"{settings.discord_api}/oauth2/token/revoke",
+            data={"token": token, "token_type_hint": "access_token"},
+            auth=(settings.client_id, settings.client_secret),
+            headers={"Accept": "application/json"},
+        )
+    except Exception as exc:
+        log.info("web sign-out: Discord could not be reached to revoke (%s)", type(exc).__name__)
+        return False
+    if reply.status_code != 200:
+        log.info("web sign-out: Discord answered %s to the revocation", reply.status_code)
+        return False
+    return True

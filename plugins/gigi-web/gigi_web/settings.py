@@ -79,6 +79,7 @@ class WebSettings:
             "rate_per_minute": _number("GIGI_WEB_RATE_PER_MINUTE", 240.0),
             "rate_burst": _number("GIGI_WEB_RATE_BURST", 60.0),
             "session_hours": _number("GIGI_WEB_SESSION_HOURS", 8.0),
+            "session_recheck_seconds": _number("GIGI_WEB_SESSION_RECHECK_SECONDS", 5.0),
         }
         if env.get("GIGI_WEB_SESSION_KEY"):
             limits["session_key"] = env["GIGI_WEB_SESSION_KEY"]  # type: ignore[assignment]

@@ -52,6 +52,12 @@ def test_settings_name_what_to_set(monkeypatch) -> None:
         settings.secure_cookies
         and settings.redirect_uri == "https://gigi.example.org/auth/callback"
     )
+    assert settings.session_recheck_seconds == 5.0
+    monkeypatch.setenv("GIGI_WEB_SESSION_RECHECK_SECONDS", "0.5")
+    assert WebSettings.from_env("https://gigi.example.org").session_recheck_seconds == 0.5
+    monkeypatch.setenv("GIGI_WEB_SESSION_RECHECK_SECONDS", "soon")
+    with pytest.raises(ConfigError, match="GIGI_WEB_SESSION_RECHECK_SECONDS must be a number"):
+        WebSettings.from_env("https://gigi.example.org")
 
 
 def test_the_cli_refuses_to_start_without_discord_settings(tmp_path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from urllib.parse import parse_qs, urlsplit
 
 from web_world import ADMIN, ALPHA, BETA, MEMBER, NO_BOT
@@ -51,6 +52,37 @@ async def test_sign_out_ends_the_session(dashboard) -> None:
     assert (await browser.client.get("/servers")).headers["location"] == "/"
     browser.client.cookies.set("gigi_session", old_cookie)  # the old cookie is dead too
     assert (await browser.client.get(f"/g/{ALPHA}/plugins")).status_code == 401
+
+
+def _tokens_of(fake, user: str) -> set[str]:
+    return {token for token, who in fake.tokens.items() if who == user}
+
+
+async def test_sign_out_revokes_the_discord_token(dashboard) -> None:
+    browser = dashboard.browser()
+    before = _tokens_of(dashboard.fake, ADMIN)
+    await browser.sign_in(ADMIN)
+    [token] = _tokens_of(dashboard.fake, ADMIN) - before
+    assert (await browser.post("/signout", {})).status_code == 303
+    assert dashboard.fake.revoked[-1] == token and token not in dashboard.fake.tokens
+
+
+async def test_sign_out_goes_on_when_discord_cannot_revoke(dashboard, caplog) -> None:
+    browser = dashboard.browser()
+    before = _tokens_of(dashboard.fake, ADMIN)
+    await browser.sign_in(ADMIN)
+    [token] = _tokens_of(dashboard.fake, ADMIN) - before
+    dashboard.fake.revoke_down = True
+    caplog.set_level(logging.INFO, logger="gigi_web.oauth")
+    try:
+        out = await browser.post("/signout", {})
+    finally:
+        dashboard.fake.revoke_down = False
+    assert out.status_code == 303 and out.headers["location"] == "/"
+    assert (await browser.client.get(f"/g/{ALPHA}/plugins")).status_code == 401
+    assert token in dashboard.fake.tokens  # not revoked: it lapses on its own
+    assert "Discord answered 503 to the revocation" in caplog.text
+    assert token not in caplog.text
 
 
 async def test_signed_out_pages_ask_to_sign_in(dashboard) -> None:

@@ -64,6 +64,10 @@ async def callback(request: Request) -> Response:
 async def signout(request: Request) -> Response:
     await checked_form(request)
     store = sessions_of(request)
-    await store.drop(session_of(request))
+    session = session_of(request)
+    token = session.access_token
+    await store.drop(session)
     replace_session(request, store.transient())
+    if token:
+        await oauth.revoke(web_of(request).settings, token)
     return RedirectResponse("/", status_code=303)

@@ -13,12 +13,17 @@ import asyncio
 import json
 import os
 import shutil
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 import uvicorn
 from gigi_web.app import create_app
+from gigi_web.fake_discord import FakeDiscord
 from web_world import ADMIN, ALPHA, BETA, LoopbackServer, free_port, make_fake, settings_for
 from webnotes_plugin import WebNotes
 
@@ -74,27 +79,57 @@ async def _usage(kernel) -> None:
                 )  # fmt: skip
 
 
-@pytest.fixture
-def shots(tmp_path: Path) -> Path:
+def _shots_folder(tmp_path: Path) -> Path:
     folder = Path(os.environ.get("DASHBOARD_SCREENSHOTS") or tmp_path / "shots")
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
 
-async def test_the_dashboard_in_a_real_browser(database_url, tmp_path: Path, shots: Path) -> None:
-    executable = chromium()
-    from playwright.async_api import async_playwright, expect
+@dataclass
+class Walk:
+    """A signed-out Chromium tab on the dashboard, served by uvicorn on loopback in front of
+    a real kernel, with the fake Discord's world (plain names) and where shots go."""
 
+    kernel: Any
+    fake: FakeDiscord
+    page: Any  # playwright.async_api.Page
+    base: str
+    shots: Path
+
+    async def shot(self, name: str, *, full_page: bool = False) -> None:
+        await self.page.screenshot(path=str(self.shots / f"{name}.png"), full_page=full_page)
+
+    async def sign_in(self) -> None:
+        """Sign in as ada through the fake Discord; lands on the server list."""
+        from playwright.async_api import expect
+
+        await self.page.goto(self.base)
+        await self.page.get_by_role("link", name="Sign in with Discord").click()
+        await self.page.get_by_role("link", name="Authorize as ada").click()
+        await expect(self.page.get_by_role("heading", name="Your servers")).to_be_visible()
+
+
+@asynccontextmanager
+async def browsing(
+    database_url: str, tmp_path: Path, plugins: Sequence[str] = ()
+) -> AsyncIterator[Walk]:
+    """The dashboard (its kernel loading web, openai, webnotes and ``plugins``) in Chromium.
+
+    Shots go to $DASHBOARD_SCREENSHOTS (docs/web refreshes the documentation's) or tmp_path.
+    """
+    executable = chromium()
+    from playwright.async_api import async_playwright
+
+    shots = _shots_folder(tmp_path)
     fake = make_fake()
     _friendly(fake)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     with LoopbackServer(fake.app()) as discord:
         async with open_test_kernel(
-            tmp_path, plugins=["web", "openai"], extra_plugins=[("webnotes", WebNotes(tmp_path))],
-            database_url=database_url,
+            tmp_path, plugins=["web", "openai", *plugins],
+            extra_plugins=[("webnotes", WebNotes(tmp_path))], database_url=database_url,
         ) as kernel:  # fmt: skip
-            await _usage(kernel)
             settings = settings_for(discord.url, base_url=base, member_ttl=5.0)
             app = create_app(kernel, settings)
             server = uvicorn.Server(
@@ -111,114 +146,108 @@ async def test_the_dashboard_in_a_real_browser(database_url, tmp_path: Path, sho
                     page = await browser.new_page(
                         viewport={"width": 1000, "height": 720}, accept_downloads=True
                     )
-
-                    async def shot(name: str) -> None:
-                        await page.screenshot(path=str(shots / f"{name}.png"))
-
-                    await page.goto(base)
-                    await page.get_by_role("link", name="Sign in with Discord").click()
-                    await page.get_by_role("link", name="Authorize as ada").click()
-                    await expect(page.get_by_role("heading", name="Your servers")).to_be_visible()
-                    await shot("servers")
-
-                    await page.get_by_role("link", name="Alpha").click()
-                    await expect(page.get_by_role("heading", name="Plugins")).to_be_visible()
-                    await page.get_by_role("link", name="Review and enable webnotes").click()
-                    await expect(page.get_by_text("webnotes.wipe")).to_be_visible()
-                    await shot("enable")
-                    await page.get_by_role("button", name="Enable webnotes in Alpha").click()
-                    await expect(page.get_by_text("Enabled webnotes.")).to_be_visible()
-                    await shot("plugins")
-                    assert "webnotes" in await kernel.plugin_state.enabled_plugins(ALPHA)
-
-                    await page.get_by_role("link", name="Settings of webnotes").click()
-                    await page.get_by_label("Units").fill("99")
-                    await page.get_by_label("API key").fill("sk-browser-secret-1")
-                    await page.get_by_role("button", name="Save settings").click()
-                    await expect(page.locator("#e-units")).to_contain_text("maximum")
-                    assert await page.get_by_label("Units").get_attribute("aria-invalid") == "true"
-                    await shot("config-error")
-                    await page.get_by_label("Units").fill("3")
-                    await page.get_by_label("API key").fill("sk-browser-secret-1")
-                    await page.get_by_role("button", name="Save settings").click()
-                    await expect(page.get_by_text("Settings saved.")).to_be_visible()
-                    assert "sk-browser-secret-1" not in await page.content()
-                    config = await kernel.plugin_config(ALPHA, "webnotes")
-                    assert config["units"] == 3 and config["api_key"] == "sk-browser-secret-1"
-
-                    await page.get_by_role("link", name="Grants").click()
-                    await page.get_by_label("Capability").select_option("audit.read")
-                    await page.get_by_label("Role", exact=True).select_option(label="Moderators")
-                    await page.get_by_role("button", name="Add grant").click()
-                    await expect(page.get_by_text("Granted audit.read.")).to_be_visible()
-                    await shot("grants")
-                    grants = await kernel.grants.list(ALPHA)
-                    assert [(g.capability, g.subject_id) for g in grants] == [
-                        ("audit.read", "7001")
-                    ]
-
-                    await page.get_by_role("link", name="Channels").click()
-                    await page.get_by_label("New state of #general").select_option("paused")
-                    await page.get_by_role("button", name="Set").click()
-                    await expect(page.get_by_text("The channel is paused now.")).to_be_visible()
-                    assert await kernel.channels.get(ALPHA, "8001") == "paused"
-                    await shot("channels")
-
-                    await page.get_by_role("link", name="LLM").click()
-                    await page.get_by_label("Label").fill("main")
-                    await page.get_by_label("API key").fill("sk-browser-llm-key-1")
-                    await page.get_by_role("button", name="Add key").click()
-                    await expect(page.get_by_text("Stored the key main")).to_be_visible()
-                    assert "sk-browser-llm-key-1" not in await page.content()
-                    await page.get_by_label("Model id").fill("gpt-4o-mini")
-                    await page.get_by_role("button", name="Use this model").click()
-                    await expect(
-                        page.get_by_text("The chat purpose uses gpt-4o-mini now.")
-                    ).to_be_visible()
-                    await shot("llm")
-
-                    await page.get_by_role("link", name="Budgets").click()
-                    await expect(page.get_by_role("heading", name="Model budgets")).to_be_visible()
-                    await expect(
-                        page.get_by_text("No budgets: calls here are not limited.")
-                    ).to_be_visible()
-
-                    await page.get_by_role("link", name="Audit log").click()
-                    await expect(page.get_by_role("cell", name="grant.add")).to_be_visible()
-                    await expect(page.get_by_role("cell", name="plugin.config")).to_be_visible()
-                    await shot("audit")
-
-                    await page.get_by_role("link", name="Usage").click()
-                    chart = page.locator("svg.chart")
-                    await expect(chart).to_be_visible()
-                    assert await chart.locator("rect").count() >= 20
-                    await expect(page.get_by_role("rowheader", name="gpt-small")).to_be_visible()
-                    await shot("usage")
-
-                    await page.get_by_role("link", name="My data").click()
-                    async with page.expect_download() as waiting:
-                        await page.get_by_role("link", name="Export my data (JSON file)").click()
-                    download = await waiting.value
-                    saved = tmp_path / "export.json"
-                    await download.save_as(saved)
-                    exported = json.loads(saved.read_text())
-                    assert exported["user_id"] == ADMIN and exported["guild_id"] == ALPHA
-                    await shot("mydata")
-                    await page.get_by_role("link", name="Delete my data in this server…").click()
-                    await page.get_by_role("button", name="Delete my data").click()
-                    await expect(page.get_by_role("alert")).to_contain_text("Type the word")
-                    await page.get_by_label("Type delete to confirm").fill("delete")
-                    await page.get_by_role("button", name="Delete my data").click()
-                    await expect(page.get_by_text("Deleted")).to_be_visible()
-
-                    await page.get_by_role("button", name="Sign out").click()
-                    await expect(
-                        page.get_by_role("link", name="Sign in with Discord")
-                    ).to_be_visible()
+                    yield Walk(kernel, fake, page, base, shots)
                     await browser.close()
             finally:
                 server.should_exit = True
                 await serving
+
+
+async def test_the_dashboard_in_a_real_browser(database_url, tmp_path: Path) -> None:
+    from playwright.async_api import expect
+
+    async with browsing(database_url, tmp_path) as walk:
+        kernel, page, shot = walk.kernel, walk.page, walk.shot
+        await _usage(kernel)
+        await walk.sign_in()
+        await shot("servers")
+
+        await page.get_by_role("link", name="Alpha").click()
+        await expect(page.get_by_role("heading", name="Plugins")).to_be_visible()
+        await page.get_by_role("link", name="Review and enable webnotes").click()
+        await expect(page.get_by_text("webnotes.wipe")).to_be_visible()
+        await shot("enable")
+        await page.get_by_role("button", name="Enable webnotes in Alpha").click()
+        await expect(page.get_by_text("Enabled webnotes.")).to_be_visible()
+        await shot("plugins")
+        assert "webnotes" in await kernel.plugin_state.enabled_plugins(ALPHA)
+
+        await page.get_by_role("link", name="Settings of webnotes").click()
+        await page.get_by_label("Units").fill("99")
+        await page.get_by_label("API key").fill("sk-browser-secret-1")
+        await page.get_by_role("button", name="Save settings").click()
+        await expect(page.locator("#e-units")).to_contain_text("maximum")
+        assert await page.get_by_label("Units").get_attribute("aria-invalid") == "true"
+        await shot("config-error")
+        await page.get_by_label("Units").fill("3")
+        await page.get_by_label("API key").fill("sk-browser-secret-1")
+        await page.get_by_role("button", name="Save settings").click()
+        await expect(page.get_by_text("Settings saved.")).to_be_visible()
+        assert "sk-browser-secret-1" not in await page.content()
+        config = await kernel.plugin_config(ALPHA, "webnotes")
+        assert config["units"] == 3 and config["api_key"] == "sk-browser-secret-1"
+
+        await page.get_by_role("link", name="Grants").click()
+        await page.get_by_label("Capability").select_option("audit.read")
+        await page.get_by_label("Role", exact=True).select_option(label="Moderators")
+        await page.get_by_role("button", name="Add grant").click()
+        await expect(page.get_by_text("Granted audit.read.")).to_be_visible()
+        await shot("grants")
+        grants = await kernel.grants.list(ALPHA)
+        assert [(g.capability, g.subject_id) for g in grants] == [("audit.read", "7001")]
+
+        await page.get_by_role("link", name="Channels").click()
+        await page.get_by_label("New state of #general").select_option("paused")
+        await page.get_by_role("button", name="Set").click()
+        await expect(page.get_by_text("The channel is paused now.")).to_be_visible()
+        assert await kernel.channels.get(ALPHA, "8001") == "paused"
+        await shot("channels")
+
+        await page.get_by_role("link", name="LLM").click()
+        await page.get_by_label("Label").fill("main")
+        await page.get_by_label("API key").fill("sk-browser-llm-key-1")
+        await page.get_by_role("button", name="Add key").click()
+        await expect(page.get_by_text("Stored the key main")).to_be_visible()
+        assert "sk-browser-llm-key-1" not in await page.content()
+        await page.get_by_label("Model id").fill("gpt-4o-mini")
+        await page.get_by_role("button", name="Use this model").click()
+        await expect(page.get_by_text("The chat purpose uses gpt-4o-mini now.")).to_be_visible()
+        await shot("llm")
+
+        await page.get_by_role("link", name="Budgets").click()
+        await expect(page.get_by_role("heading", name="Model budgets")).to_be_visible()
+        await expect(page.get_by_text("No budgets: calls here are not limited.")).to_be_visible()
+
+        await page.get_by_role("link", name="Audit log").click()
+        await expect(page.get_by_role("cell", name="grant.add")).to_be_visible()
+        await expect(page.get_by_role("cell", name="plugin.config")).to_be_visible()
+        await shot("audit")
+
+        await page.get_by_role("link", name="Usage").click()
+        chart = page.locator("svg.chart")
+        await expect(chart).to_be_visible()
+        assert await chart.locator("rect").count() >= 20
+        await expect(page.get_by_role("rowheader", name="gpt-small")).to_be_visible()
+        await shot("usage")
+
+        await page.get_by_role("link", name="My data").click()
+        async with page.expect_download() as waiting:
+            await page.get_by_role("link", name="Export my data (JSON file)").click()
+        download = await waiting.value
+        saved = tmp_path / "export.json"
+        await download.save_as(saved)
+        exported = json.loads(saved.read_text())
+        assert exported["user_id"] == ADMIN and exported["guild_id"] == ALPHA
+        await shot("mydata")
+        await page.get_by_role("link", name="Delete my data in this server…").click()
+        await page.get_by_role("button", name="Delete my data").click()
+        await expect(page.get_by_role("alert")).to_contain_text("Type the word")
+        await page.get_by_label("Type delete to confirm").fill("delete")
+        await page.get_by_role("button", name="Delete my data").click()
+        await expect(page.get_by_text("Deleted")).to_be_visible()
+
+        await page.get_by_role("button", name="Sign out").click()
+        await expect(page.get_by_role("link", name="Sign in with Discord")).to_be_visible()
 
 
 def test_a_missing_chromium_skips_locally_and_fails_in_ci(monkeypatch) -> None:

@@ -4,7 +4,9 @@ then the kernel's policy engine decides each capability."""
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +38,7 @@ PAGES: dict[str, tuple[str, ...]] = {
 ADMIN_PAGES = tuple(page for page in PAGES if page != "data")
 # Pages about one plugin's data: shown only where that plugin is enabled.
 PLUGIN_PAGES = {"memory": "memory", "knowledge": "knowledge"}
+MAX_NAMED = 20  # member names looked up in Discord for one page
 NAMES_SECONDS = 60.0  # role and channel names only label ids on a page; no decision uses them
 
 
@@ -84,6 +87,28 @@ class Access:
             self._names.clear()
         self._names[key] = (time.monotonic(), found)
         return found
+
+    async def member_names(self, guild_id: str, user_ids: Iterable[str]) -> dict[str, str]:
+        """Members' names by id, for labels only (kept for a minute like role names); at
+        most ``MAX_NAMED`` asked of Discord per page, the rest stay ids."""
+        out: dict[str, str] = {}
+        wanted: list[str] = []
+        for uid in dict.fromkeys(user_ids):
+            cached = self._names.get(("member", f"{guild_id}:{uid}"))
+            if cached is not None and time.monotonic() - cached[0] < NAMES_SECONDS:
+                out.update(cached[1])
+            elif len(wanted) < MAX_NAMED:
+                wanted.append(uid)
+        found = await asyncio.gather(
+            *(discord_api.member_name(self.settings, guild_id, uid) for uid in wanted)
+        )
+        if len(self._names) > 10_000:
+            self._names.clear()
+        for uid, name in zip(wanted, found, strict=True):
+            named = {uid: name} if name else {}
+            self._names[("member", f"{guild_id}:{uid}")] = (time.monotonic(), named)
+            out.update(named)
+        return out
 
     async def visible_channels(self, member: Member) -> dict[str, str]:
         """The server's channels (not categories) the member can see in Discord now, by id:

@@ -90,6 +90,19 @@ async def member_roles(settings: WebSettings, guild_id: str, user_id: str) -> fr
     return frozenset(str(r) for r in found.get("roles", []))
 
 
+async def member_name(settings: WebSettings, guild_id: str, user_id: str) -> str | None:
+    """How the server shows a member (nickname, display name, username); None when they
+    are not in it."""
+    found = await get_json(settings, f"/guilds/{guild_id}/members/{user_id}", _bot(settings))
+    if not isinstance(found, dict):
+        return None
+    user = found.get("user") if isinstance(found.get("user"), dict) else {}
+    for name in (found.get("nick"), user.get("global_name"), user.get("username")):
+        if isinstance(name, str) and name:
+            return name
+    return None
+
+
 async def guild_roles(settings: WebSettings, guild_id: str) -> dict[str, str]:
     rows = await get_json(settings, f"/guilds/{guild_id}/roles", _bot(settings)) or []
     return {str(r["id"]): str(r.get("name", "")) for r in rows if isinstance(r, dict)}

@@ -14,7 +14,7 @@ from gigi_knowledge import tables
 from gigi_knowledge.service import ready
 from web_world import ADMIN, ALPHA, BASE, BETA, MEMBER, OUTSIDER
 
-from gigi_core import Actor, AuditFilter, query_audit
+from gigi_core import Actor, AuditFilter, ToolError, query_audit
 
 pytestmark = pytest.mark.parametrize("dashboard", [{"plugins": ["knowledge"]}], indirect=True)
 VIEW = 1 << 10
@@ -91,6 +91,19 @@ async def _seed(kernel) -> dict[str, str]:
     return ids
 
 
+async def _signed_in(dashboard, who: str = ADMIN, *, grant: bool = False):
+    """The world seeded, ``who`` signed in (with a knowledge.manage grant if asked): the
+    kernel, the seeded ids, the browser and its CSRF token."""
+    kernel = dashboard.kernel
+    _world(dashboard)
+    ids = await _seed(kernel)
+    if grant:
+        await kernel.add_grant(ALPHA, "knowledge.manage", "user", who, by=ADMIN)
+    browser = dashboard.browser()
+    await browser.sign_in(who)
+    return kernel, ids, browser, await browser.csrf()
+
+
 async def _as_admin(kernel, action: str, channel: str, args: dict | None = None) -> dict:
     outcome = await kernel.call_tool(
         action, args or {}, actor=Actor(id=ADMIN, is_admin=True), guild_id=ALPHA,
@@ -123,15 +136,13 @@ async def _audited(kernel, actor: str = ADMIN) -> list[tuple[str, str]]:
 
 
 async def test_admin_marks_actions_done_reopens_cancels_and_reassigns(dashboard) -> None:
-    kernel = dashboard.kernel
-    _world(dashboard)
-    ids = await _seed(kernel)
-    ada = dashboard.browser()
-    await ada.sign_in(ADMIN)
-    token = await ada.csrf()
+    kernel, ids, ada, token = await _signed_in(dashboard)
     page = await ada.client.get(f"/g/{ALPHA}/knowledge", params={"channel": CHAN})
     assert page.status_code == 200 and f'value="{ids["action"]}"' in page.text
     assert "Mark done" in page.text and "Reassign" in page.text
+    # Owners and deciders known by id only are shown by their names in the server.
+    assert "<td>Write the runbook</td><td>bob</td>" in page.text
+    assert "<td>ada &lt;i&gt;admin&lt;/i&gt;</td>" in page.text
     path = f"/g/{ALPHA}/knowledge/action"
     for status, stored in (("done", "done"), ("in_progress", "open"), ("cancelled", "cancelled")):
         data = {"channel": CHAN, "id": ids["action"], "status": status}
@@ -149,6 +160,8 @@ async def test_admin_marks_actions_done_reopens_cancels_and_reassigns(dashboard)
         reassign, {"channel": CHAN, "id": ids["action"], "owner": ADMIN}, csrf=token
     )
     assert given.status_code == 303 and (await _actions(kernel))[ids["action"]]["owner_id"] == ADMIN
+    shown = await ada.client.get(given.headers["location"])
+    assert "Action given to ada &lt;i&gt;admin&lt;/i&gt;: Write the runbook" in shown.text
     stranger = {"channel": CHAN, "id": ids["action"], "owner": OUTSIDER}
     refused = await ada.post(reassign, stranger, csrf=token)
     assert refused.status_code == 400 and "New owner (owner)" in refused.text
@@ -165,12 +178,7 @@ async def test_admin_marks_actions_done_reopens_cancels_and_reassigns(dashboard)
 
 
 async def test_admin_settles_contradictions(dashboard) -> None:
-    kernel = dashboard.kernel
-    _world(dashboard)
-    ids = await _seed(kernel)
-    ada = dashboard.browser()
-    await ada.sign_in(ADMIN)
-    token = await ada.csrf()
+    kernel, ids, ada, token = await _signed_in(dashboard)
     page = await ada.client.get(f"/g/{ALPHA}/knowledge", params={"channel": CHAN})
     assert "Contradictions to settle" in page.text and f'value="{ids["note"]}"' in page.text
     assert "Deploy on &lt;b&gt;Fridays&lt;/b&gt;" in page.text and EVIL_EARLIER not in page.text
@@ -209,12 +217,7 @@ async def test_admin_settles_contradictions(dashboard) -> None:
 
 
 async def test_context_is_shown_and_set(dashboard) -> None:
-    kernel = dashboard.kernel
-    _world(dashboard)
-    await _seed(kernel)
-    ada = dashboard.browser()
-    await ada.sign_in(ADMIN)
-    token = await ada.csrf()
+    kernel, _, ada, token = await _signed_in(dashboard)
     page = await ada.client.get(f"/g/{ALPHA}/knowledge", params={"channel": CHAN})
     assert "No context set for this channel yet" in page.text
     path = f"/g/{ALPHA}/knowledge/context"
@@ -248,12 +251,7 @@ EDITS = {
 
 
 async def test_edits_need_the_page_capability_and_the_token(dashboard) -> None:
-    kernel = dashboard.kernel
-    _world(dashboard)
-    ids = await _seed(kernel)
-    bob = dashboard.browser()
-    await bob.sign_in(MEMBER)
-    token = await bob.csrf()
+    kernel, ids, bob, token = await _signed_in(dashboard, MEMBER)
     for route, extra in EDITS.items():
         record = ids["note"] if route == "contradiction" else ids["action"]
         data = {"channel": CHAN, "id": record, **extra}
@@ -278,13 +276,7 @@ async def test_edits_need_the_page_capability_and_the_token(dashboard) -> None:
 
 
 async def test_hidden_channels_other_records_and_garbage_ids(dashboard) -> None:
-    kernel = dashboard.kernel
-    _world(dashboard)
-    ids = await _seed(kernel)
-    await kernel.add_grant(ALPHA, "knowledge.manage", "user", MEMBER, by=ADMIN)
-    bob = dashboard.browser()
-    await bob.sign_in(MEMBER)
-    token = await bob.csrf()
+    kernel, ids, bob, token = await _signed_in(dashboard, MEMBER, grant=True)
     action = f"/g/{ALPHA}/knowledge/action"
     # A channel hidden from bob in Discord: refused, whatever the record.
     for route, extra in EDITS.items():
@@ -332,3 +324,17 @@ async def test_hidden_channels_other_records_and_garbage_ids(dashboard) -> None:
     reassign = f"/g/{ALPHA}/knowledge/reassign"
     bad_id = await bob.post(reassign, {"channel": CHAN, "id": "nope", "owner": ADMIN}, csrf=token)
     assert bad_id.status_code == 400 and "Action (id)" in bad_id.text
+
+
+async def test_a_failing_context_read_leaves_the_lists(dashboard, monkeypatch) -> None:
+    kernel, ids, ada, _ = await _signed_in(dashboard)
+
+    async def broken(ctx, **args):
+        raise ToolError("the context store is unavailable")
+
+    monkeypatch.setitem(kernel.registry.handlers, "knowledge.context", broken)
+    page = await ada.client.get(f"/g/{ALPHA}/knowledge", params={"channel": CHAN})
+    assert page.status_code == 200
+    assert "Could not read what this channel is for" in page.text
+    assert "the context store is unavailable" in page.text
+    assert "Write the runbook" in page.text and f'value="{ids["note"]}"' in page.text

@@ -9,6 +9,8 @@ in Discord."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -18,6 +20,7 @@ from gigi_web.app import Web
 from gigi_web.guards import checked_form, form_text
 from gigi_web.pages.common import back, member_for, show
 from gigi_web.pages.tools import call
+from gigi_web.params import SNOWFLAKE
 
 LIMIT = 50
 
@@ -38,25 +41,43 @@ async def knowledge_page(request: Request, error: str | None = None, status: int
     if request.method == "POST":
         channel = form_text(await checked_form(request), "channel", limit=20)
     names = await _visible(web, member, channel)
-    found: dict[str, object] = {}
+    found: dict[str, Any] = {}
+    people: dict[str, str] = {}
     if channel:
         try:
+            listed = {"status": "all", "limit": LIMIT}
             found = {
                 "status": await call(web, member, "knowledge.status", {}, channel),
-                "decisions": await call(
-                    web, member, "knowledge.decisions", {"status": "all", "limit": LIMIT}, channel
-                ),
-                "actions": await call(
-                    web, member, "knowledge.actions", {"status": "all", "limit": LIMIT}, channel
-                ),
-                "context": (await call(web, member, "knowledge.context", {}, channel))["context"],
+                "decisions": await call(web, member, "knowledge.decisions", listed, channel),
+                "actions": await call(web, member, "knowledge.actions", listed, channel),
             }
         except GigiError as exc:
             error = str(exc)
+            found = {}
+        if found:  # what the channel is for is a part of its own: its failure blanks no list
+            found |= {"context": None, "context_error": None}
+            try:
+                context = await call(web, member, "knowledge.context", {}, channel)
+                found["context"] = context["context"]
+            except GigiError as exc:
+                found["context_error"] = str(exc)
+            unnamed = [a["owner_id"] for a in found["actions"]["actions"] if _unnamed(a)]
+            for decision in found["decisions"]["decisions"]:
+                unnamed += [p for p in decision.get("decided_by") or [] if _is_id(p)]
+            people = await web.access.member_names(member.guild.id, unnamed)
     return await show(
         request, web, member, "knowledge.html", status=status, channels=names, channel=channel,
-        found=found, error=error, limit=LIMIT,
+        found=found, people=people, error=error, limit=LIMIT,
     )  # fmt: skip
+
+
+def _unnamed(action: dict[str, Any]) -> bool:
+    """An owner known by id only (reassigned, or recorded from a mention)."""
+    return not action.get("owner_name") and _is_id(action.get("owner_id"))
+
+
+def _is_id(value: Any) -> bool:
+    return isinstance(value, str) and SNOWFLAKE.fullmatch(value) is not None
 
 
 async def set_extraction(request: Request) -> Response:

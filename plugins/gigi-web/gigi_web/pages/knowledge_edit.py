@@ -12,6 +12,7 @@ can see in Discord are accepted; every id is checked whole before anything is ca
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -46,63 +47,71 @@ async def _picked(request: Request) -> tuple[Web, Member, Any, str]:
     return web, member, form, channel
 
 
+async def _apply(
+    request: Request, picked: tuple[Web, Member, Any, str], action: str,
+    args: dict[str, Any], notice: Callable[[dict[str, Any]], str],
+) -> Response:  # fmt: skip
+    """Call the plugin's action as the member in the picked channel: back to the channel
+    with ``notice(result)``, or the page again with the plugin's refusal."""
+    web, member, _, channel = picked
+    try:
+        done = await call(web, member, action, args, channel)
+    except GigiError as exc:
+        return await knowledge_page(request, error=str(exc), status=400)
+    return back(request, _home(member, channel), notice(done))
+
+
 def _home(member: Member, channel: str) -> str:
     return f"/g/{member.guild.id}/knowledge?channel={channel}"
 
 
 async def action_status(request: Request) -> Response:
     """Mark an action done, reopen it (in progress) or cancel it."""
-    web, member, form, channel = await _picked(request)
+    picked = await _picked(request)
+    form = picked[2]
     action_id = form_id(form, "id", "Action", RECORD_ID)
     status = form_text(form, "status", limit=16)
     if status not in STATUSES:
         raise Refused(400, "Status (status): pick done, in_progress (reopen) or cancelled.")
     args = {"id": action_id, "status": status}
-    try:
-        done = await call(web, member, "knowledge.action_update", args, channel)
-    except GigiError as exc:
-        return await knowledge_page(request, error=str(exc), status=400)
-    notice = f"Action {STATUSES[status]}: {done['action']['description']}"
-    return back(request, _home(member, channel), notice)
+    return await _apply(
+        request, picked, "knowledge.action_update", args,
+        lambda done: f"Action {STATUSES[status]}: {done['action']['description']}",
+    )  # fmt: skip
 
 
 async def action_reassign(request: Request) -> Response:
     """Give an action to another member of this server (by their Discord id)."""
-    web, member, form, channel = await _picked(request)
+    picked = await _picked(request)
+    web, member, form, _ = picked
     action_id = form_id(form, "id", "Action", RECORD_ID)
     owner = form_id(form, "owner", "New owner", SNOWFLAKE)
-    if await discord_api.member_roles(web.settings, member.guild.id, owner) is None:
+    name = await discord_api.member_name(web.settings, member.guild.id, owner)
+    if name is None:
         raise Refused(
             400, f"New owner (owner): {owner} is not a member of this server; give a member's "
             "id (in Discord: right-click them, Copy User ID).",
         )  # fmt: skip
-    args = {"id": action_id, "owner": owner}
-    try:
-        done = await call(web, member, "knowledge.action_reassign", args, channel)
-    except GigiError as exc:
-        return await knowledge_page(request, error=str(exc), status=400)
-    notice = f"Action given to {owner}: {done['action']['description']}"
-    return back(request, _home(member, channel), notice)
+    return await _apply(
+        request, picked, "knowledge.action_reassign", {"id": action_id, "owner": owner},
+        lambda done: f"Action given to {name}: {done['action']['description']}",
+    )  # fmt: skip
 
 
 async def contradiction(request: Request) -> Response:
     """Settle a contradiction note: the later decision supersedes the earlier, or dismiss
     the note (both decisions stay active)."""
-    web, member, form, channel = await _picked(request)
-    note_id = form_id(form, "id", "Contradiction note", RECORD_ID)
-    resolve = form_text(form, "resolve", limit=16)
+    picked = await _picked(request)
+    note_id = form_id(picked[2], "id", "Contradiction note", RECORD_ID)
+    resolve = form_text(picked[2], "resolve", limit=16)
     if resolve not in RESOLUTIONS:
         raise Refused(400, "Settle (resolve): pick supersede or dismiss.")
-    try:
-        await call(web, member, RESOLUTIONS[resolve], {"id": note_id}, channel)
-    except GigiError as exc:
-        return await knowledge_page(request, error=str(exc), status=400)
     notice = (
         "The later decision now supersedes the earlier one."
         if resolve == "supersede"
         else "Dismissed: both decisions stay active."
     )
-    return back(request, _home(member, channel), notice)
+    return await _apply(request, picked, RESOLUTIONS[resolve], {"id": note_id}, lambda _: notice)
 
 
 async def _context_changes(web: Web, member: Member, form: Any) -> dict[str, str]:
@@ -138,12 +147,10 @@ async def _context_changes(web: Web, member: Member, form: Any) -> dict[str, str
 
 async def set_context(request: Request) -> Response:
     """Set what the channel is for: only the fields filled in are sent."""
-    web, member, form, channel = await _picked(request)
+    picked = await _picked(request)
+    web, member, form, channel = picked
     args = await _context_changes(web, member, form)
     if not args:
         return back(request, _home(member, channel), "Nothing to change.")
-    try:
-        await call(web, member, "knowledge.context", args, channel)
-    except GigiError as exc:
-        return await knowledge_page(request, error=str(exc), status=400)
-    return back(request, _home(member, channel), f"Context saved: {', '.join(sorted(args))}.")
+    saved = f"Context saved: {', '.join(sorted(args))}."
+    return await _apply(request, picked, "knowledge.context", args, lambda _: saved)

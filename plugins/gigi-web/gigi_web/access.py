@@ -8,14 +8,22 @@ import asyncio
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from gigi_core import Actor
 from gigi_web import discord_api
 from gigi_web.discord_api import UserGuild
 from gigi_web.sessions import WebSession
 from gigi_web.settings import WebSettings
-from gigi_web.visibility import CATEGORY, GuildChannel, can_view
+from gigi_web.visibility import (
+    ADMINISTRATOR,
+    CATEGORY,
+    MANAGE_THREADS,
+    PRIVATE_THREAD,
+    THREADS,
+    GuildChannel,
+    can_view,
+)
 
 # The capabilities each page needs (any one of them); admins (Manage Server) hold them all,
 # a grant gives one. The LLM page is read with any /llm capability, as `/llm` lists are.
@@ -38,6 +46,7 @@ PAGES: dict[str, tuple[str, ...]] = {
 ADMIN_PAGES = tuple(page for page in PAGES if page != "data")
 # Pages about one plugin's data: shown only where that plugin is enabled.
 PLUGIN_PAGES = {"memory": "memory", "knowledge": "knowledge"}
+ChannelView = Literal["visible", "hidden", "gone"]
 MAX_NAMED = 20  # member names looked up in Discord for one page
 NAMES_SECONDS = 60.0  # role and channel names only label ids on a page; no decision uses them
 
@@ -64,6 +73,7 @@ class Access:
         self._bot: tuple[float, set[str]] = (0.0, set())
         self._names: dict[tuple[str, str], tuple[float, dict[str, str]]] = {}
         self._channels: dict[str, tuple[float, list[GuildChannel]]] = {}
+        self._looked: dict[str, tuple[float, GuildChannel | None]] = {}
 
     def _fresh(self, at: float) -> bool:
         return time.monotonic() - at < self.settings.member_ttl
@@ -110,31 +120,68 @@ class Access:
             out.update(named)
         return out
 
-    async def visible_channels(self, member: Member) -> dict[str, str]:
-        """The server's channels (not categories) the member can see in Discord now, by id:
-        a decision, so the overwrites are trusted no longer than the member's roles are."""
-        guild_id = member.guild.id
+    async def _channel_list(self, guild_id: str) -> list[GuildChannel]:
+        """The server's channels with their overwrites: a decision's input, so trusted no
+        longer than the member's roles are."""
         cached = self._channels.get(guild_id)
         if cached is not None and self._fresh(cached[0]):
-            channels = cached[1]
+            return cached[1]
+        channels = await discord_api.guild_channel_list(self.settings, guild_id)
+        if len(self._channels) > 10_000:
+            self._channels.clear()
+        self._channels[guild_id] = (time.monotonic(), channels)
+        return channels
+
+    def _sees(self, member: Member, channel: GuildChannel) -> bool:
+        return can_view(
+            channel,
+            guild_id=member.guild.id,
+            user_id=member.actor.id,
+            roles=member.actor.roles,
+            permissions=member.guild.permissions,
+            owner=member.guild.owner,
+        )
+
+    async def visible_channels(self, member: Member) -> dict[str, str]:
+        """The server's channels (not categories, not threads) the member can see in
+        Discord now, by id."""
+        channels = await self._channel_list(member.guild.id)
+        return {c.id: c.name for c in channels if c.type != CATEGORY and self._sees(member, c)}
+
+    async def channel_view(self, member: Member, channel_id: str) -> tuple[ChannelView, str]:
+        """Whether the member can see ``channel_id`` in Discord now, and its name. Threads
+        are not in the server's channel list: they are asked for by id and judged by their
+        channel (a private one also needs Manage Threads). ``gone``: Discord knows no such
+        channel in this server (deleted), so nobody's view of it is left to protect."""
+        channels = {c.id: c for c in await self._channel_list(member.guild.id)}
+        found = channels.get(channel_id) or await self._lookup(member.guild.id, channel_id)
+        if found is None:
+            return "gone", channel_id
+        if found.type not in THREADS:
+            return ("visible" if self._sees(member, found) else "hidden"), found.name
+        parent_id = found.parent_id or ""
+        parent = channels.get(parent_id) or await self._lookup(member.guild.id, parent_id)
+        sees = parent is not None and self._sees(member, parent)
+        if found.type == PRIVATE_THREAD and not (
+            member.guild.owner or member.guild.permissions & (ADMINISTRATOR | MANAGE_THREADS)
+        ):
+            sees = False
+        return ("visible" if sees else "hidden"), found.name
+
+    async def _lookup(self, guild_id: str, channel_id: str) -> GuildChannel | None:
+        """A channel or thread missing from the server's list, by id (kept a minute: only
+        its existence, parent and type are read from it, none of which a minute changes)."""
+        if not channel_id:
+            return None
+        cached = self._looked.get(channel_id)
+        if cached is not None and time.monotonic() - cached[0] < NAMES_SECONDS:
+            found = cached[1]
         else:
-            channels = await discord_api.guild_channel_list(self.settings, guild_id)
-            if len(self._channels) > 10_000:
-                self._channels.clear()
-            self._channels[guild_id] = (time.monotonic(), channels)
-        return {
-            c.id: c.name
-            for c in channels
-            if c.type != CATEGORY
-            and can_view(
-                c,
-                guild_id=guild_id,
-                user_id=member.actor.id,
-                roles=member.actor.roles,
-                permissions=member.guild.permissions,
-                owner=member.guild.owner,
-            )
-        }
+            found = await discord_api.channel(self.settings, channel_id)
+            if len(self._looked) > 10_000:
+                self._looked.clear()
+            self._looked[channel_id] = (time.monotonic(), found)
+        return found if found is not None and found.guild_id == guild_id else None
 
     async def guilds(self, session: WebSession) -> list[UserGuild]:
         """The member's servers where the bot is too, as Discord reports them now."""

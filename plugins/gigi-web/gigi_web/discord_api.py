@@ -116,3 +116,12 @@ async def guild_channel_list(settings: WebSettings, guild_id: str) -> list[Guild
     """A server's channels with their types and permission overwrites (bot token)."""
     rows = await get_json(settings, f"/guilds/{guild_id}/channels", _bot(settings)) or []
     return [channel_of(c) for c in rows if isinstance(c, dict) and "id" in c]
+
+
+async def channel(settings: WebSettings, channel_id: str) -> GuildChannel | None:
+    """One channel or thread by id (bot token), with its parent and server; None when
+    Discord knows none (deleted) or the bot cannot see it."""
+    found = await get_json(settings, f"/channels/{channel_id}", _bot(settings))
+    if not isinstance(found, dict) or "id" not in found:
+        return None
+    return channel_of(found)

@@ -39,6 +39,8 @@ class FakeGuild:
     members: dict[str, FakeMember] = field(default_factory=dict)
     # channel id -> its permission overwrites, as Discord sends them ({id, type, allow, deny})
     overwrites: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # thread id -> (name, its channel's id, type: 11 public, 12 private); never in the list
+    threads: dict[str, tuple[str, str, int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -238,6 +240,27 @@ class FakeDiscord:
             ]
         )  # fmt: skip
 
+    async def channel(self, request: Request) -> Response:
+        """``GET /channels/{id}``: a channel or thread of a server the bot is in."""
+        if self._who(request) != "bot":
+            return JSONResponse({"message": "401: Unauthorized"}, status_code=401)
+        cid = request.path_params["channel_id"]
+        for guild in self.guilds.values():
+            if not guild.bot:
+                continue
+            if cid in guild.channels:
+                return JSONResponse(
+                    {"id": cid, "name": guild.channels[cid], "type": 0, "guild_id": guild.id,
+                     "permission_overwrites": guild.overwrites.get(cid, [])}
+                )  # fmt: skip
+            if cid in guild.threads:
+                name, parent, kind = guild.threads[cid]
+                return JSONResponse(
+                    {"id": cid, "name": name, "type": kind, "guild_id": guild.id,
+                     "parent_id": parent}
+                )  # fmt: skip
+        return JSONResponse({"message": "Unknown Channel", "code": 10003}, status_code=404)
+
     def app(self) -> Starlette:
         return Starlette(
             routes=[
@@ -250,5 +273,6 @@ class FakeDiscord:
                 Route("/api/guilds/{guild_id}/members/{user_id}", self.member),
                 Route("/api/guilds/{guild_id}/roles", self.roles),
                 Route("/api/guilds/{guild_id}/channels", self.channels),
+                Route("/api/channels/{channel_id}", self.channel),
             ]
         )

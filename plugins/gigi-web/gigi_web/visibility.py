@@ -10,7 +10,10 @@ from typing import Any
 
 VIEW_CHANNEL = 1 << 10
 ADMINISTRATOR = 1 << 3
+MANAGE_THREADS = 1 << 34
 CATEGORY = 4  # Discord's channel type of a category: a folder, never a place to talk
+THREADS = frozenset({10, 11, 12})  # announcement, public and private threads
+PRIVATE_THREAD = 12
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,8 @@ class GuildChannel:
     name: str
     type: int
     overwrites: tuple[Overwrite, ...] = ()
+    parent_id: str | None = None  # a thread's channel (a channel's category)
+    guild_id: str | None = None  # as ``GET /channels/{id}`` says; the list leaves it out
 
 
 def channel_of(raw: dict[str, Any]) -> GuildChannel:
@@ -46,7 +51,11 @@ def channel_of(raw: dict[str, Any]) -> GuildChannel:
         kind = int(raw.get("type") or 0)
     except (TypeError, ValueError):
         kind = 0
-    return GuildChannel(str(raw["id"]), str(raw.get("name", "")), kind, tuple(overwrites))
+    parent, guild = raw.get("parent_id"), raw.get("guild_id")
+    return GuildChannel(
+        str(raw["id"]), str(raw.get("name", "")), kind, tuple(overwrites),
+        str(parent) if parent else None, str(guild) if guild else None,
+    )  # fmt: skip
 
 
 def can_view(

@@ -6,6 +6,8 @@ page: a memory.manage.guild grant is no way to learn about a channel one cannot 
 
 from __future__ import annotations
 
+import asyncio
+
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -29,29 +31,38 @@ EMBEDDINGS = {
 }
 
 
+HIDDEN = (
+    "You cannot see that channel in Discord, so it is not offered here; pick one from the "
+    "list, or ask a server admin for access to it in Discord."
+)
+
+
 async def visible_channel(web: Web, member: Member, channel: str) -> dict[str, str]:
-    """The channels the member can see; a 403 when ``channel`` is a channel of the server
-    hidden from them in Discord (``channel`` empty or not in the server: no check here)."""
+    """The channels the member can see; a 403 when ``channel`` is a channel or thread of
+    the server hidden from them in Discord (empty or deleted: no check here)."""
     visible = await web.access.visible_channels(member)
     if channel and channel not in visible:
-        if channel in await web.access.names("channels", member.guild.id):
-            raise Refused(
-                403,
-                "You cannot see that channel in Discord, so it is not offered here; pick one "
-                "from the list, or ask a server admin for access to it in Discord.",
-            )
+        view, _ = await web.access.channel_view(member, channel)
+        if view == "hidden":
+            raise Refused(403, HIDDEN)
     return visible
 
 
 async def memory_page(request: Request, error: str | None = None, status: int = 200) -> Response:
     web, member = await member_for(request, "memory")
-    names = await web.access.names("channels", member.guild.id)
     visible = await visible_channel(web, member, "")
     state = await call(web, member, "memory.status", {})
     known = {c["channel_id"]: c for c in state["channels"]}
     rows = [(cid, name, known.get(cid)) for cid, name in visible.items()]
-    # A deleted channel memory still holds: Discord decides no one's view of it any more.
-    rows += [(cid, cid, c) for cid, c in known.items() if cid not in names]
+    # Memory also holds threads with a mode of their own and channels since deleted: a
+    # thread is shown where the member can see it, a deleted channel while messages are kept.
+    others = [(cid, c) for cid, c in known.items() if cid not in visible]
+    views = await asyncio.gather(*(web.access.channel_view(member, cid) for cid, _ in others))
+    rows += [
+        (cid, name, c)
+        for (cid, c), (view, name) in zip(others, views, strict=True)
+        if view == "visible" or (view == "gone" and int(c.get("messages") or 0))
+    ]
     policy = state["policy"]
     shown = {cid: name for cid, name, _ in rows}
     # Only channels listed to the member are offered or counted: a hidden one adds nothing.

@@ -5,6 +5,7 @@ cannot be undone: it has a confirmation page, then runs on the kernel's confirme
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +18,7 @@ from gigi_web.access import Member, Refused
 from gigi_web.app import Web
 from gigi_web.guards import checked_form, form_text
 from gigi_web.pages.common import back, member_for, show
-from gigi_web.pages.memory import memory_page, visible_channel
+from gigi_web.pages.memory import HIDDEN, memory_page
 from gigi_web.pages.tools import call
 from gigi_web.params import ascii_int
 
@@ -109,27 +110,29 @@ class PurgeTarget:
 
 
 async def _channel_to_purge(web: Web, member: Member, channel: str) -> PurgeTarget:
-    """The channel's name and stored messages: a channel of this server the member can see
-    in Discord (else a 403), or one memory still holds messages of (a deleted channel can be
-    purged too); else a 404."""
-    names = await web.access.names("channels", member.guild.id)
-    await visible_channel(web, member, channel)  # a channel hidden from them: 403
+    """The channel's name and stored messages: a channel or thread of this server the
+    member can see in Discord now (else a 403), or a deleted channel memory still holds
+    messages of; else a 404."""
+    view, name = await web.access.channel_view(member, channel)
+    if view == "hidden":
+        raise Refused(403, HIDDEN)
     state = await call(web, member, "memory.status", {})
     known = {c["channel_id"]: c for c in state["channels"]}
-    if channel not in names and channel not in known:
-        raise Refused(404, "That channel is not in this server; pick one from the Memory page.")
     messages = int((known.get(channel) or {}).get("messages", 0))
-    return PurgeTarget(channel, names.get(channel, channel), messages)
+    if view == "gone" and not messages:  # a deleted thread's messages count under its channel
+        raise Refused(404, "That channel is not in this server; pick one from the Memory page.")
+    return PurgeTarget(channel, name, messages)
 
 
 async def _everything_to_purge(web: Web, member: Member) -> PurgeTarget:
     """Every channel's stored messages, counted; a 403 when some are of a channel hidden
     from the member in Discord, since purging all would reach into it (and its count)."""
-    names = await web.access.names("channels", member.guild.id)
-    visible = await visible_channel(web, member, "")
+    visible = await web.access.visible_channels(member)
     state = await call(web, member, "memory.status", {})
     held = [c for c in state["channels"] if int(c.get("messages") or 0)]
-    if any(c["channel_id"] in names and c["channel_id"] not in visible for c in held):
+    unseen = [c["channel_id"] for c in held if c["channel_id"] not in visible]
+    views = await asyncio.gather(*(web.access.channel_view(member, cid) for cid in unseen))
+    if any(view == "hidden" for view, _ in views):
         raise Refused(
             403,
             "Memory holds messages of channels you cannot see in Discord, so purging all of "

@@ -5,6 +5,7 @@ then the kernel's policy engine decides each capability."""
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -47,6 +48,7 @@ ADMIN_PAGES = tuple(page for page in PAGES if page != "data")
 # Pages about one plugin's data: shown only where that plugin is enabled.
 PLUGIN_PAGES = {"memory": "memory", "knowledge": "knowledge"}
 ChannelView = Literal["visible", "hidden", "gone"]
+USER_ID = re.compile(r"[0-9]{1,20}", re.ASCII)
 MAX_NAMED = 20  # member names looked up in Discord for one page
 NAMES_SECONDS = 60.0  # role and channel names only label ids on a page; no decision uses them
 
@@ -100,10 +102,11 @@ class Access:
 
     async def member_names(self, guild_id: str, user_ids: Iterable[str]) -> dict[str, str]:
         """Members' names by id, for labels only (kept for a minute like role names); at
-        most ``MAX_NAMED`` asked of Discord per page, the rest stay ids."""
+        most ``MAX_NAMED`` asked of Discord per page, the rest (and what is no Discord id,
+        a pseudonym or a name) stay as they are."""
         out: dict[str, str] = {}
         wanted: list[str] = []
-        for uid in dict.fromkeys(user_ids):
+        for uid in dict.fromkeys(u for u in user_ids if u and USER_ID.fullmatch(u)):
             cached = self._names.get(("member", f"{guild_id}:{uid}"))
             if cached is not None and time.monotonic() - cached[0] < NAMES_SECONDS:
                 out.update(cached[1])

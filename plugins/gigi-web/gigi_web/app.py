@@ -28,13 +28,20 @@ HERE = Path(__file__).parent
 def template_env() -> Environment:
     """Autoescape on for every template: plugin names, descriptions, channel names and
     anything from messages are untrusted text."""
-    return Environment(
+    env = Environment(
         loader=FileSystemLoader(HERE / "templates"),
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["when"] = when
+    return env
+
+
+def when(iso: str | None, seconds: bool = False) -> str:
+    """An ISO time from a plugin's answer as people read it: "2026-12-06 19:37" (UTC)."""
+    return (iso or "")[: 19 if seconds else 16].replace("T", " ")
 
 
 class Web:

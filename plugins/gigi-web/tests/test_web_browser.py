@@ -128,7 +128,8 @@ async def browsing(
     with LoopbackServer(fake.app()) as discord:
         async with open_test_kernel(
             tmp_path, plugins=["web", "openai", *plugins],
-            extra_plugins=[("webnotes", WebNotes(tmp_path))], database_url=database_url,
+            extra_plugins=[("webnotes", WebNotes(tmp_path, hostile=False))],
+            database_url=database_url,
         ) as kernel:  # fmt: skip
             settings = settings_for(discord.url, base_url=base, member_ttl=5.0)
             app = create_app(kernel, settings)

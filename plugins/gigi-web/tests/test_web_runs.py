@@ -37,6 +37,7 @@ async def test_runs_list_and_trace_metadata_only(dashboard) -> None:
     assert f'href="/g/{ALPHA}/runs"' in page.text  # in the navigation
     assert "#&lt;script&gt;" in page.text and EVIL_CHANNEL not in page.text
     assert PROMPT not in page.text and ANSWER not in page.text
+    assert "<td>bob</td>" in page.text  # the member by their name in the server
     failed = await ada.client.get(f"/g/{ALPHA}/runs", params={"status": "failed"})
     assert mine not in failed.text and "No runs with this status" in failed.text
 

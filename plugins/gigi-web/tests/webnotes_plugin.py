@@ -41,10 +41,22 @@ actions:
 """
 
 
+PLAIN = {  # for the documentation's screenshots
+    "Notes <script>alert('desc')</script> for the dashboard tests.": "Notes for the team.",
+    "Keeps <img src=x onerror=alert('data')> nothing about members.": (
+        "Keeps the notes' text and who wrote them."
+    ),
+}
+
+
 class WebNotes:
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *, hostile: bool = True) -> None:
         self.path = folder / "webnotes.yaml"
-        self.path.write_text(MANIFEST)
+        text = MANIFEST
+        if not hostile:
+            for evil, plain in PLAIN.items():
+                text = text.replace(evil, plain)
+        self.path.write_text(text)
 
     @hookimpl
     def register_manifests(self, register: Any) -> None:

@@ -20,7 +20,6 @@ from gigi_web.app import Web
 from gigi_web.guards import checked_form, form_text
 from gigi_web.pages.common import back, member_for, show
 from gigi_web.pages.tools import call
-from gigi_web.params import SNOWFLAKE
 
 LIMIT = 50
 
@@ -61,23 +60,14 @@ async def knowledge_page(request: Request, error: str | None = None, status: int
                 found["context"] = context["context"]
             except GigiError as exc:
                 found["context_error"] = str(exc)
-            unnamed = [a["owner_id"] for a in found["actions"]["actions"] if _unnamed(a)]
+            ids = [a["owner_id"] for a in found["actions"]["actions"] if not a.get("owner_name")]
             for decision in found["decisions"]["decisions"]:
-                unnamed += [p for p in decision.get("decided_by") or [] if _is_id(p)]
-            people = await web.access.member_names(member.guild.id, unnamed)
+                ids += decision.get("decided_by") or []
+            people = await web.access.member_names(member.guild.id, ids)
     return await show(
         request, web, member, "knowledge.html", status=status, channels=names, channel=channel,
         found=found, people=people, error=error, limit=LIMIT,
     )  # fmt: skip
-
-
-def _unnamed(action: dict[str, Any]) -> bool:
-    """An owner known by id only (reassigned, or recorded from a mention)."""
-    return not action.get("owner_name") and _is_id(action.get("owner_id"))
-
-
-def _is_id(value: Any) -> bool:
-    return isinstance(value, str) and SNOWFLAKE.fullmatch(value) is not None
 
 
 async def set_extraction(request: Request) -> Response:

@@ -24,9 +24,10 @@ async def run_list(request: Request) -> Response:
     status = wanted if wanted in STATUSES else None
     runs = await recent_runs(web.kernel.db, member.guild.id, status=status, limit=50)
     channels = await web.access.names("channels", member.guild.id)
+    people = await web.access.member_names(member.guild.id, [r.actor_id for r in runs])
     return await show(
-        request, web, member, "runs.html", runs=runs, channels=channels, statuses=STATUSES,
-        chosen=status or "",
+        request, web, member, "runs.html", runs=runs, channels=channels, people=people,
+        statuses=STATUSES, chosen=status or "",
     )  # fmt: skip
 
 

@@ -6,7 +6,13 @@ from typing import Any
 
 import click
 
-from gigi_core.cli.common import UsageFailure, echo_json, table, with_kernel
+from gigi_core.cli.common import (
+    UsageFailure,
+    complete_action_names,
+    echo_json,
+    table,
+    with_kernel,
+)
 
 COLUMNS = ["id", "created_at", "kind", "status", "actor_id", "guild_id", "action", "capability"]
 
@@ -19,7 +25,11 @@ def audit_group() -> None:
 @audit_group.command("list")
 @click.option("--guild", help="Only this guild (server) id.")
 @click.option("--actor", help="Only rows of this user id.")
-@click.option("--action", help="A kind (grant.add, plugin.enable) or an action (memory.count).")
+@click.option(
+    "--action",
+    help="A kind (grant.add, plugin.enable) or an action (memory.count).",
+    shell_complete=complete_action_names,
+)
 @click.option("--outcome", help="A status or decision: ok, error, deny, confirm ...")
 @click.option("--since", help="Only newer rows: 7d, 24h or an ISO date.")
 @click.option(

@@ -86,13 +86,25 @@ def complete_plugin_names(
     ctx: click.Context, param: click.Parameter, incomplete: str
 ) -> list[click.shell_completion.CompletionItem]:
     """Tab completion of a plugin NAME: the names `gigi plugins enable` takes."""
+    return _manifest_names(ctx, incomplete, per_server=True)
+
+
+def complete_manifest_names(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[click.shell_completion.CompletionItem]:
+    """Tab completion of any loaded plugin's NAME (`gigi manifest show`)."""
+    return _manifest_names(ctx, incomplete, per_server=False)
+
+
+def _manifest_names(
+    ctx: click.Context, incomplete: str, *, per_server: bool
+) -> list[click.shell_completion.CompletionItem]:
     registry = _registry(ctx)
     manifests = registry.manifests if registry is not None else {}
-    names = sorted(n for n, m in manifests.items() if m.plugin.per_server)
     return [
-        click.shell_completion.CompletionItem(n, help=manifests[n].plugin.description)
-        for n in names
-        if n.startswith(incomplete)
+        click.shell_completion.CompletionItem(n, help=m.plugin.description)
+        for n, m in sorted(manifests.items())
+        if n.startswith(incomplete) and (m.plugin.per_server or not per_server)
     ]
 
 

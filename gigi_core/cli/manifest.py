@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from gigi_core.cli.common import echo_json, pass_state
+from gigi_core.cli.common import complete_manifest_names, echo_json, pass_state
 from gigi_core.errors import ManifestError
 
 
@@ -38,7 +38,7 @@ def validate(paths: tuple[str, ...]) -> None:
 
 
 @manifest_group.command("show")
-@click.argument("name")
+@click.argument("name", shell_complete=complete_manifest_names)
 @click.option("--json", "as_json", is_flag=True, help="Print it as JSON.")
 @pass_state
 def show(state: object, name: str, as_json: bool) -> None:
@@ -50,8 +50,12 @@ def show(state: object, name: str, as_json: bool) -> None:
     registry = state.plugins().registry  # type: ignore[attr-defined]
     manifest = registry.manifests.get(name)
     if manifest is None:
+        import difflib
+
         known = ", ".join(sorted(registry.manifests)) or "none"
-        raise click.ClickException(f"no loaded plugin declares {name!r} (loaded: {known})")
+        close = difflib.get_close_matches(name, list(registry.manifests), n=3)
+        guess = f"; did you mean {', '.join(close)}?" if close else ""
+        raise click.ClickException(f"no loaded plugin declares {name!r} (loaded: {known}){guess}")
     import json
 
     data = json.loads(json.dumps(manifest.to_dict(), default=list))  # tuples -> lists

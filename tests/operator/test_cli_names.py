@@ -60,6 +60,15 @@ def test_shell_completion_completes_plugin_and_action_names(gigi) -> None:
     assert completions("plugins", "config", incomplete="perm") == ["permissions"]
     assert completions("plugins", "review", incomplete="di") == ["dice"]
     assert completions("tools", "call", incomplete="dice.") == ["dice.roll"]
+    assert completions("manifest", "show", incomplete="di") == ["dice"]
+    assert completions("audit", "list", "--action", incomplete="dice.") == ["dice.roll"]
+
+
+def test_manifest_show_suggests_the_close_plugin_name(gigi) -> None:
+    result = gigi("manifest", "show", "dise")
+    assert result.exit_code == 1
+    assert "no loaded plugin declares 'dise'" in result.output
+    assert "did you mean dice?" in result.output
 
 
 async def test_the_console_suggests_a_close_command(tmp_path) -> None:

@@ -18,7 +18,7 @@ in-process provider behind ``kernel.llm`` always goes through that parser.
 Then a load table on the real path (through ``kernel.llm``), SQLite and PostgreSQL: 1,
 10 and 100 concurrent turns; turns/s, p50, p99, and the runs and usage rows stored
 afterwards (a dropped write fails the benchmark).
-Targets (issue 17): scripted deferred <= 0.10x, turn <= 0.25x; yielding <= 0.30x; fresh
+Targets: scripted deferred <= 0.10x, turn <= 0.25x; yielding <= 0.30x; fresh
 actor <= 0.40x; through kernel.llm <= 0.35x; throughput at c=100 >= c=1, p99 <= 5x p50 at
 c=10. The kernels are opened, then start-up's heap is frozen as ``gigi run`` does
 (``freeze_startup_heap``), so a full collection does not rescan it. Needs `pip install pydantic-ai-slim` (the `bench` extra) for the baseline and the

@@ -11,7 +11,7 @@ scope's vectors, then ``vectors.best`` (one matrix product). Anchor in the same 
 then the retriever's PostgreSQL path (``pgsearch.nearest``: pgvector ``<=>``, top 8): what
 runs (exact up to ``EXACT_MAX`` vectors in scope, the partial HNSW index above), the same
 query forced exact, and the recall of what runs against NumPy's exact top 8 (mean over 10 other queries).
-Target (issue 12's catch-me-up budget): ≤ 200 ms.
+Target (the catch-me-up budget): ≤ 200 ms.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Memory recall on real conversations (issue 29): ``memory.search`` against BM25, both backends.
+"""Memory recall on real conversations: ``memory.search`` against BM25, both backends.
 
     python bench/memory_recall.py [sqlite|postgresql]   # default: both; ~1-2 min each
 

@@ -6,7 +6,7 @@ The rows go in through the same write the LLM service uses (events plus rollup, 
 batches of 10,000), spread over 90 days for one guild, with a second guild's rows beside
 them. Reports: everything, the last 7 days (a partial first day read from the events of
 that day) and the last 24 hours; each the median of 9 runs, the new report checked equal
-to the scan. Target (issue 17): <= 20 ms per report.
+to the scan. Target: <= 20 ms per report.
 """
 
 from __future__ import annotations

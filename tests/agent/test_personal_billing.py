@@ -5,6 +5,8 @@ Both backends; wire-level fake providers on loopback."""
 
 from __future__ import annotations
 
+from contextlib import asynccontextmanager
+
 from gigi_core import Actor
 from gigi_core.agent import Request
 from gigi_core.agent.runtime import AgentRuntime
@@ -24,23 +26,31 @@ def sent(server: FakeOpenAI) -> str:
     return str(server.requests_to("chat")[-1].json["messages"])
 
 
-async def _keys(kernel, member_url: str, guild_url: str | None = None) -> None:
-    await kernel.llm.personal.add(
-        "u1", "openai-compatible", "mine", USER_KEY, base_url=member_url, model="u-model"
-    )
-    if guild_url:
-        await kernel.llm.add_credential(
-            "guild:g1", "openai-compatible", "k", GUILD_KEY, base_url=guild_url
-        )
-        await kernel.llm.set_profile("guild:g1", "chat", "k", "g-model")
+@asynccontextmanager
+async def _keyed(database_url, tmp_path, *, guild: bool = False, enable: bool = True):
+    """A kernel where u1 has a personal key on one fake OpenAI and, with ``guild``, the
+    server a key on another: the kernel and both fakes (the server's None without)."""
+    async with (
+        retrieval_kernel(
+            tmp_path, database_url, fake("notes"), plugins=["openai"], enable=enable
+        ) as kernel,
+        FakeOpenAI(api_key=USER_KEY) as member_srv,
+        FakeOpenAI(api_key=GUILD_KEY) as guild_srv,
+    ):
+        await kernel.llm.personal.add(
+            "u1", "openai-compatible", "mine", USER_KEY, base_url=member_srv.base_url,
+            model="u-model",
+        )  # fmt: skip
+        if guild:
+            await kernel.llm.add_credential(
+                "guild:g1", "openai-compatible", "k", GUILD_KEY, base_url=guild_srv.base_url
+            )
+            await kernel.llm.set_profile("guild:g1", "chat", "k", "g-model")
+        yield kernel, member_srv, guild_srv if guild else None
 
 
 async def test_guild_context_waits_for_the_disclosure(database_url, tmp_path) -> None:
-    async with (
-        retrieval_kernel(tmp_path, database_url, fake("notes"), plugins=["openai"]) as kernel,
-        FakeOpenAI(api_key=USER_KEY) as member_srv,
-    ):
-        await _keys(kernel, member_srv.base_url)
+    async with _keyed(database_url, tmp_path) as (kernel, member_srv, _):
         await kernel.llm.set_policy("g1", personal_keys="guild-allowed")
         rt = AgentRuntime(kernel)
         member_srv.reply_text("without context")
@@ -66,12 +76,7 @@ async def test_guild_context_waits_for_the_disclosure(database_url, tmp_path) ->
 async def test_the_billing_choice_is_remembered_and_reaches_the_call(
     database_url, tmp_path
 ) -> None:
-    async with (
-        retrieval_kernel(tmp_path, database_url, fake("notes"), plugins=["openai"]) as kernel,
-        FakeOpenAI(api_key=USER_KEY) as member_srv,
-        FakeOpenAI(api_key=GUILD_KEY) as guild_srv,
-    ):
-        await _keys(kernel, member_srv.base_url, guild_srv.base_url)
+    async with _keyed(database_url, tmp_path, guild=True) as (kernel, member_srv, guild_srv):
         await kernel.llm.set_policy("g1", personal_keys="guild-allowed")
         rt = AgentRuntime(kernel)
         guild_srv.reply_text("server pays")
@@ -98,11 +103,7 @@ async def test_the_billing_choice_is_remembered_and_reaches_the_call(
 
 
 async def test_a_dm_answers_with_the_members_key_on_a_fresh_install(database_url, tmp_path) -> None:
-    async with (
-        retrieval_kernel(tmp_path, database_url, fake("notes"), plugins=["openai"]) as kernel,
-        FakeOpenAI(api_key=USER_KEY) as member_srv,
-    ):
-        await _keys(kernel, member_srv.base_url)
+    async with _keyed(database_url, tmp_path) as (kernel, member_srv, _):
         member_srv.reply_text("hello in private")
         reply = await AgentRuntime(kernel).handle(ask(kind="dm", guild="dm:u1"))
         assert reply.status == "done" and reply.text == "hello in private"
@@ -111,14 +112,11 @@ async def test_a_dm_answers_with_the_members_key_on_a_fresh_install(database_url
 
 
 async def test_earlier_turns_wait_for_the_disclosure_too(database_url, tmp_path) -> None:
-    async with (
-        retrieval_kernel(
-            tmp_path, database_url, fake("notes"), plugins=["openai"], enable=False
-        ) as kernel,
-        FakeOpenAI(api_key=USER_KEY) as member_srv,
-        FakeOpenAI(api_key=GUILD_KEY) as guild_srv,
+    async with _keyed(database_url, tmp_path, guild=True, enable=False) as (
+        kernel,
+        member_srv,
+        guild_srv,
     ):
-        await _keys(kernel, member_srv.base_url, guild_srv.base_url)
         await kernel.llm.set_policy("g1", personal_keys="guild-allowed")
         rt = AgentRuntime(kernel)
         guild_srv.reply_text("the launch code is TANGERINE")
@@ -139,12 +137,7 @@ async def test_a_picture_is_billed_as_the_run_is(database_url, tmp_path) -> None
     from gigi_core.testing.fake_providers import png_bytes
 
     picture = AttachedImage("a1", "image/png", 70, 2, 2, png_bytes())
-    async with (
-        retrieval_kernel(tmp_path, database_url, fake("notes"), plugins=["openai"]) as kernel,
-        FakeOpenAI(api_key=USER_KEY) as member_srv,
-        FakeOpenAI(api_key=GUILD_KEY) as guild_srv,
-    ):
-        await _keys(kernel, member_srv.base_url, guild_srv.base_url)
+    async with _keyed(database_url, tmp_path, guild=True) as (kernel, member_srv, guild_srv):
         for owner, label in (("user:u1", "mine"), ("guild:g1", "k")):
             await kernel.llm.set_profile(owner, "vision", label, "v-model", params={"images": True})
         await kernel.llm.set_policy("g1", personal_keys="guild-allowed")
@@ -157,12 +150,7 @@ async def test_a_picture_is_billed_as_the_run_is(database_url, tmp_path) -> None
 async def test_an_ambient_run_is_billed_to_the_server_even_for_a_member_who_chose_me(
     database_url, tmp_path
 ) -> None:
-    async with (
-        retrieval_kernel(tmp_path, database_url, fake("notes"), plugins=["openai"]) as kernel,
-        FakeOpenAI(api_key=USER_KEY) as member_srv,
-        FakeOpenAI(api_key=GUILD_KEY) as guild_srv,
-    ):
-        await _keys(kernel, member_srv.base_url, guild_srv.base_url)
+    async with _keyed(database_url, tmp_path, guild=True) as (kernel, member_srv, guild_srv):
         await kernel.llm.set_policy("g1", personal_keys="guild-allowed")
         await kernel.llm.personal.remember_billing("g1", "u1", "me")
         await kernel.llm.personal.acknowledge("g1", "u1")
@@ -180,11 +168,7 @@ async def test_an_ambient_run_is_billed_to_the_server_even_for_a_member_who_chos
 async def test_channel_instructions_wait_for_the_disclosure_too(database_url, tmp_path) -> None:
     from gigi_core.llm.channel_policy import Place
 
-    async with (
-        retrieval_kernel(tmp_path, database_url, fake("notes"), plugins=["openai"]) as kernel,
-        FakeOpenAI(api_key=USER_KEY) as member_srv,
-    ):
-        await _keys(kernel, member_srv.base_url)
+    async with _keyed(database_url, tmp_path) as (kernel, member_srv, _):
         await kernel.llm.set_policy("g1", personal_keys="guild-allowed")
         await kernel.llm.places.set_place(
             "g1", Place("channel", "c1"), prompt="Launch is on May 3."
@@ -209,12 +193,7 @@ async def test_a_picture_follows_the_places_policy_and_a_slash_dm_is_a_dm(
     from gigi_core.testing.fake_providers import png_bytes
 
     picture = AttachedImage("a1", "image/png", 70, 2, 2, png_bytes())
-    async with (
-        retrieval_kernel(tmp_path, database_url, fake("notes"), plugins=["openai"]) as kernel,
-        FakeOpenAI(api_key=USER_KEY) as member_srv,
-        FakeOpenAI(api_key=GUILD_KEY) as guild_srv,
-    ):
-        await _keys(kernel, member_srv.base_url, guild_srv.base_url)
+    async with _keyed(database_url, tmp_path, guild=True) as (kernel, member_srv, guild_srv):
         for owner, label in (("user:u1", "mine"), ("guild:g1", "k")):
             await kernel.llm.set_profile(owner, "vision", label, "v-model", params={"images": True})
         channel = Place("channel", "c1")

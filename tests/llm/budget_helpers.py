@@ -3,6 +3,9 @@ on loopback, and a chat request whose most cost is known."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import func, select
@@ -11,6 +14,9 @@ from gigi_core.kernel import Kernel
 from gigi_core.llm.budget_cost import most_tokens
 from gigi_core.llm.types import ChatRequest
 from gigi_core.store.budget_tables import LlmBudgetWindow
+from gigi_core.store.sealing import generate_key
+from gigi_core.testing import open_test_kernel
+from gigi_core.testing.fake_providers import FakeOpenAI
 
 GUILD = "g1"
 KEY = "sk-budget-test-0123456789"
@@ -51,3 +57,22 @@ async def counters(kernel: Kernel) -> tuple[int, int]:
             )
         ).one()
     return int(row[0]), int(row[1])
+
+
+@asynccontextmanager
+async def two_processes(
+    database_url: str, tmp_path: Path
+) -> AsyncIterator[tuple[Kernel, Kernel, FakeOpenAI]]:
+    """Two kernels on one database sharing a secret key (two processes of one deployment),
+    and a fake OpenAI on loopback."""
+    key = generate_key()
+    async with (
+        open_test_kernel(
+            tmp_path / "a", plugins=["openai"], database_url=database_url, secret_key=key
+        ) as one,
+        open_test_kernel(
+            tmp_path / "b", plugins=["openai"], database_url=database_url, secret_key=key
+        ) as two,
+        FakeOpenAI() as fake,
+    ):
+        yield one, two, fake

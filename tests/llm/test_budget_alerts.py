@@ -13,11 +13,9 @@ from gigi_core import Actor
 from gigi_core.kernel import Kernel
 from gigi_core.llm import BudgetExhausted
 from gigi_core.store.budget_tables import LlmBudgetWindow
-from gigi_core.store.sealing import generate_key
-from gigi_core.testing import open_test_kernel
 from gigi_core.testing.fake_providers import FakeOpenAI
 from gigi_core.testing.outbox import RecordingPoster
-from tests.llm.budget_helpers import GUILD, HI, MOST, configure, request, usage_of
+from tests.llm.budget_helpers import GUILD, HI, MOST, configure, request, two_processes, usage_of
 from tests.llm.service_helpers import llm_kernel
 
 STAFF = "900"
@@ -105,16 +103,7 @@ async def test_many_concurrent_calls_crossing_a_threshold_post_one_notice(
 async def test_two_kernels_on_one_database_announce_each_threshold_once(
     database_url, tmp_path
 ) -> None:
-    key = generate_key()
-    async with (
-        open_test_kernel(
-            tmp_path / "a", plugins=["openai"], database_url=database_url, secret_key=key
-        ) as one,
-        open_test_kernel(
-            tmp_path / "b", plugins=["openai"], database_url=database_url, secret_key=key
-        ) as two,
-        FakeOpenAI() as fake,
-    ):
+    async with two_processes(database_url, tmp_path) as (one, two, fake):
         await configure(one, fake.base_url)
         posters = [await staffed(one), await staffed(two)]
         await one.llm.set_budget(GUILD, "guild", None, limit=100 * MOST)

@@ -16,10 +16,17 @@ from gigi_core.llm import BudgetExhausted
 from gigi_core.llm.budget_leases import LEASE_SECONDS, settle, share
 from gigi_core.store.budget_tables import LlmBudgetLease
 from gigi_core.store.budget_tables import LlmBudgetWindow as W
-from gigi_core.store.sealing import generate_key
 from gigi_core.testing import open_test_kernel
 from gigi_core.testing.fake_providers import FakeOpenAI
-from tests.llm.budget_helpers import GUILD, MOST, configure, counters, request, usage_of
+from tests.llm.budget_helpers import (
+    GUILD,
+    MOST,
+    configure,
+    counters,
+    request,
+    two_processes,
+    usage_of,
+)
 
 MEMBER = Actor(id="u1")
 NOON = datetime(2026, 3, 4, 12, 0, tzinfo=UTC).timestamp()  # far from a window's reset
@@ -76,16 +83,7 @@ async def test_calls_are_held_from_one_share_taken_in_one_write(database_url, tm
 
 
 async def test_a_small_budget_is_shared_a_quarter_at_a_time(database_url, tmp_path) -> None:
-    key = generate_key()
-    async with (
-        open_test_kernel(
-            tmp_path / "a", plugins=["openai"], database_url=database_url, secret_key=key
-        ) as one,
-        open_test_kernel(
-            tmp_path / "b", plugins=["openai"], database_url=database_url, secret_key=key
-        ) as two,
-        FakeOpenAI() as fake,
-    ):
+    async with two_processes(database_url, tmp_path) as (one, two, fake):
         await configure(one, fake.base_url)
         await one.llm.set_budget(GUILD, "guild", None, limit=8 * MOST)
         fake.reply_text("ok", usage=usage_of(MOST), times=8)
@@ -110,16 +108,7 @@ async def test_a_small_budget_is_shared_a_quarter_at_a_time(database_url, tmp_pa
 
 
 async def test_a_crashed_process_lease_is_reclaimed_once_expired(database_url, tmp_path) -> None:
-    key = generate_key()
-    async with (
-        open_test_kernel(
-            tmp_path / "a", plugins=["openai"], database_url=database_url, secret_key=key
-        ) as one,
-        open_test_kernel(
-            tmp_path / "b", plugins=["openai"], database_url=database_url, secret_key=key
-        ) as two,
-        FakeOpenAI() as fake,
-    ):
+    async with two_processes(database_url, tmp_path) as (one, two, fake):
         for k in (one, two):
             k.llm.budgets.clock = lambda: NOON
         await configure(one, fake.base_url)
@@ -145,16 +134,7 @@ async def test_a_crashed_process_lease_is_reclaimed_once_expired(database_url, t
 async def test_a_settle_after_its_lease_was_reclaimed_takes_no_room_back_twice(
     database_url, tmp_path
 ) -> None:
-    key = generate_key()
-    async with (
-        open_test_kernel(
-            tmp_path / "a", plugins=["openai"], database_url=database_url, secret_key=key
-        ) as one,
-        open_test_kernel(
-            tmp_path / "b", plugins=["openai"], database_url=database_url, secret_key=key
-        ) as two,
-        FakeOpenAI() as fake,
-    ):
+    async with two_processes(database_url, tmp_path) as (one, two, fake):
         await configure(one, fake.base_url)
         await one.llm.set_budget(GUILD, "guild", None, limit=4 * MOST)
         budgets = one.llm.budgets

@@ -13,10 +13,15 @@ from gigi_core import Actor
 from gigi_core.kernel import Kernel
 from gigi_core.llm import BudgetExhausted
 from gigi_core.llm.budget_leases import LEASE_SECONDS
-from gigi_core.store.sealing import generate_key
-from gigi_core.testing import open_test_kernel
-from gigi_core.testing.fake_providers import FakeOpenAI
-from tests.llm.budget_helpers import GUILD, MOST, configure, counters, request, usage_of
+from tests.llm.budget_helpers import (
+    GUILD,
+    MOST,
+    configure,
+    counters,
+    request,
+    two_processes,
+    usage_of,
+)
 
 NOON = datetime(2026, 3, 4, 12, 0, tzinfo=UTC).timestamp()  # far from a window's reset
 
@@ -52,16 +57,7 @@ async def stall_and_reclaim(one: Kernel, two: Kernel, base_url: str) -> None:
 
 
 async def test_a_take_on_a_reclaimed_lease_serves_no_call(database_url, tmp_path) -> None:
-    key = generate_key()
-    async with (
-        open_test_kernel(
-            tmp_path / "a", plugins=["openai"], database_url=database_url, secret_key=key
-        ) as one,
-        open_test_kernel(
-            tmp_path / "b", plugins=["openai"], database_url=database_url, secret_key=key
-        ) as two,
-        FakeOpenAI() as fake,
-    ):
+    async with two_processes(database_url, tmp_path) as (one, two, fake):
         fake.reply_text("ok", usage=usage_of(MOST), times=40)
         await stall_and_reclaim(one, two, fake.base_url)
         stale = next(iter(one.llm.budgets.leases.values()))
@@ -76,16 +72,7 @@ async def test_a_take_on_a_reclaimed_lease_serves_no_call(database_url, tmp_path
 
 
 async def test_a_renew_drops_a_reclaimed_lease(database_url, tmp_path) -> None:
-    key = generate_key()
-    async with (
-        open_test_kernel(
-            tmp_path / "a", plugins=["openai"], database_url=database_url, secret_key=key
-        ) as one,
-        open_test_kernel(
-            tmp_path / "b", plugins=["openai"], database_url=database_url, secret_key=key
-        ) as two,
-        FakeOpenAI() as fake,
-    ):
+    async with two_processes(database_url, tmp_path) as (one, two, fake):
         fake.reply_text("ok", usage=usage_of(MOST), times=40)
         await stall_and_reclaim(one, two, fake.base_url)
         await one.llm.budgets._renew()  # the sweeper's round: the row is gone

@@ -157,13 +157,18 @@ class Access:
         channel (a private one also needs Manage Threads). ``gone``: Discord knows no such
         channel in this server (deleted), so nobody's view of it is left to protect."""
         channels = {c.id: c for c in await self._channel_list(member.guild.id)}
-        found = channels.get(channel_id) or await self._lookup(member.guild.id, channel_id)
-        if found is None:
-            return "gone", channel_id
-        if found.type not in THREADS:
-            return ("visible" if self._sees(member, found) else "hidden"), found.name
-        parent_id = found.parent_id or ""
-        parent = channels.get(parent_id) or await self._lookup(member.guild.id, parent_id)
+        try:
+            found = channels.get(channel_id) or await self._lookup(member.guild.id, channel_id)
+            if found is None:
+                return "gone", channel_id
+            if found.type not in THREADS:
+                return ("visible" if self._sees(member, found) else "hidden"), found.name
+            parent_id = found.parent_id or ""
+            parent = channels.get(parent_id) or await self._lookup(member.guild.id, parent_id)
+        except discord_api.DiscordError as exc:
+            if exc.status == 403:  # not even the bot may see it: nobody is shown it here
+                return "hidden", channel_id
+            raise
         sees = parent is not None and self._sees(member, parent)
         if found.type == PRIVATE_THREAD and not (
             member.guild.owner or member.guild.permissions & (ADMINISTRATOR | MANAGE_THREADS)
@@ -172,12 +177,12 @@ class Access:
         return ("visible" if sees else "hidden"), found.name
 
     async def _lookup(self, guild_id: str, channel_id: str) -> GuildChannel | None:
-        """A channel or thread missing from the server's list, by id (kept a minute: only
-        its existence, parent and type are read from it, none of which a minute changes)."""
+        """A channel or thread missing from the server's list (a thread, or a channel newer
+        than the list), by id: a decision's input, trusted as long as the list is."""
         if not channel_id:
             return None
         cached = self._looked.get(channel_id)
-        if cached is not None and time.monotonic() - cached[0] < NAMES_SECONDS:
+        if cached is not None and self._fresh(cached[0]):
             found = cached[1]
         else:
             found = await discord_api.channel(self.settings, channel_id)

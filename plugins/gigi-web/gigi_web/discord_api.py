@@ -17,7 +17,12 @@ ADMINISTRATOR = 1 << 3
 
 
 class DiscordError(Exception):
-    """Discord answered with an error or not at all; the text is safe to show."""
+    """Discord answered with an error or not at all; the text is safe to show. ``status``:
+    Discord's HTTP status, None when it could not be reached."""
+
+    def __init__(self, text: str, status: int | None = None) -> None:
+        super().__init__(text)
+        self.status = status
 
 
 @dataclass(frozen=True)
@@ -55,7 +60,9 @@ async def get_json(settings: WebSettings, path: str, authorization: str) -> Any:
     if reply.status_code == 404:
         return None
     if reply.status_code != 200:
-        raise DiscordError(f"Discord answered {reply.status_code} for {path.split('?')[0]}")
+        raise DiscordError(
+            f"Discord answered {reply.status_code} for {path.split('?')[0]}", reply.status_code
+        )
     return reply.json()
 
 
@@ -120,7 +127,8 @@ async def guild_channel_list(settings: WebSettings, guild_id: str) -> list[Guild
 
 async def channel(settings: WebSettings, channel_id: str) -> GuildChannel | None:
     """One channel or thread by id (bot token), with its parent and server; None when
-    Discord knows none (deleted) or the bot cannot see it."""
+    Discord knows none (deleted). A DiscordError with status 403 when the bot may not see
+    it (a private thread it is not in)."""
     found = await get_json(settings, f"/channels/{channel_id}", _bot(settings))
     if not isinstance(found, dict) or "id" not in found:
         return None

@@ -68,6 +68,7 @@ class FakeDiscord:
         self.token_requests: list[dict[str, str]] = []
         self.revoked: list[str] = []  # access tokens revoked at sign-out
         self.revoke_down = False  # a test sets it: the revocation endpoint answers 503
+        self.bot_locked_out: set[str] = set()  # channel ids the bot may not read (403)
         self.next_user: str | None = None  # who "clicks Authorize" when the page is skipped
 
     def add_user(self, user_id: str, name: str) -> None:
@@ -245,6 +246,8 @@ class FakeDiscord:
         if self._who(request) != "bot":
             return JSONResponse({"message": "401: Unauthorized"}, status_code=401)
         cid = request.path_params["channel_id"]
+        if cid in self.bot_locked_out:
+            return JSONResponse({"message": "Missing Access", "code": 50001}, status_code=403)
         for guild in self.guilds.values():
             if not guild.bot:
                 continue

@@ -309,53 +309,6 @@ async def test_records_and_memory_of_a_hidden_channel_are_out_of_reach(dashboard
     assert await _writes(kernel, ALPHA) == []
 
 
-@with_both
-async def test_a_hidden_channel_newer_than_the_name_cache_is_not_purged(dashboard) -> None:
-    kernel = dashboard.kernel
-    await _everything(dashboard)
-    await kernel.add_grant(ALPHA, "memory.manage.guild", "user", MEMBER, by=ADMIN)
-    bob = dashboard.browser()
-    await bob.sign_in(MEMBER)
-    assert (await bob.client.get(f"/g/{ALPHA}/memory")).status_code == 200  # names cached
-    # A new private channel, remembered by an admin, with messages: bob cannot see it.
-    late = "8009"
-    guild = dashboard.fake.guilds[ALPHA]
-    guild.channels[late] = "new-private"
-    guild.overwrites[late] = [
-        {"id": ALPHA, "type": 0, "allow": "0", "deny": str(VIEW)},
-        {"id": ADMIN, "type": 1, "allow": str(VIEW), "deny": "0"},
-    ]
-    await _remember(kernel, ALPHA, late, 2)
-    before = await _stored(kernel)
-    one = await bob.post(f"/g/{ALPHA}/memory/purge", {"channel": late, "confirm": "on"})
-    every = await bob.post(f"/g/{ALPHA}/memory/purge", {"everything": "yes", "confirm": "on"})
-    assert (one.status_code, every.status_code) == (403, 403)
-    assert await _stored(kernel) == before and before[late] == 2
-
-
-@with_both
-@pytest.mark.parametrize("in_discord", [True, False], ids=["thread", "deleted thread"])
-async def test_a_thread_of_a_hidden_channel_is_neither_listed_nor_purged(
-    dashboard, in_discord
-) -> None:
-    kernel = dashboard.kernel
-    await _everything(dashboard)
-    if in_discord:  # Discord answers for it by id (threads are not in the channel list)
-        dashboard.fake.guilds[ALPHA].threads[THREAD] = ("hidden-thread", HIDDEN, 11)
-    # An admin remembers a thread of #hidden (its own mode); its messages name the parent.
-    await _remember(kernel, ALPHA, THREAD, 3, parent_channel_id=HIDDEN, channel_kind="thread")
-    assert await _rows(kernel, ALPHA) == 3 + 3
-    await kernel.add_grant(ALPHA, "memory.manage.guild", "user", MEMBER, by=ADMIN)
-    bob = dashboard.browser()
-    await bob.sign_in(MEMBER)
-    page = await bob.client.get(f"/g/{ALPHA}/memory")
-    assert page.status_code == 200 and THREAD not in page.text
-    purge = await bob.post(f"/g/{ALPHA}/memory/purge", {"channel": THREAD, "confirm": "on"})
-    assert purge.status_code in (403, 404)
-    assert await _rows(kernel, ALPHA) == 3 + 3
-    assert ("memory.purge", MEMBER) not in await _writes(kernel, ALPHA)
-
-
 # -- the session --------------------------------------------------------------------------------
 
 
@@ -470,21 +423,3 @@ async def test_the_audit_of_edits_and_purges_holds_no_text(dashboard) -> None:
     dump = repr(rows.rows)
     for text in (ACTION_TEXT, purpose, MESSAGE_TEXT, "Deploy on Fridays", token):
         assert text not in dump, text
-
-
-@with_both
-async def test_a_thread_of_a_visible_channel_is_listed_by_name_and_purged(dashboard) -> None:
-    kernel = dashboard.kernel
-    await _everything(dashboard)
-    dashboard.fake.guilds[ALPHA].threads[THREAD] = ("plans-thread", CHAN, 11)
-    await _remember(kernel, ALPHA, THREAD, 2, parent_channel_id=CHAN, channel_kind="thread")
-    await kernel.add_grant(ALPHA, "memory.manage.guild", "user", MEMBER, by=ADMIN)
-    bob = dashboard.browser()
-    await bob.sign_in(MEMBER)
-    page = await bob.client.get(f"/g/{ALPHA}/memory")
-    assert page.status_code == 200 and "plans-thread" in page.text
-    before = await _rows(kernel, ALPHA)
-    purge = await bob.post(f"/g/{ALPHA}/memory/purge", {"channel": THREAD, "confirm": "on"})
-    assert purge.status_code == 303, purge.text
-    assert await _rows(kernel, ALPHA) == before - 2
-    assert ("memory.purge", MEMBER) in await _writes(kernel, ALPHA)

@@ -20,7 +20,8 @@ async def test_first_party_jobs_carry_no_message_text(tmp_path: Path, database_u
     async with open_test_kernel(tmp_path, database_url=database_url, strict=False) as kernel:
         plugins = sorted(kernel.registry.manifests)
         for name in plugins:
-            await kernel.enable_plugin("g1", name)
+            if kernel.registry.manifests[name].plugin.per_server:
+                await kernel.enable_plugin("g1", name)
         if "memory" in plugins:  # opt a channel in, so memory really ingests the canary
             await kernel.call_tool(
                 "memory.enable",

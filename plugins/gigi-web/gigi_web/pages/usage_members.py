@@ -1,6 +1,6 @@
 """The members who spent the most tokens in a server over 7, 30 or 90 days, by pseudonym
-only ("member #1" spent the most). Its own page: the rollups hold no member, so it reads
-the period's usage events and costs O(calls in the period), unlike the usage plot."""
+only ("member #1" spent the most). Its own page: it reads the per-member rollups
+(``usage_by_actor``), not the plot's, at O(members x weeks) per request."""
 
 from __future__ import annotations
 

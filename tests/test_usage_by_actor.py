@@ -274,3 +274,34 @@ async def test_an_upgraded_store_fills_its_weeks_from_the_folded_days(kernel) ->
     await _fold(kernel)
     await _weeks_are_their_days(kernel)
     await _all_windows_agree(kernel, records + later)
+
+
+async def test_weeks_follow_the_days_whoever_writes_them(kernel) -> None:
+    """The database keeps each week the sum of its days (kernel_0024's triggers), so a
+    process of the previous version, which folds and erases members in the daily table
+    only, leaves no week behind: rows added, added to, renamed, shrunk and deleted."""
+    d = LlmUsageActorDay.__table__
+    monday_ = monday(datetime.now(UTC).date()) - timedelta(days=14)
+    days = [monday_ + timedelta(days=n) for n in (0, 3, 6, 7)]  # two weeks
+
+    def row(day, actor: str, calls: int) -> dict:
+        return {"guild_id": "g1", "day": day, "actor_id": actor, "calls": calls,
+                "input_tokens": 10 * calls, "output_tokens": calls}  # fmt: skip
+
+    async with kernel.db.engine.begin() as conn:
+        await conn.execute(d.insert(), [row(day, "u1", 2) for day in days])
+        await conn.execute(d.insert(), [row(days[0], "u2", 5)])
+    await _weeks_are_their_days(kernel)
+    async with kernel.db.engine.begin() as conn:  # a later fold adds to a day
+        key = (d.c.guild_id == "g1") & (d.c.day == days[1]) & (d.c.actor_id == "u1")
+        await conn.execute(d.update().where(key).values(calls=d.c.calls + 3))
+    await _weeks_are_their_days(kernel)
+    async with kernel.db.engine.begin() as conn:  # erasure by rename, and by delete
+        await conn.execute(d.update().where(d.c.actor_id == "u2").values(actor_id="anon-1"))
+        await conn.execute(d.delete().where(d.c.actor_id == "u1", d.c.day == days[3]))
+    await _weeks_are_their_days(kernel)
+    async with kernel.db.engine.connect() as conn:
+        w = LlmUsageActorWeek.__table__
+        members = set((await conn.execute(select(w.c.actor_id, w.c.week))).all())
+    assert members == {("u1", days[0]), ("anon-1", days[0])}  # u1's second week is gone
+    assert sum(r.calls for r in await usage_by_actor(kernel.db, "g1", days=60)) == 2 * 3 + 3 + 5

@@ -1,12 +1,12 @@
-"""Folds usage events into the per-member daily and weekly rollups, and keeps them right
-when members go.
+"""Folds usage events into the per-member daily rollup, and keeps it right when members go.
 
 The job ``gigi.usage_members_fold`` calls ``fold_usage_by_actor`` every few minutes: each
-batch sums the events after the watermark per guild, UTC day (and UTC week, from Monday)
-and member, adds them to ``llm_usage_actor_days`` and ``llm_usage_actor_weeks`` and
-advances the watermark in the same transaction, so a batch that fails midway leaves all
-three as they were and the next run folds the same events once. A week's row is always
-the sum of its seven day rows: every path below changes both tables alike.
+batch sums the events after the watermark per guild, UTC day and member, adds them to
+``llm_usage_actor_days`` and advances the watermark in the same transaction, so a batch
+that fails midway leaves both as they were and the next run folds the same events once.
+The weekly rollup ``llm_usage_actor_weeks`` is kept by the database: triggers of revision
+kernel_0024 apply every change of a day row to its week in the same transaction, so no
+path here writes weeks (and a process of the previous version cannot leave them behind).
 
 Events commit in id order within one writer, but two processes can commit out of order, so
 a batch stops before the first event younger than ``settle_seconds``: an event still in an
@@ -23,12 +23,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Date, cast, delete, func, insert, literal_column, select, update
 
 from gigi_core.store.llm_tables import LlmUsageEvent
-from gigi_core.store.usage_actor_tables import (
-    NO_ACTOR,
-    LlmUsageActorDay,
-    LlmUsageActorWatermark,
-    LlmUsageActorWeek,
-)
+from gigi_core.store.usage_actor_tables import NO_ACTOR, LlmUsageActorDay, LlmUsageActorWatermark
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
@@ -38,10 +33,7 @@ if TYPE_CHECKING:
 BATCH = 50_000
 SUMS = ("calls", "input_tokens", "output_tokens")
 _DAYS = LlmUsageActorDay.__table__
-_WEEKS = LlmUsageActorWeek.__table__
 _MARK = LlmUsageActorWatermark.__table__
-#: Each rollup table and its period column (the day, or the week's Monday).
-ROLLUPS: tuple[tuple[Any, str], ...] = ((_DAYS, "day"), (_WEEKS, "week"))
 
 
 def day_of(column: Any, dialect: str) -> Any:
@@ -49,16 +41,6 @@ def day_of(column: Any, dialect: str) -> Any:
     if dialect == "postgresql":
         return cast(func.timezone("UTC", column), Date)
     return func.date(column)
-
-
-def week_of(column: Any, dialect: str) -> Any:
-    """The Monday of the UTC week of a stored event time, as SQL (constants inline, so the
-    expression is the same text in SELECT and GROUP BY)."""
-    if dialect == "postgresql":
-        utc = func.timezone(literal_column("'UTC'"), column)
-        return cast(func.date_trunc(literal_column("'week'"), utc), Date)
-    # SQLite: back six days, then forward to the next Monday (the same day if one).
-    return func.date(column, literal_column("'-6 days'"), literal_column("'weekday 1'"))
 
 
 def monday(day: date) -> date:
@@ -74,11 +56,11 @@ def _insert(dialect: str, table: Any) -> Any:
     return dialect_insert(table)
 
 
-def _adding(statement: Any, table: Any, period: str) -> Any:
-    """``statement`` with ``ON CONFLICT`` adding its sums to the row already there."""
+def _adding(statement: Any) -> Any:
+    """``statement`` with ``ON CONFLICT`` adding its sums to the day row already there."""
     return statement.on_conflict_do_update(
-        index_elements=["guild_id", period, "actor_id"],
-        set_={c: table.c[c] + statement.excluded[c] for c in SUMS},
+        index_elements=["guild_id", "day", "actor_id"],
+        set_={c: _DAYS.c[c] + statement.excluded[c] for c in SUMS},
     )
 
 
@@ -116,23 +98,21 @@ async def fold_batch(db: Database, *, batch: int = BATCH, settle_seconds: float 
             return 0
         dialect = s.get_bind().dialect.name
         actor = func.coalesce(e.c.actor_id, literal_column("''"))  # NO_ACTOR, inline for GROUP BY
-        for table, period in ROLLUPS:
-            when = (day_of if period == "day" else week_of)(e.c.created_at, dialect)
-            sums = (
-                select(
-                    e.c.guild_id,
-                    when,
-                    actor,
-                    func.count(),
-                    func.coalesce(func.sum(e.c.input_tokens), 0),
-                    func.coalesce(func.sum(e.c.output_tokens), 0),
-                )
-                .where(e.c.id > mark, e.c.id <= last, e.c.guild_id.is_not(None))
-                .group_by(e.c.guild_id, when, actor)
+        day = day_of(e.c.created_at, dialect)
+        sums = (
+            select(
+                e.c.guild_id,
+                day,
+                actor,
+                func.count(),
+                func.coalesce(func.sum(e.c.input_tokens), 0),
+                func.coalesce(func.sum(e.c.output_tokens), 0),
             )
-            columns = ["guild_id", period, "actor_id", *SUMS]
-            statement = _insert(dialect, table).from_select(columns, sums)
-            await s.execute(_adding(statement, table, period))
+            .where(e.c.id > mark, e.c.id <= last, e.c.guild_id.is_not(None))
+            .group_by(e.c.guild_id, day, actor)
+        )
+        columns = ["guild_id", "day", "actor_id", *SUMS]
+        await s.execute(_adding(_insert(dialect, _DAYS).from_select(columns, sums)))
         await s.execute(update(_MARK).where(_MARK.c.id == 1).values(last_event_id=last))
     return last - mark
 
@@ -144,9 +124,9 @@ async def fold_usage_by_actor(
     max_batches: int = 20,
     settle_seconds: float = 60.0,
 ) -> int:
-    """Folds the usage events after the watermark into the per-member daily and weekly
-    rollups, in transactions of ``batch`` events, at most ``max_batches``; returns the ids
-    passed."""
+    """Folds the usage events after the watermark into the per-member daily rollup (and so
+    the weekly one), in transactions of ``batch`` events, at most ``max_batches``; returns
+    the ids passed."""
     await db.writer.drain()  # usage queued in this process lands first
     passed = 0
     for _ in range(max_batches):
@@ -157,45 +137,30 @@ async def fold_usage_by_actor(
     return passed
 
 
-async def _add(s: AsyncSession, table: Any, period: str, rows: list[dict[str, Any]]) -> None:
+async def _add(s: AsyncSession, rows: list[dict[str, Any]]) -> None:
     if rows:
-        statement = _insert(s.get_bind().dialect.name, table)
-        await s.execute(_adding(statement, table, period), rows)
+        await s.execute(_adding(_insert(s.get_bind().dialect.name, _DAYS)), rows)
 
 
 async def rename_actor(s: AsyncSession, user_id: str, guild_id: str | None, pseudonym: str) -> int:
     """A member's rows (in one guild, or everywhere) merge into the pseudonym's rows, as
-    their usage events take the pseudonym; returns the day rows moved. Call after
-    ``hold_watermark``."""
-    moved = 0
-    for table, period in ROLLUPS:
-        t = table.c
-        mine = (
-            (t.actor_id == user_id)
-            if guild_id is None
-            else (t.actor_id == user_id) & (t.guild_id == guild_id)
-        )
-        rows = (
-            await s.execute(select(t.guild_id, t[period], *(t[c] for c in SUMS)).where(mine))
-        ).all()
-        await _add(
-            s,
-            table,
-            period,
-            [
-                {
-                    "guild_id": g,
-                    period: when,
-                    "actor_id": pseudonym,
-                    **dict(zip(SUMS, v, strict=True)),
-                }
-                for g, when, *v in rows
-            ],
-        )
-        await s.execute(delete(table).where(mine))
-        if period == "day":
-            moved = len(rows)
-    return moved
+    their usage events take the pseudonym. Call after ``hold_watermark``."""
+    d = _DAYS.c
+    mine = (
+        (d.actor_id == user_id)
+        if guild_id is None
+        else ((d.actor_id == user_id) & (d.guild_id == guild_id))
+    )
+    rows = (await s.execute(select(d.guild_id, d.day, *(d[c] for c in SUMS)).where(mine))).all()
+    await _add(
+        s,
+        [
+            {"guild_id": g, "day": day, "actor_id": pseudonym, **dict(zip(SUMS, v, strict=True))}
+            for g, day, *v in rows
+        ],
+    )
+    await s.execute(delete(_DAYS).where(mine))
+    return len(rows)
 
 
 async def move_run_usage(s: AsyncSession, request_id: str, user_id: str, alias: str) -> None:
@@ -203,40 +168,33 @@ async def move_run_usage(s: AsyncSession, request_id: str, user_id: str, alias: 
     run's own calls, pseudonymised once it has finished). Call after ``hold_watermark``."""
     mark = int(await s.scalar(select(_MARK.c.last_event_id).where(_MARK.c.id == 1)) or 0)
     e = LlmUsageEvent.__table__
-    events = (
-        await s.execute(
-            select(e.c.guild_id, e.c.created_at, e.c.input_tokens, e.c.output_tokens).where(
-                e.c.request_id == request_id,
-                e.c.actor_id == user_id,
-                e.c.guild_id.is_not(None),
-                e.c.id <= mark,
-            )
+    events = await s.execute(
+        select(e.c.guild_id, e.c.created_at, e.c.input_tokens, e.c.output_tokens).where(
+            e.c.request_id == request_id,
+            e.c.actor_id == user_id,
+            e.c.guild_id.is_not(None),
+            e.c.id <= mark,
         )
-    ).all()
-    if not events:
+    )
+    moved = _per_day(events.all())
+    if not moved:
         return
-    for table, period in ROLLUPS:
-        moved = _per_period(events, weekly=period == "week")
-        t = table.c
-        for (guild, when), sums in moved.items():
-            key = (t.guild_id == guild) & (t[period] == when) & (t.actor_id == user_id)
-            await s.execute(update(table).where(key).values({c: t[c] - sums[c] for c in SUMS}))
-            await s.execute(delete(table).where(key, t.calls <= 0))
-        await _add(
-            s,
-            table,
-            period,
-            [{"guild_id": g, period: w, "actor_id": alias, **v} for (g, w), v in moved.items()],
-        )
+    d = _DAYS.c
+    for (guild, day), sums in moved.items():
+        key = (d.guild_id == guild) & (d.day == day) & (d.actor_id == user_id)
+        await s.execute(update(_DAYS).where(key).values({c: d[c] - sums[c] for c in SUMS}))
+        await s.execute(delete(_DAYS).where(key, d.calls <= 0))
+    await _add(
+        s,
+        [{"guild_id": g, "day": day, "actor_id": alias, **v} for (g, day), v in moved.items()],
+    )
 
 
-def _per_period(events: Iterable[Any], *, weekly: bool) -> dict[tuple[str, date], dict[str, int]]:
-    """The events' sums per guild and UTC day (or the Monday of their UTC week)."""
+def _per_day(events: Iterable[Any]) -> dict[tuple[str, date], dict[str, int]]:
     sums: dict[tuple[str, date], dict[str, int]] = defaultdict(lambda: dict.fromkeys(SUMS, 0))
     for guild, created, tokens_in, tokens_out in events:
         when = created if created.tzinfo else created.replace(tzinfo=UTC)
-        day = when.astimezone(UTC).date()
-        entry = sums[(guild, monday(day) if weekly else day)]
+        entry = sums[(guild, when.astimezone(UTC).date())]
         entry["calls"] += 1
         entry["input_tokens"] += tokens_in or 0
         entry["output_tokens"] += tokens_out or 0
@@ -244,34 +202,27 @@ def _per_period(events: Iterable[Any], *, weekly: bool) -> dict[tuple[str, date]
 
 
 async def purge_guild_actors(s: AsyncSession, guild_id: str) -> int:
-    """A purged guild's days and weeks keep their sums with no member, as its usage events
-    keep their billing rows with ``actor_id`` NULL; returns the days. Call after
-    ``hold_watermark``."""
-    days = 0
-    for table, period in ROLLUPS:
-        t = table.c
-        totals = (
-            await s.execute(
-                select(t[period], *(func.sum(t[c]) for c in SUMS))
-                .where(t.guild_id == guild_id)
-                .group_by(t[period])
-            )
-        ).all()
-        await s.execute(delete(table).where(t.guild_id == guild_id))
-        await _add(
-            s,
-            table,
-            period,
-            [
-                {
-                    "guild_id": guild_id,
-                    period: when,
-                    "actor_id": NO_ACTOR,
-                    **{c: int(v or 0) for c, v in zip(SUMS, values, strict=True)},
-                }
-                for when, *values in totals
-            ],
+    """A purged guild's days keep their sums with no member, as its usage events keep
+    their billing rows with ``actor_id`` NULL. Call after ``hold_watermark``."""
+    d = _DAYS.c
+    totals = (
+        await s.execute(
+            select(d.day, *(func.sum(d[c]) for c in SUMS))
+            .where(d.guild_id == guild_id)
+            .group_by(d.day)
         )
-        if period == "day":
-            days = len(totals)
-    return days
+    ).all()
+    await s.execute(delete(_DAYS).where(d.guild_id == guild_id))
+    await _add(
+        s,
+        [
+            {
+                "guild_id": guild_id,
+                "day": day,
+                "actor_id": NO_ACTOR,
+                **{c: int(v or 0) for c, v in zip(SUMS, values, strict=True)},
+            }
+            for day, *values in totals
+        ],
+    )
+    return len(totals)

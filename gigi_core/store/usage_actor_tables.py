@@ -2,9 +2,9 @@
 the usage events by a job.
 
 The usage row's write (on every model call's path) stays as it was: a background job folds
-the events newer than the watermark into ``llm_usage_actor_days`` and
-``llm_usage_actor_weeks`` in one transaction, so the per-member report reads the window's
-whole weeks, its edge days and the few events the job has not folded yet.
+the events newer than the watermark into ``llm_usage_actor_days``; the database's triggers
+(kernel_0024) keep ``llm_usage_actor_weeks`` the sum of those days. The per-member report
+reads the window's whole weeks, its edge days and the few events the job has not folded.
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ class LlmUsageActorDay(Base):
 
 class LlmUsageActorWeek(Base):
     """One member's calls and tokens in one guild in one UTC week (starting Monday): the
-    sum of the member's days that week, so a 90-day report reads ~4x fewer rows."""
+    sum of the member's days that week, kept by triggers on the daily table (whoever writes
+    it), so a 90-day report reads ~4x fewer rows."""
 
     __tablename__ = "llm_usage_actor_weeks"
     __table_args__ = {"sqlite_with_rowid": False}

@@ -113,11 +113,16 @@ class Access:
             elif len(wanted) < MAX_NAMED:
                 wanted.append(uid)
         found = await asyncio.gather(
-            *(discord_api.member_name(self.settings, guild_id, uid) for uid in wanted)
+            *(discord_api.member_name(self.settings, guild_id, uid) for uid in wanted),
+            return_exceptions=True,
         )
         if len(self._names) > 10_000:
             self._names.clear()
         for uid, name in zip(wanted, found, strict=True):
+            if isinstance(name, BaseException):  # rate-limited, down: a label, asked later
+                if not isinstance(name, discord_api.DiscordError):
+                    raise name
+                continue
             named = {uid: name} if name else {}
             self._names[("member", f"{guild_id}:{uid}")] = (time.monotonic(), named)
             out.update(named)

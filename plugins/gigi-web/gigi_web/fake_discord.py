@@ -69,6 +69,7 @@ class FakeDiscord:
         self.revoked: list[str] = []  # access tokens revoked at sign-out
         self.revoke_down = False  # a test sets it: the revocation endpoint answers 503
         self.bot_locked_out: set[str] = set()  # channel ids the bot may not read (403)
+        self.rate_limited: set[str] = set()  # user ids whose member lookups answer 429
         self.next_user: str | None = None  # who "clicks Authorize" when the page is skipped
 
     def add_user(self, user_id: str, name: str) -> None:
@@ -217,6 +218,8 @@ class FakeDiscord:
         if isinstance(guild, Response):
             return guild
         user_id = request.path_params["user_id"]
+        if user_id in self.rate_limited:
+            return JSONResponse({"message": "You are being rate limited."}, status_code=429)
         found = guild.members.get(user_id)
         if found is None:
             return JSONResponse({"message": "Unknown Member"}, status_code=404)

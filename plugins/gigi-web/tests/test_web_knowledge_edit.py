@@ -338,3 +338,15 @@ async def test_a_failing_context_read_leaves_the_lists(dashboard, monkeypatch) -
     assert "Could not read what this channel is for" in page.text
     assert "the context store is unavailable" in page.text
     assert "Write the runbook" in page.text and f'value="{ids["note"]}"' in page.text
+
+
+async def test_names_discord_will_not_give_leave_the_ids(dashboard) -> None:
+    """Names only label ids: a lookup Discord refuses (rate limited) shows the id, and the
+    page still lists everything; the name is asked again on a later page."""
+    *_, ada, _ = await _signed_in(dashboard)
+    dashboard.fake.rate_limited.add(MEMBER)
+    page = await ada.client.get(f"/g/{ALPHA}/knowledge", params={"channel": CHAN})
+    assert page.status_code == 200 and f"<td>Write the runbook</td><td>{MEMBER}</td>" in page.text
+    dashboard.fake.rate_limited.clear()
+    again = await ada.client.get(f"/g/{ALPHA}/knowledge", params={"channel": CHAN})
+    assert "<td>Write the runbook</td><td>bob</td>" in again.text

@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from gigi_core import Actor
 from gigi_web import discord_api
@@ -47,8 +47,10 @@ PAGES: dict[str, tuple[str, ...]] = {
 ADMIN_PAGES = tuple(page for page in PAGES if page != "data")
 # Pages about one plugin's data: shown only where that plugin is enabled.
 PLUGIN_PAGES = {"memory": "memory", "knowledge": "knowledge"}
+T = TypeVar("T")
 ChannelView = Literal["visible", "hidden", "gone"]
 USER_ID = re.compile(r"[0-9]{1,20}", re.ASCII)
+LOOKUPS_AT_ONCE = 8
 MAX_NAMED = 20  # member names looked up in Discord for one page
 NAMES_SECONDS = 60.0  # role and channel names only label ids on a page; no decision uses them
 
@@ -76,6 +78,12 @@ class Access:
         self._names: dict[tuple[str, str], tuple[float, dict[str, str]]] = {}
         self._channels: dict[str, tuple[float, list[GuildChannel]]] = {}
         self._looked: dict[str, tuple[float, GuildChannel | None]] = {}
+        # A page's lookups by id go a few at a time: Discord allows 50 requests a second.
+        self._lookups = asyncio.Semaphore(LOOKUPS_AT_ONCE)
+
+    async def _asking(self, lookup: Awaitable[T]) -> T:
+        async with self._lookups:
+            return await lookup
 
     def _fresh(self, at: float) -> bool:
         return time.monotonic() - at < self.settings.member_ttl
@@ -113,7 +121,10 @@ class Access:
             elif len(wanted) < MAX_NAMED:
                 wanted.append(uid)
         found = await asyncio.gather(
-            *(discord_api.member_name(self.settings, guild_id, uid) for uid in wanted),
+            *(
+                self._asking(discord_api.member_name(self.settings, guild_id, uid))
+                for uid in wanted
+            ),
             return_exceptions=True,
         )
         if len(self._names) > 10_000:
@@ -190,7 +201,7 @@ class Access:
         if cached is not None and self._fresh(cached[0]):
             found = cached[1]
         else:
-            found = await discord_api.channel(self.settings, channel_id)
+            found = await self._asking(discord_api.channel(self.settings, channel_id))
             if len(self._looked) > 10_000:
                 self._looked.clear()
             self._looked[channel_id] = (time.monotonic(), found)

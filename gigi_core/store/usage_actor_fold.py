@@ -48,16 +48,16 @@ def monday(day: date) -> date:
     return day - timedelta(days=day.weekday())
 
 
-def _insert(dialect: str, table: Any) -> Any:
+def _insert(dialect: str) -> Any:
     if dialect == "postgresql":
         from sqlalchemy.dialects.postgresql import insert as dialect_insert
     else:
         from sqlalchemy.dialects.sqlite import insert as dialect_insert
-    return dialect_insert(table)
+    return dialect_insert(_DAYS)
 
 
 def _adding(statement: Any) -> Any:
-    """``statement`` with ``ON CONFLICT`` adding its sums to the day row already there."""
+    """``statement`` with ``ON CONFLICT`` adding its sums to the row already there."""
     return statement.on_conflict_do_update(
         index_elements=["guild_id", "day", "actor_id"],
         set_={c: _DAYS.c[c] + statement.excluded[c] for c in SUMS},
@@ -97,8 +97,8 @@ async def fold_batch(db: Database, *, batch: int = BATCH, settle_seconds: float 
         if last <= mark:
             return 0
         dialect = s.get_bind().dialect.name
-        actor = func.coalesce(e.c.actor_id, literal_column("''"))  # NO_ACTOR, inline for GROUP BY
         day = day_of(e.c.created_at, dialect)
+        actor = func.coalesce(e.c.actor_id, literal_column("''"))  # NO_ACTOR, inline for GROUP BY
         sums = (
             select(
                 e.c.guild_id,
@@ -112,7 +112,7 @@ async def fold_batch(db: Database, *, batch: int = BATCH, settle_seconds: float 
             .group_by(e.c.guild_id, day, actor)
         )
         columns = ["guild_id", "day", "actor_id", *SUMS]
-        await s.execute(_adding(_insert(dialect, _DAYS).from_select(columns, sums)))
+        await s.execute(_adding(_insert(dialect).from_select(columns, sums)))
         await s.execute(update(_MARK).where(_MARK.c.id == 1).values(last_event_id=last))
     return last - mark
 
@@ -139,7 +139,7 @@ async def fold_usage_by_actor(
 
 async def _add(s: AsyncSession, rows: list[dict[str, Any]]) -> None:
     if rows:
-        await s.execute(_adding(_insert(s.get_bind().dialect.name, _DAYS)), rows)
+        await s.execute(_adding(_insert(s.get_bind().dialect.name)), rows)
 
 
 async def rename_actor(s: AsyncSession, user_id: str, guild_id: str | None, pseudonym: str) -> int:

@@ -11,7 +11,7 @@ import sys
 import pytest
 from sqlalchemy import insert
 
-from gigi_core import ConfigError, hookimpl
+from gigi_core import ConfigError
 from gigi_core.agent.runs import new_run_row
 from gigi_core.agent.runtime import AgentRuntime
 from gigi_core.default_plugins.console import ConsoleSurface
@@ -273,32 +273,17 @@ async def test_results_print_as_fields_and_json_switches_to_raw(env) -> None:
     assert 'dice.roll → {"faces": [' in switched.split("switches back.")[-1]
 
 
-class _WholeBot:
-    """A plugin with a manifest but nothing to turn on per server (like the dashboard)."""
-
-    def __init__(self, tmp_path) -> None:
-        self.path = tmp_path / "board.yaml"
-        self.path.write_text(
-            "manifest_version: 1\nplugin:\n  name: board\n  version: 0.0.1\n"
-            "  description: A dashboard.\n  data_statement: Sessions.\n  per_server: false\n"
-        )
-
-    @hookimpl
-    def register_manifests(self, register):
-        register(self.path)
-
-
 async def test_a_whole_bot_plugin_is_listed_apart_and_cannot_be_enabled(
     database_url, tmp_path
 ) -> None:
+    """The web dashboard's manifest says per_server: false."""
     async with open_test_kernel(
-        tmp_path, plugins=["dice"], extra_plugins=[("board", _WholeBot(tmp_path))],
-        database_url=database_url,
-    ) as kernel:  # fmt: skip
-        output = await drive(kernel, ["/plugins", "/enable board", "/quit"])
-        assert "[n/a] board: nothing to enable here (A dashboard.)" in output
-        assert "[off] board" not in output and "[off] dice 0.1.0" in output
+        tmp_path, plugins=["dice", "web"], database_url=database_url
+    ) as kernel:
+        output = await drive(kernel, ["/plugins", "/enable web", "/quit"])
+        assert "[n/a] web: nothing to enable here (The admin web dashboard" in output
+        assert "[off] web" not in output and "[off] dice 0.1.0" in output
         assert "serves the whole bot: there is nothing to enable in a server" in output
-        with pytest.raises(ConfigError, match="plugin board serves the whole bot"):
-            await kernel.enable_plugin("console", "board")
-        assert "board" not in await kernel.plugin_state.enabled_plugins("console")
+        with pytest.raises(ConfigError, match="plugin web serves the whole bot"):
+            await kernel.enable_plugin("console", "web")
+        assert "web" not in await kernel.plugin_state.enabled_plugins("console")

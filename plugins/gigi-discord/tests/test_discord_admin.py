@@ -10,8 +10,6 @@ from discord_world import world
 from gigi_discord.errors import describe
 from gigi_discord.redact import ModalRedactor
 
-from gigi_core import hookimpl
-
 KEY = "sk-discord-CANARY-4e8b1d7f2a"
 
 
@@ -190,26 +188,13 @@ def test_unexpected_errors_are_not_shown(error) -> None:
     assert describe(error) == "Something went wrong on Gigi's side; it was logged for the operator."
 
 
-class _WholeBot:
-    """A plugin with a manifest but nothing to turn on per server (like the dashboard)."""
-
-    def __init__(self, tmp_path) -> None:
-        self.path = tmp_path / "board.yaml"
-        self.path.write_text(
-            "manifest_version: 1\nplugin:\n  name: board\n  version: 0.0.1\n"
-            "  description: A dashboard.\n  data_statement: Sessions.\n  per_server: false\n"
-        )
-
-    @hookimpl
-    def register_manifests(self, register):
-        register(self.path)
-
-
 async def test_a_whole_bot_plugin_is_not_offered_per_server(tmp_path) -> None:
-    async with world(tmp_path, enable=False, extra=[("board", _WholeBot(tmp_path))]) as w:
+    """The web dashboard's manifest says per_server: false."""
+    async with world(tmp_path, enable=False, plugins=["web"]) as w:
+        assert "web" in w.kernel.registry.manifests
         listing = await w.admin.slash(w.channel, "gigi plugins list")
         assert "**notes** 0.0.1 — off" in listing.response.content
-        assert "board" not in listing.response.content
-        refused = await w.admin.slash(w.channel, "gigi plugins enable", plugin="board")
+        assert "**web**" not in listing.response.content
+        refused = await w.admin.slash(w.channel, "gigi plugins enable", plugin="web")
         assert refused.ephemeral and "serves the whole bot" in refused.response.content
-        assert "board" not in await w.kernel.plugin_state.enabled_plugins(w.gid)
+        assert "web" not in await w.kernel.plugin_state.enabled_plugins(w.gid)

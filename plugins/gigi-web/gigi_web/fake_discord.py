@@ -4,6 +4,7 @@ anyone can try the dashboard without a Discord application. Never for production
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import secrets
@@ -70,6 +71,8 @@ class FakeDiscord:
         self.revoke_down = False  # a test sets it: the revocation endpoint answers 503
         self.bot_locked_out: set[str] = set()  # channel ids the bot may not read (403)
         self.rate_limited: set[str] = set()  # user ids whose member lookups answer 429
+        self.member_delay = 0.0  # seconds a member lookup takes (a test sets it)
+        self.member_lookups = (0, 0)  # (in flight now, most at once)
         self.next_user: str | None = None  # who "clicks Authorize" when the page is skipped
 
     def add_user(self, user_id: str, name: str) -> None:
@@ -218,6 +221,11 @@ class FakeDiscord:
         if isinstance(guild, Response):
             return guild
         user_id = request.path_params["user_id"]
+        if self.member_delay:
+            now, most = self.member_lookups
+            self.member_lookups = (now + 1, max(most, now + 1))
+            await asyncio.sleep(self.member_delay)
+            self.member_lookups = (self.member_lookups[0] - 1, self.member_lookups[1])
         if user_id in self.rate_limited:
             return JSONResponse({"message": "You are being rate limited."}, status_code=429)
         found = guild.members.get(user_id)

@@ -350,3 +350,14 @@ async def test_names_discord_will_not_give_leave_the_ids(dashboard) -> None:
     dashboard.fake.rate_limited.clear()
     again = await ada.client.get(f"/g/{ALPHA}/knowledge", params={"channel": CHAN})
     assert "<td>Write the runbook</td><td>bob</td>" in again.text
+
+
+async def test_name_lookups_go_to_discord_a_few_at_a_time(dashboard) -> None:
+    """A page naming many members asks Discord at most 8 at a time (its limit is 50 a
+    second) and at most 20 names a page; the rest stay ids."""
+    dashboard.fake.member_delay = 0.05
+    access = dashboard.app.state.web.access
+    names = await access.member_names(ALPHA, [str(9000 + n) for n in range(30)] + [MEMBER])
+    assert dashboard.fake.member_lookups == (0, 8)
+    assert names == {}  # the first 20 ids are nobody here; bob is the 31st, not asked
+    assert await access.member_names(ALPHA, [MEMBER]) == {MEMBER: "bob"}
